@@ -1,0 +1,84 @@
+// nadyn inspect: the parameters of a trajectory file and a table of its observables.
+#include "commands.hpp"
+
+#include "nadyn/h5md.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace nadyn::cli {
+
+namespace {
+
+struct inspect_options {
+    std::string path;
+    bool csv = false;
+    std::size_t rows = 20;
+};
+
+// The columns of the summary table, in order (all observables go to --csv).
+constexpr const char* table_columns[] = {"mean_cos", "gap",   "velocity", "min_cos",
+                                         "clusters", "r_mean", "displacement"};
+
+} // namespace
+
+command add_inspect(CLI::App& app) {
+    auto o = std::make_shared<inspect_options>();
+    app.add_option("file", o->path, "Trajectory file written by nadyn simulate")->required();
+    app.add_flag("--csv", o->csv, "Every frame as CSV on stdout (step, time, every observable)");
+    app.add_option("--rows", o->rows, "Rows of the summary table")->capture_default_str();
+
+    return [o]() {
+        trajectory_reader file(o->path);
+        const auto steps = file.steps();
+        const auto times = file.times();
+        const auto names = file.observable_names();
+        std::vector<std::vector<double>> series;
+        for (const auto& name : names) series.push_back(file.observable(name));
+        const std::size_t frames = file.frame_count();
+
+        if (o->csv) {
+            std::printf("step,time");
+            for (const auto& name : names) std::printf(",%s", name.c_str());
+            std::printf("\n");
+            for (std::size_t f = 0; f < frames; ++f) {
+                std::printf("%lld,%.17g", static_cast<long long>(steps[f]), times[f]);
+                for (const auto& values : series) std::printf(",%.17g", values[f]);
+                std::printf("\n");
+            }
+            return 0;
+        }
+
+        std::printf("file        %s\nstatus      %s\nframes      %zu\ntokens      n = %zu, d = "
+                    "%zu%s\n\nparameters\n",
+                    o->path.c_str(), file.status().c_str(), frames, file.n(), file.d(),
+                    file.has_positions() ? "" : " (positions not stored)");
+        for (const auto& [name, value] : file.parameters().entries())
+            std::printf("  %-18s %s\n", name.c_str(), to_display_string(value).c_str());
+        if (frames == 0) {
+            std::printf("\nno frames written\n");
+            return 0;
+        }
+        std::vector<std::size_t> columns;
+        for (const char* wanted : table_columns)
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (names[i] == wanted) columns.push_back(i);
+        std::printf("\n%12s", "time");
+        for (std::size_t i : columns) std::printf(" %14s", names[i].c_str());
+        std::printf("\n");
+        const std::size_t rows = std::min(std::max<std::size_t>(o->rows, 2), frames);
+        std::size_t previous = frames;
+        for (std::size_t row = 0; row < rows; ++row) {
+            // Evenly spaced frames, always including the first and the last.
+            const std::size_t f = rows == 1 ? 0 : row * (frames - 1) / (rows - 1);
+            if (f == previous) continue;
+            previous = f;
+            std::printf("%12.6g", times[f]);
+            for (std::size_t i : columns) std::printf(" %14.8g", series[i][f]);
+            std::printf("\n");
+        }
+        return 0;
+    };
+}
+
+} // namespace nadyn::cli

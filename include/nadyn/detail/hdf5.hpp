@@ -1,0 +1,136 @@
+#pragma once
+// Thin RAII wrappers over the HDF5 1.10 C API. Each C call is made in one place and
+// checked; a failure throws io_error naming the file and the object, with the reason HDF5
+// gives (its own error stack printing is turned off, so users see only that one line).
+// Handles are move-only and close themselves; destructors never throw.
+#include "nadyn/parameters.hpp"
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nadyn::detail {
+
+// One HDF5 identifier together with the function that releases it.
+class hdf5_id {
+  public:
+    using close_function = herr_t (*)(hid_t);
+
+    hdf5_id() noexcept = default;
+    hdf5_id(hid_t id, close_function close) noexcept : m_id(id), m_close(close) {}
+    hdf5_id(hdf5_id&& other) noexcept;
+    hdf5_id& operator=(hdf5_id&& other) noexcept;
+    hdf5_id(const hdf5_id&) = delete;
+    hdf5_id& operator=(const hdf5_id&) = delete;
+    ~hdf5_id() { reset(); }
+
+    void reset() noexcept;
+    [[nodiscard]] hid_t get() const noexcept { return m_id; }
+    [[nodiscard]] bool valid() const noexcept { return m_id >= 0; }
+
+  private:
+    hid_t m_id = H5I_INVALID_HID;
+    close_function m_close = nullptr;
+};
+
+// A file's root group, a group or a dataset. It remembers its file path and its path in the
+// file, so every failure message can name both.
+class hdf5_object {
+  public:
+    [[nodiscard]] hid_t id() const noexcept { return m_id.get(); }
+    [[nodiscard]] const std::string& file_path() const { return m_file_path; }
+    [[nodiscard]] const std::string& name() const { return m_name; }
+
+    [[nodiscard]] bool has_attribute(const std::string& name) const;
+    // Scalar attributes (int64, double, variable-length UTF-8 string); an existing attribute
+    // of that name is replaced.
+    void write_attribute(const std::string& name, const parameter_value& value);
+    void write_attribute(const std::string& name, const std::vector<int>& values);
+    void write_attribute(const std::string& name, const std::vector<std::string>& values);
+    // A scalar integer (as int64), float (as double) or string attribute; nullopt when absent
+    // or of another kind.
+    [[nodiscard]] std::optional<parameter_value> read_attribute(const std::string& name) const;
+    // An integer attribute of any rank, flattened; nullopt when absent or not integer.
+    [[nodiscard]] std::optional<std::vector<std::int64_t>>
+    read_integers(const std::string& name) const;
+    // In creation order where the object tracks it, else in name order.
+    [[nodiscard]] std::vector<std::string> attribute_names() const;
+
+  protected:
+    hdf5_object(hdf5_id id, std::string file_path, std::string name);
+    [[nodiscard]] std::string describe() const; // "'/a/b' in 'file.h5'"
+    [[nodiscard]] std::string child_path(const std::string& child) const;
+
+    hdf5_id m_id;
+    std::string m_file_path;
+    std::string m_name;
+};
+
+class hdf5_dataset : public hdf5_object {
+  public:
+    [[nodiscard]] std::vector<hsize_t> shape() const;
+    [[nodiscard]] std::vector<hsize_t> chunk_shape() const; // empty if not chunked
+    [[nodiscard]] H5T_class_t type_class() const;
+
+    // Sets the extent along the first axis to row + 1 and writes one row (everything after
+    // the first axis) from `data`, laid out in `memory_type` (e.g. H5T_NATIVE_DOUBLE).
+    void write_row(hsize_t row, hid_t memory_type, const void* data);
+    // Reads `count` rows from `first` along the first axis, converted to `memory_type`.
+    void read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const;
+    void read_all(hid_t memory_type, void* out) const;
+
+  private:
+    friend class hdf5_group;
+    using hdf5_object::hdf5_object;
+};
+
+class hdf5_group : public hdf5_object {
+  public:
+    // Whether an object exists at `path` (relative, may have several components).
+    [[nodiscard]] bool has(const std::string& path) const;
+    // H5I_GROUP, H5I_DATASET, H5I_DATATYPE; `path` must exist.
+    [[nodiscard]] H5I_type_t kind(const std::string& path) const;
+
+    // track_order: links and attributes come back in creation order.
+    hdf5_group create_group(const std::string& name, bool track_order = false);
+    [[nodiscard]] hdf5_group open_group(const std::string& path) const;
+    [[nodiscard]] hdf5_dataset open_dataset(const std::string& path) const;
+    // A dataset extendible along its first axis (initially 0 long); row_shape is the shape
+    // after that axis. compress: shuffle + deflate level 4.
+    hdf5_dataset create_series(const std::string& name, hid_t file_type,
+                               const std::vector<hsize_t>& row_shape,
+                               const std::vector<hsize_t>& chunk, bool compress);
+    // A fixed-size dataset of doubles, written at once.
+    hdf5_dataset create_dataset(const std::string& name, const std::vector<hsize_t>& shape,
+                                const double* data);
+    // Child link names, in creation order where tracked, else in name order.
+    [[nodiscard]] std::vector<std::string> children() const;
+    void remove(const std::string& name);
+
+  protected:
+    friend class hdf5_file;
+    using hdf5_object::hdf5_object;
+};
+
+// An open file; as a group it is the root group.
+class hdf5_file : public hdf5_group {
+  public:
+    // truncate: replace an existing file, else fail if it exists. Throws io_error with a
+    // reason a user can act on (missing directory, no permission, ...).
+    static hdf5_file create(const std::string& path, bool truncate);
+    // Throws input_error if the file does not exist or is not an HDF5 file.
+    static hdf5_file open_read_only(const std::string& path);
+    // false for a file that exists but is not HDF5; input_error if it does not exist.
+    static bool is_hdf5(const std::string& path);
+
+    void flush();
+    void close() noexcept { m_id.reset(); }
+
+  private:
+    using hdf5_group::hdf5_group;
+};
+
+} // namespace nadyn::detail

@@ -1,0 +1,19 @@
+#pragma once
+// The two kinds of failure nadyn reports. The command line maps input_error to exit
+// status 2 (the user can fix the invocation) and io_error to exit status 1.
+#include <stdexcept>
+#include <string>
+
+namespace nadyn {
+
+// Bad user input: an unknown name, a value out of range, a malformed input file.
+struct input_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A failure of the file system or of the HDF5 library while reading or writing.
+struct io_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace nadyn

@@ -1,0 +1,128 @@
+#pragma once
+// Trajectory files in the H5MD 1.1 layout (https://www.nongnu.org/h5md/h5md.html).
+//
+//   /h5md                      version = [1, 1]; groups author (name), creator (name, version)
+//   /h5md/modules/nadyn        version of nadyn's file format, what the elements mean
+//   /particles/tokens/box      dimension = d, boundary = ["none", ...] (d entries)
+//   /particles/tokens/position {step, time, value (frames, n, d)}  directions theta
+//   /particles/tokens/magnitude {step, time, value (frames, n)}    magnitudes r
+//   /observables/<name>        {step, time, value (frames)}        one per observable
+//   /parameters                every input as an attribute; Q, K, V, theta0 as datasets;
+//                              solver statistics and wall time once the run ends
+//   /  attribute status        "running", then "complete" or "interrupted"
+//
+// Every time series is extendible along frames, chunked one frame per chunk (split along
+// tokens when a frame exceeds a few MiB) and flushed after each frame, so a run that is
+// stopped leaves a readable file holding every frame written so far.
+#include "nadyn/parameters.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nadyn {
+
+inline constexpr int file_format_version = 1;
+
+namespace detail {
+class hdf5_file;
+}
+
+enum class run_status { running, complete, interrupted, failed };
+const char* to_string(run_status status);
+
+struct trajectory_layout {
+    std::size_t n = 0;
+    std::size_t d = 0;
+    bool positions = true; // false: magnitudes and observables only (large n)
+    bool compress = false; // deflate + shuffle on the position and magnitude values
+    std::vector<std::string> observable_names;
+    std::string scheme; // recorded in /h5md/modules/nadyn
+};
+
+// Writes one trajectory file. Construction creates the file (an input_error if it
+// exists and overwrite is false, an io_error if it cannot be created), writes the
+// H5MD header, the box and empty datasets, and sets status = "running".
+class trajectory_writer {
+  public:
+    trajectory_writer(const std::string& path, const trajectory_layout& layout, bool overwrite);
+    ~trajectory_writer();
+    trajectory_writer(const trajectory_writer&) = delete;
+    trajectory_writer& operator=(const trajectory_writer&) = delete;
+
+    // Attributes of /parameters (may be called again to add or replace entries).
+    void write_parameters(const parameter_list& parameters);
+    // A row-major rows x cols dataset under /parameters (weights Q, K, V; theta0; r0),
+    // replacing one of that name. cols == 1 writes a 1-D dataset of length rows (r0), which
+    // parameter_matrix reads back as rows x 1.
+    void write_parameter_matrix(const std::string& name, std::size_t rows, std::size_t cols,
+                                const double* data);
+
+    // Appends one frame: theta is n*d row-major (ignored when positions are off),
+    // r has n entries, observables one value per name of the layout, in order.
+    void write_frame(std::int64_t step, double time, const double* theta, const double* r,
+                     const std::vector<double>& observables);
+    [[nodiscard]] std::size_t frames_written() const { return m_frames; }
+
+    // Writes the end-of-run attributes (status, and `statistics` as attributes of
+    // /parameters) and flushes. The file stays open until destruction.
+    void finish(run_status status, const parameter_list& statistics);
+
+    [[nodiscard]] const std::string& path() const { return m_path; }
+
+  private:
+    struct impl;
+    std::unique_ptr<impl> m_impl;
+    std::string m_path;
+    std::size_t m_frames = 0;
+};
+
+// Reads a trajectory file written by trajectory_writer (also one whose run was stopped).
+class trajectory_reader {
+  public:
+    explicit trajectory_reader(const std::string& path); // io_error/input_error if unreadable
+    ~trajectory_reader();
+    trajectory_reader(const trajectory_reader&) = delete;
+    trajectory_reader& operator=(const trajectory_reader&) = delete;
+
+    [[nodiscard]] std::string status() const;
+    [[nodiscard]] const parameter_list& parameters() const { return m_parameters; }
+    [[nodiscard]] std::size_t n() const { return m_n; }
+    [[nodiscard]] std::size_t d() const { return m_d; }
+    [[nodiscard]] bool has_positions() const { return m_has_positions; }
+    // Frames present in every series (the minimum over series, so a run stopped between
+    // two dataset writes still reads consistently).
+    [[nodiscard]] std::size_t frame_count() const { return m_frames; }
+    [[nodiscard]] std::vector<std::int64_t> steps() const;
+    [[nodiscard]] std::vector<double> times() const;
+    [[nodiscard]] std::vector<std::string> observable_names() const;
+    [[nodiscard]] std::vector<double> observable(const std::string& name) const;
+    [[nodiscard]] std::vector<double> positions(std::size_t frame) const;  // n*d
+    [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
+    // A /parameters dataset, row-major; nullopt if absent. rows/cols receive the shape.
+    [[nodiscard]] std::optional<std::vector<double>>
+    parameter_matrix(const std::string& name, std::size_t* rows = nullptr,
+                     std::size_t* cols = nullptr) const;
+
+  private:
+    std::unique_ptr<detail::hdf5_file> m_file;
+    parameter_list m_parameters;
+    std::size_t m_n = 0, m_d = 0, m_frames = 0;
+    bool m_has_positions = false;
+};
+
+// A two-dimensional dataset of doubles from any HDF5 file (init and weights files).
+// Returns nullopt when the dataset is absent; throws input_error naming the file and
+// the dataset when the file cannot be opened or the dataset is not a 2-D (or, with
+// allow_vector, 1-D) array of numbers.
+struct matrix_data {
+    std::size_t rows = 0, cols = 0;
+    std::vector<double> values; // row-major
+};
+std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,
+                                               bool allow_vector = false);
+
+} // namespace nadyn

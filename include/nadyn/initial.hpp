@@ -1,0 +1,35 @@
+#pragma once
+// Initial conditions (the --init flag):
+//   uniform      directions uniform on S^{d-1} (seeded)
+//   orthogonal   theta_k = e_k, the symmetric start of MODEL.md section 3 (needs n <= d)
+//   cap:EPS      uniform in the spherical cap of angular radius EPS around a random pole
+//   file:PATH    HDF5 dataset theta0 (n x d, rows normalised, a zero row is an error) and
+//                optional r0 (length n, positive)
+// Magnitudes start at r0 unless the file gives them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nadyn {
+
+enum class initial_kind { uniform, orthogonal, cap, file };
+
+struct initial_spec {
+    initial_kind kind = initial_kind::uniform;
+    double cap_radius = 0.0; // radians, for cap
+    std::string path;        // for file
+
+    // uniform | orthogonal | cap:EPS | file:PATH; input_error otherwise.
+    static initial_spec parse(const std::string& text);
+    [[nodiscard]] std::string to_string() const;
+};
+
+struct initial_state {
+    std::vector<double> theta; // n x d row-major, unit rows
+    std::vector<double> r;     // n magnitudes
+};
+
+initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t d,
+                           std::uint64_t seed, double r0);
+
+} // namespace nadyn

@@ -1,0 +1,33 @@
+#pragma once
+// Seeded randomness that gives the same numbers on every platform: std::mt19937_64 is
+// fully specified by the standard, but std::normal_distribution and
+// std::uniform_real_distribution are not, so the transforms are our own.
+#include <cstdint>
+#include <random>
+
+namespace nadyn {
+
+// An independent stream for each purpose (initial condition, weights of layer l, ...):
+// the seed and a stream id mixed by SplitMix64.
+std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream);
+
+class random_source {
+  public:
+    explicit random_source(std::uint64_t seed) : m_engine(seed) {}
+    // Uniform on [0, 1) with 53 random bits.
+    double uniform();
+    // Standard normal by the Marsaglia polar method (needs only log and sqrt).
+    double normal();
+
+  private:
+    std::mt19937_64 m_engine;
+    double m_spare = 0.0;
+    bool m_has_spare = false;
+};
+
+// Stream ids.
+inline constexpr std::uint64_t initial_stream = 1;
+inline constexpr std::uint64_t weights_stream = 2;
+inline constexpr std::uint64_t layer_weights_stream = 1000; // + layer index
+
+} // namespace nadyn

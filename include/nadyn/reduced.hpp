@@ -1,0 +1,59 @@
+#pragma once
+// The scalar ODE of the symmetric orthogonal start (MODEL.md section 3): n <= d tokens
+// theta_k(0) = e_k, Q = K = V = I, all r_k(0) = r0. Every pair keeps the same cosine
+// gamma(t); with Z = e^beta + (n-1) e^{beta gamma}:
+//
+//     g(gamma)  = 2 e^{beta gamma} (1 - gamma)(1 + (n-1) gamma) / Z
+//     <theta,A> = (e^beta + (n-1) gamma e^{beta gamma}) / Z
+//     ‖A‖^2     = (e^{2beta} + 2(n-1) gamma e^{beta(1+gamma)}
+//                  + (n-1)(1+(n-2) gamma) e^{2 beta gamma}) / Z^2
+//     d gamma/dt = g(gamma) / s(t),  dr/dt per the scheme
+//
+// The state is the gap u = 1 - gamma (not gamma), so the terminal decay keeps its relative
+// accuracy down to u ~ 1e-300; every exponential is written as e^{-beta u} to avoid
+// overflow at large beta.
+#include "nadyn/scheme.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace nadyn {
+
+struct reduced_parameters {
+    scheme_parameters scheme;
+    double n = 2; // number of tokens (real-valued is allowed: the formula is smooth in n)
+    double beta = 1;
+    double r0 = 1;
+};
+
+// The symmetric-start quantities at gap u.
+struct reduced_attention {
+    double rate;  // g(gamma), the post-ln d gamma/dt
+    double along; // <theta, A>
+    double norm;  // ‖A‖
+};
+reduced_attention reduced_attention_at(double n, double beta, double u);
+
+// Right-hand side on (u, r): du/dt = -g / s, dr/dt per the scheme (step_start: see
+// rates() in scheme.hpp).
+struct reduced_rates {
+    double du_dt, dr_dt;
+};
+reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
+                          double step_start);
+
+// gamma'(0), the closed forms of MODEL.md section 3 (the paper's initial-velocity table).
+double initial_velocity_closed_form(const reduced_parameters& p);
+
+struct reduced_sample {
+    double t, u, r, velocity; // velocity = gamma'(t) = -du/dt
+};
+
+// Integrates the scalar ODE with adaptive Dormand-Prince (Odeint) at the given tolerance,
+// returning samples at the requested times (sorted, >= 0). The mix-ln switch is a step
+// boundary.
+std::vector<reduced_sample> integrate_reduced(const reduced_parameters& p,
+                                              const std::vector<double>& times, double rtol = 1e-13,
+                                              double atol = 0.0);
+
+} // namespace nadyn

@@ -1,0 +1,62 @@
+#pragma once
+// One simulation as an object: built from a run_config (validated, initial state and
+// weights prepared, no file touched), then run to a trajectory file or to an observer.
+// A sweep holds many of these.
+#include "nadyn/h5md.hpp"
+#include "nadyn/integrate.hpp"
+#include "nadyn/observables.hpp"
+#include "nadyn/run_config.hpp"
+#include "nadyn/system.hpp"
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace nadyn {
+
+struct run_summary {
+    integration_outcome outcome = integration_outcome::complete;
+    frame_observables last; // observables of the last frame
+    double last_time = 0.0;
+    std::size_t frames = 0;
+    solver_statistics statistics;
+    double wall_seconds = 0.0;
+};
+
+// Progress in [0, 1] (t / T), called at most a few times per second by the run.
+using progress_callback = std::function<void(double fraction)>;
+
+class simulation {
+  public:
+    // Validates the configuration and prepares the initial state and the weights; throws
+    // input_error for any bad input (unknown file, wrong shape, ...).
+    explicit simulation(run_config config);
+
+    // Runs and writes the trajectory to `path`; an existing file is an input_error unless
+    // overwrite. On a numerical fault the frames so far stay, status is "failed", and the
+    // fault is rethrown.
+    run_summary run_to_file(const std::string& path, bool overwrite,
+                            const std::atomic<bool>* stop = nullptr,
+                            const progress_callback& progress = {});
+
+    // Runs without a file, calling `on_frame` with the observables of each frame.
+    using frame_callback = std::function<void(const state_type& x, double t, std::int64_t step,
+                                              const frame_observables& observables)>;
+    run_summary run(const frame_callback& on_frame, const std::atomic<bool>* stop = nullptr,
+                    const progress_callback& progress = {});
+
+    [[nodiscard]] const run_config& config() const { return m_config; }
+    [[nodiscard]] const state_type& state() const { return m_state; }
+    [[nodiscard]] const attention_weights& weights() const { return m_weights; }
+    // The record of the inputs (parameters + provenance) written to /parameters.
+    [[nodiscard]] parameter_list parameters() const;
+
+  private:
+    run_config m_config;
+    attention_weights m_weights;
+    state_type m_state;
+    std::vector<double> m_theta_initial;
+    std::vector<double> m_r_initial;
+};
+
+} // namespace nadyn

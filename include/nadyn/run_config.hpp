@@ -1,0 +1,49 @@
+#pragma once
+// Every input of one simulation, with defaults that give a meaningful run, validation with
+// messages that name the problem and the valid choices, and the record written to the
+// file's /parameters.
+#include "nadyn/initial.hpp"
+#include "nadyn/integrate.hpp"
+#include "nadyn/parameters.hpp"
+#include "nadyn/scheme.hpp"
+#include "nadyn/weights.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace nadyn {
+
+struct run_config {
+    scheme scheme_id = scheme::peri_ln;
+    std::size_t n = 64;
+    std::size_t d = 3;
+    double beta = 4.0;
+    double r0 = 1.0;
+    double alpha = 1.0;
+    std::optional<double> t_switch; // mix-ln; default 0.25 T
+    bool causal = false;
+    integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
+    initial_spec init;
+    weights_spec weights;
+    std::uint64_t seed = 1;
+    bool positions = true;
+    bool compress = false;
+    double cluster_eps = 1e-3;
+    int threads = 0;       // 0: OpenMP's default (all cores)
+    std::size_t block = 0; // attention query block; 0: chosen from n
+    std::string command_line;
+
+    // Throws input_error naming the first invalid input and its valid range.
+    void validate() const;
+    // t_switch with its default resolved.
+    [[nodiscard]] double switch_time() const;
+    // Frame interval in steps: `every` if set, else about 100 frames over the horizon.
+    [[nodiscard]] std::int64_t frame_interval() const;
+    [[nodiscard]] scheme_parameters scheme_settings() const;
+    [[nodiscard]] integration_settings resolved_integration() const;
+    // Every input, as the attributes of /parameters.
+    [[nodiscard]] parameter_list to_parameters() const;
+};
+
+} // namespace nadyn

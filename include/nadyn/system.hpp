@@ -1,0 +1,79 @@
+#pragma once
+// The ODE right-hand side on (directions, magnitudes), MODEL.md section 2:
+//
+//     d theta_k / dt = (A_k - <theta_k, A_k> theta_k) / s_k(t)
+//     d r_k / dt     = radial rate of the scheme
+//
+// The state is one contiguous vector: the n x d directions row-major (one row a token,
+// so a frame is one block), then the n magnitudes. It is an Odeint system, a callable
+// sys(x, dxdt, t); it owns workspaces, so pass it to Odeint with std::ref.
+#include "nadyn/attention.hpp"
+#include "nadyn/scheme.hpp"
+#include "nadyn/weights.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace nadyn {
+
+using state_type = std::vector<double>;
+
+struct model_parameters {
+    std::size_t n = 0;
+    std::size_t d = 0;
+    double beta = 1.0;
+    bool causal = false;
+    scheme_parameters scheme;
+};
+
+class attention_system {
+  public:
+    attention_system(const model_parameters& model, attention_weights weights,
+                     std::size_t block = 0);
+
+    void operator()(const state_type& x, state_type& dxdt, double t);
+
+    // The integrators announce the start of each step (see rates() in scheme.hpp); a
+    // single evaluation outside a step treats its own time as the start.
+    void begin_step(double t) { m_step_start = t; }
+
+    [[nodiscard]] const model_parameters& model() const { return m_model; }
+    [[nodiscard]] const attention_weights& weights() const { return m_weights; }
+    void set_weights(attention_weights weights) { m_weights = std::move(weights); }
+    [[nodiscard]] std::uint64_t evaluations() const { return m_evaluations; }
+    // A of the last evaluation (n x d row-major).
+    [[nodiscard]] const std::vector<double>& attention() const { return m_attention; }
+    // Applies the attention of the current weights to arbitrary directions.
+    void attend(const double* theta, double* out);
+
+  private:
+    model_parameters m_model;
+    attention_weights m_weights;
+    attention_kernel m_kernel;
+    std::vector<double> m_attention;
+    std::uint64_t m_evaluations = 0;
+    double m_step_start = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Helpers on the state layout.
+inline std::size_t state_size(std::size_t n, std::size_t d) {
+    return n * d + n;
+}
+inline double* directions(state_type& x) {
+    return x.data();
+}
+inline const double* directions(const state_type& x) {
+    return x.data();
+}
+inline double* magnitudes(state_type& x, std::size_t n, std::size_t d) {
+    return x.data() + n * d;
+}
+inline const double* magnitudes(const state_type& x, std::size_t n, std::size_t d) {
+    return x.data() + n * d;
+}
+
+// Rescales every direction to unit norm (the projection after each accepted step).
+void project_to_sphere(double* theta, std::size_t n, std::size_t d);
+
+} // namespace nadyn

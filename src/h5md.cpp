@@ -1,0 +1,443 @@
+#include "nadyn/h5md.hpp"
+
+#include "nadyn/detail/hdf5.hpp"
+#include "nadyn/error.hpp"
+#include "nadyn/version.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+
+namespace nadyn {
+
+namespace {
+
+using detail::hdf5_dataset;
+using detail::hdf5_file;
+using detail::hdf5_group;
+
+// HDF5 caps a chunk at 4 GiB, but a chunk is read whole: a few MiB keeps reading one frame
+// (or part of one) cheap while still amortising the per-chunk overhead.
+constexpr std::size_t max_chunk_bytes = std::size_t{4} << 20;
+// step, time and observables are one number per frame.
+constexpr hsize_t scalar_chunk_frames = 256;
+
+const char* const magnitude_path = "particles/tokens/magnitude";
+const char* const position_path = "particles/tokens/position";
+
+// One frame per chunk, split along tokens when a frame exceeds max_chunk_bytes.
+std::vector<hsize_t> frame_chunk(std::size_t n, std::size_t values_per_token) {
+    const std::size_t token_bytes = values_per_token * sizeof(double);
+    const std::size_t rows = std::clamp<std::size_t>(max_chunk_bytes / token_bytes, 1, n);
+    std::vector<hsize_t> chunk{1, rows};
+    if (values_per_token > 1) chunk.push_back(values_per_token);
+    return chunk;
+}
+
+// An H5MD time-dependent element: a group holding value, time and step.
+struct series {
+    hdf5_dataset value;
+    hdf5_dataset time;
+    hdf5_dataset step;
+};
+
+series create_series(hdf5_group& parent, const std::string& name,
+                     const std::vector<hsize_t>& row_shape, const std::vector<hsize_t>& chunk,
+                     bool compress) {
+    hdf5_group group = parent.create_group(name);
+    return {group.create_series("value", H5T_IEEE_F64LE, row_shape, chunk, compress),
+            group.create_series("time", H5T_IEEE_F64LE, {}, {scalar_chunk_frames}, false),
+            group.create_series("step", H5T_STD_I64LE, {}, {scalar_chunk_frames}, false)};
+}
+
+std::string author_name() {
+    const char* user = std::getenv("USER");
+    return user && *user ? user : "nadyn user";
+}
+
+void validate(const trajectory_layout& layout) {
+    if (layout.n == 0 || layout.d == 0)
+        throw input_error("a trajectory needs at least one token and one dimension (n = " +
+                          std::to_string(layout.n) + ", d = " + std::to_string(layout.d) + ")");
+    std::set<std::string> seen;
+    for (const auto& name : layout.observable_names) {
+        if (name.empty() || name == "." || name.find('/') != std::string::npos)
+            throw input_error("observable name '" + name + "' cannot name an HDF5 group");
+        if (!seen.insert(name).second)
+            throw input_error("observable '" + name + "' is listed twice");
+    }
+}
+
+std::string describe_found(std::size_t rank, H5T_class_t type_class) {
+    const char* kind = "values";
+    switch (type_class) {
+    case H5T_INTEGER:
+        kind = "integers";
+        break;
+    case H5T_FLOAT:
+        kind = "floats";
+        break;
+    case H5T_STRING:
+        kind = "strings";
+        break;
+    case H5T_COMPOUND:
+        kind = "compound values";
+        break;
+    case H5T_ENUM:
+        kind = "enumeration values";
+        break;
+    default:
+        break;
+    }
+    if (rank == 0) return std::string("a scalar of ") + kind;
+    return "a " + std::to_string(rank) + "-D array of " + kind;
+}
+
+// A 2-D (or, with allow_vector, 1-D as rows x 1) numeric dataset read as doubles. `name` must
+// exist in `root`.
+matrix_data read_matrix(const hdf5_group& root, const std::string& name, bool allow_vector,
+                        bool require_finite) {
+    const std::string where = "dataset '" + name + "' in '" + root.file_path() + "'";
+    const std::string expected =
+        allow_vector ? "a 1-D or 2-D array of numbers" : "a 2-D array of numbers";
+    const H5I_type_t kind = root.kind(name);
+    if (kind != H5I_DATASET)
+        throw input_error(where + " must be " + expected + ", found " +
+                          (kind == H5I_GROUP ? "a group" : "a named datatype"));
+    const hdf5_dataset dataset = root.open_dataset(name);
+    const std::vector<hsize_t> shape = dataset.shape();
+    const H5T_class_t type_class = dataset.type_class();
+    const bool numeric = type_class == H5T_INTEGER || type_class == H5T_FLOAT;
+    if (!numeric || !(shape.size() == 2 || (allow_vector && shape.size() == 1)))
+        throw input_error(where + " must be " + expected + ", found " +
+                          describe_found(shape.size(), type_class));
+    matrix_data matrix;
+    matrix.rows = shape[0];
+    matrix.cols = shape.size() == 2 ? shape[1] : 1;
+    matrix.values.resize(matrix.rows * matrix.cols);
+    if (!matrix.values.empty()) dataset.read_all(H5T_NATIVE_DOUBLE, matrix.values.data());
+    if (require_finite) {
+        for (std::size_t i = 0; i < matrix.values.size(); ++i) {
+            if (std::isfinite(matrix.values[i])) continue;
+            throw input_error(where + " holds a non-finite value (" +
+                              to_display_string(matrix.values[i]) + ") at row " +
+                              std::to_string(i / matrix.cols) + ", column " +
+                              std::to_string(i % matrix.cols));
+        }
+    }
+    return matrix;
+}
+
+} // namespace
+
+const char* to_string(run_status status) {
+    switch (status) {
+    case run_status::running:
+        return "running";
+    case run_status::complete:
+        return "complete";
+    case run_status::interrupted:
+        return "interrupted";
+    case run_status::failed:
+        return "failed";
+    }
+    return "unknown";
+}
+
+// ---- trajectory_writer --------------------------------------------------------------------
+
+struct trajectory_writer::impl {
+    hdf5_file file;
+    hdf5_group parameters;
+    std::optional<series> position;
+    series magnitude;
+    std::vector<series> observables;
+
+    // Writes the header, the box and the empty series of a new file.
+    static std::unique_ptr<impl> create(hdf5_file file, const trajectory_layout& layout);
+};
+
+std::unique_ptr<trajectory_writer::impl>
+trajectory_writer::impl::create(hdf5_file file, const trajectory_layout& layout) {
+    file.write_attribute("status", std::string(to_string(run_status::running)));
+
+    hdf5_group h5md = file.create_group("h5md");
+    h5md.write_attribute("version", std::vector<int>{1, 1});
+    h5md.create_group("author").write_attribute("name", author_name());
+    hdf5_group creator = h5md.create_group("creator");
+    creator.write_attribute("name", std::string("nadyn"));
+    creator.write_attribute("version", std::string(version()));
+    hdf5_group module = h5md.create_group("modules").create_group("nadyn");
+    module.write_attribute("version", std::vector<int>{file_format_version});
+    module.write_attribute("position",
+                           std::string("directions theta_k on the unit sphere S^{d-1}"));
+    module.write_attribute("magnitude",
+                           std::string("token magnitudes r_k > 0 (x_k = r_k theta_k)"));
+    module.write_attribute("scheme", layout.scheme);
+    module.write_attribute("time", std::string("continuous depth t"));
+
+    hdf5_group tokens = file.create_group("particles").create_group("tokens");
+    hdf5_group box = tokens.create_group("box");
+    box.write_attribute("dimension", static_cast<std::int64_t>(layout.d));
+    box.write_attribute("boundary", std::vector<std::string>(layout.d, "none"));
+
+    std::optional<series> position;
+    const hsize_t n = layout.n, d = layout.d;
+    if (layout.positions)
+        position = create_series(tokens, "position", {n, d}, frame_chunk(layout.n, layout.d),
+                                 layout.compress);
+    series magnitude =
+        create_series(tokens, "magnitude", {n}, frame_chunk(layout.n, 1), layout.compress);
+
+    // Creation order is tracked so observables and parameters read back in the order given.
+    hdf5_group observables_group = file.create_group("observables", true);
+    std::vector<series> observables;
+    for (const auto& name : layout.observable_names)
+        observables.push_back(
+            create_series(observables_group, name, {}, {scalar_chunk_frames}, false));
+    hdf5_group parameters = file.create_group("parameters", true);
+    file.flush();
+    return std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
+                                       std::move(magnitude), std::move(observables)});
+}
+
+trajectory_writer::trajectory_writer(const std::string& path, const trajectory_layout& layout,
+                                     bool overwrite)
+    : m_path(path) {
+    validate(layout);
+    std::error_code ec;
+    if (!overwrite && std::filesystem::exists(path, ec))
+        throw input_error("output file '" + path +
+                          "' already exists; pass --force to overwrite it");
+    hdf5_file file = hdf5_file::create(path, overwrite);
+    try {
+        m_impl = impl::create(std::move(file), layout);
+    } catch (...) {
+        // Every handle is closed by now (impl::create's locals are gone), so the file can go:
+        // a half-written header is worse than no file.
+        file.close();
+        std::remove(path.c_str());
+        throw;
+    }
+}
+
+trajectory_writer::~trajectory_writer() = default;
+
+void trajectory_writer::write_parameters(const parameter_list& parameters) {
+    for (const auto& [name, value] : parameters.entries())
+        m_impl->parameters.write_attribute(name, value);
+    m_impl->file.flush();
+}
+
+void trajectory_writer::write_parameter_matrix(const std::string& name, std::size_t rows,
+                                               std::size_t cols, const double* data) {
+    if (m_impl->parameters.has(name)) m_impl->parameters.remove(name);
+    std::vector<hsize_t> shape{rows};
+    if (cols != 1) shape.push_back(cols);
+    m_impl->parameters.create_dataset(name, shape, data);
+    m_impl->file.flush();
+}
+
+void trajectory_writer::write_frame(std::int64_t step, double time, const double* theta,
+                                    const double* r, const std::vector<double>& observables) {
+    impl& f = *m_impl;
+    if (observables.size() != f.observables.size())
+        throw std::invalid_argument("write_frame: " + std::to_string(observables.size()) +
+                                    " observable values for " +
+                                    std::to_string(f.observables.size()) + " observables");
+    if (!r || (f.position && !theta)) throw std::invalid_argument("write_frame: null frame data");
+    // Values first, time and step last: a reader counts a frame only once every series has
+    // it, so a run killed in the middle of this frame leaves only complete frames visible.
+    const hsize_t row = m_frames;
+    if (f.position) f.position->value.write_row(row, H5T_NATIVE_DOUBLE, theta);
+    f.magnitude.value.write_row(row, H5T_NATIVE_DOUBLE, r);
+    for (std::size_t i = 0; i < observables.size(); ++i)
+        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &observables[i]);
+    auto for_each_series = [&](auto&& action) {
+        if (f.position) action(*f.position);
+        action(f.magnitude);
+        for (auto& s : f.observables)
+            action(s);
+    };
+    for_each_series([&](series& s) { s.time.write_row(row, H5T_NATIVE_DOUBLE, &time); });
+    for_each_series([&](series& s) { s.step.write_row(row, H5T_NATIVE_INT64, &step); });
+    f.file.flush();
+    ++m_frames;
+}
+
+void trajectory_writer::finish(run_status status, const parameter_list& statistics) {
+    for (const auto& [name, value] : statistics.entries())
+        m_impl->parameters.write_attribute(name, value);
+    m_impl->file.write_attribute("status", std::string(to_string(status)));
+    m_impl->file.flush();
+}
+
+// ---- trajectory_reader --------------------------------------------------------------------
+
+namespace {
+
+// The series groups of a trajectory: position (if present), magnitude, then observables.
+std::vector<std::string> series_paths(const hdf5_file& file) {
+    std::vector<std::string> paths;
+    if (file.has(position_path)) paths.emplace_back(position_path);
+    paths.emplace_back(magnitude_path);
+    if (file.has("observables"))
+        for (const auto& name : file.open_group("observables").children())
+            paths.push_back("observables/" + name);
+    return paths;
+}
+
+} // namespace
+
+trajectory_reader::trajectory_reader(const std::string& path) {
+    auto not_trajectory = [&](const std::string& why) {
+        return input_error("'" + path + "' is not a nadyn trajectory file (" + why + ")");
+    };
+    if (!hdf5_file::is_hdf5(path)) throw not_trajectory("not an HDF5 file");
+    m_file = std::make_unique<hdf5_file>(hdf5_file::open_read_only(path));
+    const hdf5_file& file = *m_file;
+    if (!file.has(std::string(magnitude_path) + "/value"))
+        throw not_trajectory("no /particles/tokens/magnitude");
+
+    if (file.has("h5md/modules/nadyn")) {
+        const auto format = file.open_group("h5md/modules/nadyn").read_integers("version");
+        if (format && !format->empty() && (*format)[0] > file_format_version)
+            throw input_error("'" + path + "' uses nadyn file format " +
+                              std::to_string((*format)[0]) + ", newer than this nadyn reads (" +
+                              std::to_string(file_format_version) + "); use a newer nadyn");
+    }
+
+    const auto magnitude_shape = file.open_dataset(std::string(magnitude_path) + "/value").shape();
+    if (magnitude_shape.size() != 2)
+        throw not_trajectory("/particles/tokens/magnitude/value is not a (frames, n) array");
+    m_n = magnitude_shape[1];
+    m_has_positions = file.has(std::string(position_path) + "/value");
+    if (m_has_positions) {
+        const auto shape = file.open_dataset(std::string(position_path) + "/value").shape();
+        if (shape.size() != 3 || shape[1] != m_n)
+            throw not_trajectory("/particles/tokens/position/value is not a (frames, n, d) array");
+        m_d = shape[2];
+    }
+    std::optional<parameter_value> dimension;
+    if (file.has("particles/tokens/box"))
+        dimension = file.open_group("particles/tokens/box").read_attribute("dimension");
+    if (dimension && std::holds_alternative<std::int64_t>(*dimension)) {
+        const auto box_d = std::get<std::int64_t>(*dimension);
+        if (box_d <= 0 || (m_has_positions && static_cast<std::size_t>(box_d) != m_d))
+            throw not_trajectory("box dimension " + std::to_string(box_d) +
+                                 " does not match the positions");
+        m_d = static_cast<std::size_t>(box_d);
+    } else if (!m_has_positions) {
+        throw not_trajectory("no dimension in /particles/tokens/box");
+    }
+
+    m_frames = std::numeric_limits<std::size_t>::max();
+    for (const auto& group : series_paths(file)) {
+        for (const char* member : {"value", "time", "step"}) {
+            const std::string dataset = group + "/" + member;
+            if (!file.has(dataset)) throw not_trajectory("no /" + dataset);
+            const auto shape = file.open_dataset(dataset).shape();
+            if (shape.empty()) throw not_trajectory("/" + dataset + " is a scalar");
+            m_frames = std::min<std::size_t>(m_frames, shape[0]);
+        }
+    }
+
+    if (file.has("parameters")) {
+        const hdf5_group parameters = file.open_group("parameters");
+        for (const auto& name : parameters.attribute_names())
+            if (auto value = parameters.read_attribute(name))
+                m_parameters.set(name, std::move(*value));
+    }
+}
+
+trajectory_reader::~trajectory_reader() = default;
+
+std::string trajectory_reader::status() const {
+    const auto status = m_file->read_attribute("status");
+    if (status && std::holds_alternative<std::string>(*status))
+        return std::get<std::string>(*status);
+    return "unknown";
+}
+
+std::vector<std::int64_t> trajectory_reader::steps() const {
+    std::vector<std::int64_t> steps(m_frames);
+    m_file->open_dataset(std::string(magnitude_path) + "/step")
+        .read_rows(0, m_frames, H5T_NATIVE_INT64, steps.data());
+    return steps;
+}
+
+std::vector<double> trajectory_reader::times() const {
+    std::vector<double> times(m_frames);
+    m_file->open_dataset(std::string(magnitude_path) + "/time")
+        .read_rows(0, m_frames, H5T_NATIVE_DOUBLE, times.data());
+    return times;
+}
+
+std::vector<std::string> trajectory_reader::observable_names() const {
+    if (!m_file->has("observables")) return {};
+    return m_file->open_group("observables").children();
+}
+
+std::vector<double> trajectory_reader::observable(const std::string& name) const {
+    const std::string dataset = "observables/" + name + "/value";
+    if (name.empty() || name.find('/') != std::string::npos || !m_file->has(dataset))
+        throw input_error("'" + m_file->file_path() + "' has no observable '" + name + "'");
+    std::vector<double> values(m_frames);
+    m_file->open_dataset(dataset).read_rows(0, m_frames, H5T_NATIVE_DOUBLE, values.data());
+    return values;
+}
+
+namespace {
+
+void check_frame(const hdf5_file& file, std::size_t frame, std::size_t frames) {
+    if (frame >= frames)
+        throw input_error("frame " + std::to_string(frame) + " is out of range: '" +
+                          file.file_path() + "' holds " + std::to_string(frames) + " frames");
+}
+
+} // namespace
+
+std::vector<double> trajectory_reader::positions(std::size_t frame) const {
+    if (!m_has_positions)
+        throw input_error("'" + m_file->file_path() +
+                          "' holds no positions (it was written with positions off)");
+    check_frame(*m_file, frame, m_frames);
+    std::vector<double> values(m_n * m_d);
+    m_file->open_dataset(std::string(position_path) + "/value")
+        .read_rows(frame, 1, H5T_NATIVE_DOUBLE, values.data());
+    return values;
+}
+
+std::vector<double> trajectory_reader::magnitudes(std::size_t frame) const {
+    check_frame(*m_file, frame, m_frames);
+    std::vector<double> values(m_n);
+    m_file->open_dataset(std::string(magnitude_path) + "/value")
+        .read_rows(frame, 1, H5T_NATIVE_DOUBLE, values.data());
+    return values;
+}
+
+std::optional<std::vector<double>> trajectory_reader::parameter_matrix(const std::string& name,
+                                                                       std::size_t* rows,
+                                                                       std::size_t* cols) const {
+    const std::string dataset = "parameters/" + name;
+    if (name.empty() || !m_file->has(dataset)) return std::nullopt;
+    matrix_data matrix = read_matrix(*m_file, dataset, true, false);
+    if (rows) *rows = matrix.rows;
+    if (cols) *cols = matrix.cols;
+    return std::move(matrix.values);
+}
+
+std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,
+                                               bool allow_vector) {
+    const hdf5_file file = hdf5_file::open_read_only(path);
+    if (name.empty() || !file.has(name)) return std::nullopt;
+    return read_matrix(file, name, allow_vector, true);
+}
+
+} // namespace nadyn

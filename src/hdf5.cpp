@@ -1,0 +1,502 @@
+#include "nadyn/detail/hdf5.hpp"
+
+#include "nadyn/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <type_traits>
+#include <variant>
+
+#include <unistd.h>
+
+namespace nadyn::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// HDF5 prints its whole error stack to stderr by default; we report one line instead.
+void silence_errors() {
+    static const bool silenced = [] {
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        return true;
+    }();
+    (void)silenced;
+}
+
+herr_t innermost_error(unsigned depth, const H5E_error2_t* error, void* out) {
+    if (depth == 0 && error->desc) *static_cast<std::string*>(out) = error->desc;
+    return 0;
+}
+
+// The reason for the last failure, from HDF5's error stack. The innermost entry is the most
+// specific; when it quotes an errno message, that message alone is what a user needs.
+std::string hdf5_reason() {
+    std::string description;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, &description);
+    H5Eclear2(H5E_DEFAULT);
+    if (description.find("unable to lock file") != std::string::npos)
+        return "the file is locked by another process (a run still writing it? setting "
+               "HDF5_USE_FILE_LOCKING=FALSE allows reading it anyway)";
+    const std::string marker = "error message = '";
+    if (const auto start = description.find(marker); start != std::string::npos) {
+        const auto begin = start + marker.size();
+        return description.substr(begin, description.find('\'', begin) - begin);
+    }
+    return description.empty() ? "unknown HDF5 error" : description;
+}
+
+// Every C call goes through here: a negative result (HDF5's failure convention for herr_t,
+// hid_t and htri_t alike) becomes an io_error.
+template <class T> T check(T result, const std::string& what) {
+    if (result < 0) throw io_error(what + ": " + hdf5_reason());
+    return result;
+}
+
+hdf5_id checked_id(hid_t id, hdf5_id::close_function close, const std::string& what) {
+    return {check(id, what), close};
+}
+
+hdf5_id utf8_string_type(std::size_t size, const std::string& what) {
+    hdf5_id type = checked_id(H5Tcopy(H5T_C_S1), H5Tclose, what);
+    check(H5Tset_size(type.get(), size), what);
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
+    return type;
+}
+
+hdf5_id simple_space(const std::vector<hsize_t>& dims, const std::string& what,
+                     const hsize_t* max_dims = nullptr) {
+    return checked_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max_dims),
+                      H5Sclose, what);
+}
+
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* out) {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+}
+
+herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+}
+
+// Creation order where the object tracks it (it is not an error to ask otherwise, only a
+// failure we fall back from), else name order.
+template <class Iterate>
+std::vector<std::string> in_creation_order(Iterate iterate, const std::string& what) {
+    std::vector<std::string> names;
+    if (iterate(H5_INDEX_CRT_ORDER, &names) >= 0) return names;
+    H5Eclear2(H5E_DEFAULT);
+    names.clear();
+    check(iterate(H5_INDEX_NAME, &names), what);
+    return names;
+}
+
+// Why H5Fcreate failed, in terms a user can act on.
+std::string creation_failure(const std::string& path) {
+    const std::string hdf5 = hdf5_reason();
+    std::error_code ec;
+    fs::path directory = fs::path(path).parent_path();
+    if (directory.empty()) directory = ".";
+    if (fs::is_directory(path, ec)) return "it is a directory";
+    if (!fs::exists(directory, ec)) return "directory '" + directory.string() + "' does not exist";
+    if (!fs::is_directory(directory, ec)) return "'" + directory.string() + "' is not a directory";
+    if (::access(directory.c_str(), W_OK) != 0)
+        return std::string(std::strerror(errno)) + " (directory '" + directory.string() + "')";
+    return hdf5;
+}
+
+} // namespace
+
+// ---- hdf5_id ------------------------------------------------------------------------------
+
+hdf5_id::hdf5_id(hdf5_id&& other) noexcept : m_id(other.m_id), m_close(other.m_close) {
+    other.m_id = H5I_INVALID_HID;
+    other.m_close = nullptr;
+}
+
+hdf5_id& hdf5_id::operator=(hdf5_id&& other) noexcept {
+    if (this != &other) {
+        reset();
+        m_id = other.m_id;
+        m_close = other.m_close;
+        other.m_id = H5I_INVALID_HID;
+        other.m_close = nullptr;
+    }
+    return *this;
+}
+
+void hdf5_id::reset() noexcept {
+    // A failing close has nowhere to report to from a destructor; data written so far was
+    // already flushed by the callers that care.
+    if (m_id >= 0 && m_close) m_close(m_id);
+    m_id = H5I_INVALID_HID;
+    m_close = nullptr;
+}
+
+// ---- hdf5_object --------------------------------------------------------------------------
+
+hdf5_object::hdf5_object(hdf5_id id, std::string file_path, std::string name)
+    : m_id(std::move(id)), m_file_path(std::move(file_path)), m_name(std::move(name)) {}
+
+std::string hdf5_object::describe() const {
+    return "'" + m_name + "' in '" + m_file_path + "'";
+}
+
+std::string hdf5_object::child_path(const std::string& child) const {
+    if (child.starts_with('/')) return child;
+    return m_name == "/" ? "/" + child : m_name + "/" + child;
+}
+
+bool hdf5_object::has_attribute(const std::string& name) const {
+    return check(H5Aexists(id(), name.c_str()),
+                 "cannot look up attribute '" + name + "' of " + describe()) > 0;
+}
+
+namespace {
+
+void write_new_attribute(hid_t object, const std::string& name, hid_t type, hid_t space,
+                         const void* data, const std::string& what) {
+    if (check(H5Aexists(object, name.c_str()), what) > 0)
+        check(H5Adelete(object, name.c_str()), what);
+    const hdf5_id attribute = checked_id(
+        H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, what);
+    check(H5Awrite(attribute.get(), type, data), what);
+}
+
+} // namespace
+
+void hdf5_object::write_attribute(const std::string& name, const parameter_value& value) {
+    const std::string what = "cannot write attribute '" + name + "' of " + describe();
+    const hdf5_id space = checked_id(H5Screate(H5S_SCALAR), H5Sclose, what);
+    std::visit(
+        [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                const hdf5_id type = utf8_string_type(H5T_VARIABLE, what);
+                const char* text = v.c_str();
+                write_new_attribute(id(), name, type.get(), space.get(), &text, what);
+            } else {
+                const hid_t type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+                write_new_attribute(id(), name, type, space.get(), &v, what);
+            }
+        },
+        value);
+}
+
+void hdf5_object::write_attribute(const std::string& name, const std::vector<int>& values) {
+    const std::string what = "cannot write attribute '" + name + "' of " + describe();
+    const hdf5_id space = simple_space({values.size()}, what);
+    write_new_attribute(id(), name, H5T_NATIVE_INT, space.get(), values.data(), what);
+}
+
+void hdf5_object::write_attribute(const std::string& name, const std::vector<std::string>& values) {
+    const std::string what = "cannot write attribute '" + name + "' of " + describe();
+    std::vector<const char*> texts;
+    for (const auto& value : values)
+        texts.push_back(value.c_str());
+    const hdf5_id space = simple_space({values.size()}, what);
+    const hdf5_id type = utf8_string_type(H5T_VARIABLE, what);
+    write_new_attribute(id(), name, type.get(), space.get(), texts.data(), what);
+}
+
+namespace {
+
+std::string read_string_attribute(hid_t attribute, hid_t file_type, const std::string& what) {
+    const hdf5_id memory_type = checked_id(H5Tcopy(H5T_C_S1), H5Tclose, what);
+    // Converting between character sets is refused by HDF5, so read in the file's own.
+    const H5T_cset_t cset = H5Tget_cset(file_type);
+    check(static_cast<int>(cset), what);
+    check(H5Tset_cset(memory_type.get(), cset), what);
+    if (check(H5Tis_variable_str(file_type), what) > 0) {
+        check(H5Tset_size(memory_type.get(), H5T_VARIABLE), what);
+        char* text = nullptr;
+        check(H5Aread(attribute, memory_type.get(), &text), what);
+        std::string result = text ? text : "";
+        H5free_memory(text);
+        return result;
+    }
+    const std::size_t size = H5Tget_size(file_type);
+    if (size == 0) check(-1, what);
+    // Null-padded, not null-terminated, so that a string filling its whole size survives.
+    check(H5Tset_size(memory_type.get(), size), what);
+    check(H5Tset_strpad(memory_type.get(), H5T_STR_NULLPAD), what);
+    std::vector<char> buffer(size);
+    check(H5Aread(attribute, memory_type.get(), buffer.data()), what);
+    return {buffer.data(), strnlen(buffer.data(), size)};
+}
+
+} // namespace
+
+std::optional<parameter_value> hdf5_object::read_attribute(const std::string& name) const {
+    if (!has_attribute(name)) return std::nullopt;
+    const std::string what = "cannot read attribute '" + name + "' of " + describe();
+    const hdf5_id attribute = checked_id(H5Aopen(id(), name.c_str(), H5P_DEFAULT), H5Aclose, what);
+    const hdf5_id space = checked_id(H5Aget_space(attribute.get()), H5Sclose, what);
+    if (check(H5Sget_simple_extent_npoints(space.get()), what) != 1) return std::nullopt;
+    const hdf5_id type = checked_id(H5Aget_type(attribute.get()), H5Tclose, what);
+    switch (H5Tget_class(type.get())) {
+    case H5T_INTEGER: {
+        std::int64_t value = 0;
+        check(H5Aread(attribute.get(), H5T_NATIVE_INT64, &value), what);
+        return value;
+    }
+    case H5T_FLOAT: {
+        double value = 0;
+        check(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value), what);
+        return value;
+    }
+    case H5T_STRING:
+        return read_string_attribute(attribute.get(), type.get(), what);
+    case H5T_NO_CLASS:
+        check(-1, what);
+        [[fallthrough]];
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<std::vector<std::int64_t>> hdf5_object::read_integers(const std::string& name) const {
+    if (!has_attribute(name)) return std::nullopt;
+    const std::string what = "cannot read attribute '" + name + "' of " + describe();
+    const hdf5_id attribute = checked_id(H5Aopen(id(), name.c_str(), H5P_DEFAULT), H5Aclose, what);
+    const hdf5_id type = checked_id(H5Aget_type(attribute.get()), H5Tclose, what);
+    if (H5Tget_class(type.get()) != H5T_INTEGER) return std::nullopt;
+    const hdf5_id space = checked_id(H5Aget_space(attribute.get()), H5Sclose, what);
+    std::vector<std::int64_t> values(
+        static_cast<std::size_t>(check(H5Sget_simple_extent_npoints(space.get()), what)));
+    if (!values.empty()) check(H5Aread(attribute.get(), H5T_NATIVE_INT64, values.data()), what);
+    return values;
+}
+
+std::vector<std::string> hdf5_object::attribute_names() const {
+    return in_creation_order(
+        [&](H5_index_t index, std::vector<std::string>* out) {
+            return H5Aiterate2(id(), index, H5_ITER_INC, nullptr, collect_attribute, out);
+        },
+        "cannot list the attributes of " + describe());
+}
+
+// ---- hdf5_dataset -------------------------------------------------------------------------
+
+std::vector<hsize_t> hdf5_dataset::shape() const {
+    const std::string what = "cannot read the shape of dataset " + describe();
+    const hdf5_id space = checked_id(H5Dget_space(id()), H5Sclose, what);
+    std::vector<hsize_t> dims(
+        static_cast<std::size_t>(check(H5Sget_simple_extent_ndims(space.get()), what)));
+    check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), what);
+    return dims;
+}
+
+std::vector<hsize_t> hdf5_dataset::chunk_shape() const {
+    const std::string what = "cannot read the layout of dataset " + describe();
+    const hdf5_id plist = checked_id(H5Dget_create_plist(id()), H5Pclose, what);
+    const H5D_layout_t layout = H5Pget_layout(plist.get());
+    check(static_cast<int>(layout), what);
+    if (layout != H5D_CHUNKED) return {};
+    std::vector<hsize_t> dims(shape().size());
+    check(H5Pget_chunk(plist.get(), static_cast<int>(dims.size()), dims.data()), what);
+    return dims;
+}
+
+H5T_class_t hdf5_dataset::type_class() const {
+    const std::string what = "cannot read the type of dataset " + describe();
+    const hdf5_id type = checked_id(H5Dget_type(id()), H5Tclose, what);
+    const H5T_class_t type_class = H5Tget_class(type.get());
+    check(static_cast<int>(type_class), what);
+    return type_class;
+}
+
+void hdf5_dataset::write_row(hsize_t row, hid_t memory_type, const void* data) {
+    const std::string what =
+        "cannot write frame " + std::to_string(row) + " of dataset " + describe();
+    std::vector<hsize_t> dims = shape();
+    if (dims.empty()) throw std::logic_error("write_row on a scalar dataset " + describe());
+    dims[0] = row + 1;
+    check(H5Dset_extent(id(), dims.data()), what);
+    const hdf5_id file_space = checked_id(H5Dget_space(id()), H5Sclose, what);
+    std::vector<hsize_t> start(dims.size(), 0), count = dims;
+    start[0] = row;
+    count[0] = 1;
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr),
+          what);
+    const hdf5_id memory_space = simple_space(count, what);
+    check(H5Dwrite(id(), memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+          what);
+}
+
+void hdf5_dataset::read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const {
+    const std::string what = "cannot read dataset " + describe();
+    std::vector<hsize_t> dims = shape();
+    if (dims.empty() || first + count > dims[0])
+        throw std::out_of_range("rows [" + std::to_string(first) + ", " +
+                                std::to_string(first + count) + ") out of range of " + describe());
+    if (count == 0) return;
+    const hdf5_id file_space = checked_id(H5Dget_space(id()), H5Sclose, what);
+    std::vector<hsize_t> start(dims.size(), 0);
+    start[0] = first;
+    dims[0] = count;
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(),
+                              nullptr),
+          what);
+    const hdf5_id memory_space = simple_space(dims, what);
+    check(H5Dread(id(), memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, out), what);
+}
+
+void hdf5_dataset::read_all(hid_t memory_type, void* out) const {
+    check(H5Dread(id(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
+          "cannot read dataset " + describe());
+}
+
+// ---- hdf5_group ---------------------------------------------------------------------------
+
+bool hdf5_group::has(const std::string& path) const {
+    // H5Lexists fails rather than answers when an intermediate group is missing, and a link
+    // may dangle, so walk the path one component at a time.
+    const std::string what = "cannot look up '" + path + "' in " + describe();
+    std::string prefix = path.starts_with('/') ? "/" : "";
+    bool any = false;
+    for (std::size_t begin = 0; begin < path.size();) {
+        std::size_t end = path.find('/', begin);
+        if (end == std::string::npos) end = path.size();
+        if (end > begin) {
+            if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+            prefix += path.substr(begin, end - begin);
+            if (check(H5Lexists(id(), prefix.c_str(), H5P_DEFAULT), what) == 0) return false;
+            if (check(H5Oexists_by_name(id(), prefix.c_str(), H5P_DEFAULT), what) == 0)
+                return false;
+            any = true;
+        }
+        begin = end + 1;
+    }
+    return any;
+}
+
+H5I_type_t hdf5_group::kind(const std::string& path) const {
+    const std::string what = "cannot open '" + child_path(path) + "' in '" + m_file_path + "'";
+    const hdf5_id object = checked_id(H5Oopen(id(), path.c_str(), H5P_DEFAULT), H5Oclose, what);
+    const H5I_type_t type = H5Iget_type(object.get());
+    check(static_cast<int>(type), what);
+    return type;
+}
+
+hdf5_group hdf5_group::create_group(const std::string& name, bool track_order) {
+    const std::string path = child_path(name);
+    const std::string what = "cannot create group '" + path + "' in '" + m_file_path + "'";
+    const hdf5_id plist = checked_id(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, what);
+    if (track_order) {
+        const unsigned flags = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+        check(H5Pset_link_creation_order(plist.get(), flags), what);
+        check(H5Pset_attr_creation_order(plist.get(), flags), what);
+    }
+    return {checked_id(H5Gcreate2(id(), name.c_str(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+                       H5Gclose, what),
+            m_file_path, path};
+}
+
+hdf5_group hdf5_group::open_group(const std::string& path) const {
+    const std::string full = child_path(path);
+    return {checked_id(H5Gopen2(id(), path.c_str(), H5P_DEFAULT), H5Gclose,
+                       "cannot open group '" + full + "' in '" + m_file_path + "'"),
+            m_file_path, full};
+}
+
+hdf5_dataset hdf5_group::open_dataset(const std::string& path) const {
+    const std::string full = child_path(path);
+    return {checked_id(H5Dopen2(id(), path.c_str(), H5P_DEFAULT), H5Dclose,
+                       "cannot open dataset '" + full + "' in '" + m_file_path + "'"),
+            m_file_path, full};
+}
+
+hdf5_dataset hdf5_group::create_series(const std::string& name, hid_t file_type,
+                                       const std::vector<hsize_t>& row_shape,
+                                       const std::vector<hsize_t>& chunk, bool compress) {
+    const std::string path = child_path(name);
+    const std::string what = "cannot create dataset '" + path + "' in '" + m_file_path + "'";
+    if (chunk.size() != row_shape.size() + 1)
+        throw std::logic_error("chunk rank does not match dataset rank for " + path);
+    std::vector<hsize_t> dims{0}, max_dims{H5S_UNLIMITED};
+    dims.insert(dims.end(), row_shape.begin(), row_shape.end());
+    max_dims.insert(max_dims.end(), row_shape.begin(), row_shape.end());
+    const hdf5_id space = simple_space(dims, what, max_dims.data());
+    const hdf5_id plist = checked_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, what);
+    check(H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()), what);
+    if (compress) {
+        check(H5Pset_shuffle(plist.get()), what);
+        check(H5Pset_deflate(plist.get(), 4), what);
+    }
+    return {checked_id(H5Dcreate2(id(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                  plist.get(), H5P_DEFAULT),
+                       H5Dclose, what),
+            m_file_path, path};
+}
+
+hdf5_dataset hdf5_group::create_dataset(const std::string& name, const std::vector<hsize_t>& shape,
+                                        const double* data) {
+    const std::string path = child_path(name);
+    const std::string what = "cannot write dataset '" + path + "' in '" + m_file_path + "'";
+    const hdf5_id space = simple_space(shape, what);
+    hdf5_dataset dataset{checked_id(H5Dcreate2(id(), name.c_str(), H5T_IEEE_F64LE, space.get(),
+                                               H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                    H5Dclose, what),
+                         m_file_path, path};
+    check(H5Dwrite(dataset.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), what);
+    return dataset;
+}
+
+std::vector<std::string> hdf5_group::children() const {
+    return in_creation_order(
+        [&](H5_index_t index, std::vector<std::string>* out) {
+            return H5Literate(id(), index, H5_ITER_INC, nullptr, collect_link, out);
+        },
+        "cannot list the members of " + describe());
+}
+
+void hdf5_group::remove(const std::string& name) {
+    check(H5Ldelete(id(), name.c_str(), H5P_DEFAULT),
+          "cannot remove '" + child_path(name) + "' from '" + m_file_path + "'");
+}
+
+// ---- hdf5_file ----------------------------------------------------------------------------
+
+hdf5_file hdf5_file::create(const std::string& path, bool truncate) {
+    silence_errors();
+    const std::string what = "cannot create output file '" + path + "'";
+    // The 1.8 file format stores attributes that outgrow an object header (box/boundary for
+    // d in the thousands, many parameters) densely, where the default format fails; files
+    // stay readable by HDF5 1.8 and later.
+    const hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
+    check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), what);
+    const hid_t id =
+        H5Fcreate(path.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get());
+    if (id < 0) throw io_error(what + ": " + creation_failure(path));
+    return {hdf5_id(id, H5Fclose), path, "/"};
+}
+
+bool hdf5_file::is_hdf5(const std::string& path) {
+    silence_errors();
+    std::error_code ec;
+    const bool exists = fs::exists(path, ec);
+    if (ec) throw io_error("cannot open '" + path + "': " + ec.message());
+    if (!exists) throw input_error("cannot open '" + path + "': no such file");
+    if (fs::is_directory(path, ec))
+        throw input_error("cannot open '" + path + "': it is a directory");
+    return check(H5Fis_hdf5(path.c_str()), "cannot open '" + path + "'") > 0;
+}
+
+hdf5_file hdf5_file::open_read_only(const std::string& path) {
+    if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
+    return {checked_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                       "cannot open '" + path + "'"),
+            path, "/"};
+}
+
+void hdf5_file::flush() {
+    check(H5Fflush(id(), H5F_SCOPE_LOCAL), "cannot write to '" + m_file_path + "'");
+}
+
+} // namespace nadyn::detail

@@ -1,0 +1,174 @@
+#include "nadyn/initial.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
+#include "nadyn/random.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace nadyn {
+
+namespace {
+
+void gaussian_unit_vector(random_source& source, double* x, std::size_t d) {
+    double norm2 = 0.0;
+    do {
+        norm2 = 0.0;
+        for (std::size_t a = 0; a < d; ++a) {
+            x[a] = source.normal();
+            norm2 += x[a] * x[a];
+        }
+    } while (norm2 == 0.0);
+    const double inverse = 1.0 / std::sqrt(norm2);
+    for (std::size_t a = 0; a < d; ++a)
+        x[a] *= inverse;
+}
+
+// The polar angle phi of a uniform point in a cap has density proportional to
+// sin^{d-2}(phi) on [0, eps]: rejection from the uniform angle against the density's
+// maximum, sin(min(eps, pi/2))^{d-2}. Acceptance is about 1/(d-1) for small caps.
+double cap_polar_angle(random_source& source, double eps, std::size_t d) {
+    const double peak = std::sin(std::min(eps, std::numbers::pi / 2));
+    for (;;) {
+        const double phi = eps * source.uniform();
+        const double ratio = std::sin(phi) / peak;
+        if (source.uniform() < std::pow(ratio, static_cast<double>(d - 2))) return phi;
+    }
+}
+
+std::string number_text(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    return buffer;
+}
+
+} // namespace
+
+initial_spec initial_spec::parse(const std::string& text) {
+    if (text == "uniform") return {initial_kind::uniform, 0.0, {}};
+    if (text == "orthogonal") return {initial_kind::orthogonal, 0.0, {}};
+    if (text.rfind("cap:", 0) == 0) {
+        const std::string value = text.substr(4);
+        std::size_t used = 0;
+        double eps = 0.0;
+        try {
+            eps = std::stod(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != value.size() || value.empty() || !std::isfinite(eps) || eps <= 0.0 ||
+            eps > std::numbers::pi)
+            throw input_error("invalid cap radius in '" + text +
+                              "'; expected cap:EPS with 0 < EPS <= pi (radians)");
+        return {initial_kind::cap, eps, {}};
+    }
+    if (text.rfind("file:", 0) == 0 && text.size() > 5)
+        return {initial_kind::file, 0.0, text.substr(5)};
+    throw input_error("unknown init '" + text +
+                      "'; valid choices: uniform, orthogonal, cap:EPS, file:PATH");
+}
+
+std::string initial_spec::to_string() const {
+    switch (kind) {
+    case initial_kind::uniform:
+        return "uniform";
+    case initial_kind::orthogonal:
+        return "orthogonal";
+    case initial_kind::cap:
+        return "cap:" + number_text(cap_radius);
+    case initial_kind::file:
+        return "file:" + path;
+    }
+    return "uniform";
+}
+
+initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t d,
+                           std::uint64_t seed, double r0) {
+    initial_state state;
+    state.theta.assign(n * d, 0.0);
+    state.r.assign(n, r0);
+    random_source source(stream_seed(seed, initial_stream));
+    switch (spec.kind) {
+    case initial_kind::uniform:
+        for (std::size_t k = 0; k < n; ++k)
+            gaussian_unit_vector(source, &state.theta[k * d], d);
+        break;
+    case initial_kind::orthogonal:
+        if (n > d)
+            throw input_error("init 'orthogonal' needs n <= d (theta_k = e_k), got n = " +
+                              std::to_string(n) + ", d = " + std::to_string(d));
+        for (std::size_t k = 0; k < n; ++k)
+            state.theta[k * d + k] = 1.0;
+        break;
+    case initial_kind::cap: {
+        std::vector<double> pole(d), tangent(d);
+        gaussian_unit_vector(source, pole.data(), d);
+        for (std::size_t k = 0; k < n; ++k) {
+            const double phi = cap_polar_angle(source, spec.cap_radius, d);
+            // A uniform direction orthogonal to the pole: a Gaussian vector minus its
+            // component along the pole, normalised.
+            double norm2 = 0.0;
+            do {
+                gaussian_unit_vector(source, tangent.data(), d);
+                double along = 0.0;
+                for (std::size_t a = 0; a < d; ++a)
+                    along += tangent[a] * pole[a];
+                norm2 = 0.0;
+                for (std::size_t a = 0; a < d; ++a) {
+                    tangent[a] -= along * pole[a];
+                    norm2 += tangent[a] * tangent[a];
+                }
+            } while (norm2 < 1e-12);
+            const double scale = std::sin(phi) / std::sqrt(norm2);
+            double* row = &state.theta[k * d];
+            for (std::size_t a = 0; a < d; ++a)
+                row[a] = std::cos(phi) * pole[a] + scale * tangent[a];
+            double row_norm2 = 0.0;
+            for (std::size_t a = 0; a < d; ++a)
+                row_norm2 += row[a] * row[a];
+            const double inverse = 1.0 / std::sqrt(row_norm2);
+            for (std::size_t a = 0; a < d; ++a)
+                row[a] *= inverse;
+        }
+        break;
+    }
+    case initial_kind::file: {
+        auto theta0 = read_matrix_dataset(spec.path, "theta0");
+        if (!theta0)
+            throw input_error("init file '" + spec.path +
+                              "' has no dataset 'theta0' (n x d directions)");
+        if (theta0->rows != n || theta0->cols != d)
+            throw input_error("dataset 'theta0' in init file '" + spec.path + "' must be " +
+                              std::to_string(n) + " x " + std::to_string(d) + " (n x d), found " +
+                              std::to_string(theta0->rows) + " x " + std::to_string(theta0->cols));
+        for (std::size_t k = 0; k < n; ++k) {
+            const double* row = &theta0->values[k * d];
+            double norm2 = 0.0;
+            for (std::size_t a = 0; a < d; ++a)
+                norm2 += row[a] * row[a];
+            if (!(norm2 > 0.0))
+                throw input_error("row " + std::to_string(k) + " of 'theta0' in init file '" +
+                                  spec.path + "' is zero; every token needs a direction");
+            const double inverse = 1.0 / std::sqrt(norm2);
+            for (std::size_t a = 0; a < d; ++a)
+                state.theta[k * d + a] = row[a] * inverse;
+        }
+        if (auto radii = read_matrix_dataset(spec.path, "r0", true)) {
+            if (radii->rows * radii->cols != n || (radii->cols != 1 && radii->rows != 1))
+                throw input_error("dataset 'r0' in init file '" + spec.path +
+                                  "' must have n = " + std::to_string(n) + " entries");
+            for (std::size_t k = 0; k < n; ++k) {
+                if (!(radii->values[k] > 0.0))
+                    throw input_error("dataset 'r0' in init file '" + spec.path +
+                                      "' must be positive (entry " + std::to_string(k) + ")");
+                state.r[k] = radii->values[k];
+            }
+        }
+        break;
+    }
+    }
+    return state;
+}
+
+} // namespace nadyn

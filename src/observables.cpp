@@ -1,0 +1,170 @@
+#include "nadyn/observables.hpp"
+
+#include "nadyn/weights.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace nadyn {
+
+std::vector<double> frame_observables::values() const {
+    return {mean_cos, gap,   velocity, variance, displacement, r_mean,
+            r_min,    r_max, min_cos,  clusters, norm_error};
+}
+
+namespace {
+
+int find_root(std::vector<int>& parent, int k) {
+    while (parent[static_cast<std::size_t>(k)] != k) {
+        auto& p = parent[static_cast<std::size_t>(k)];
+        p = parent[static_cast<std::size_t>(p)]; // path halving
+        k = p;
+    }
+    return k;
+}
+
+void unite(std::vector<int>& parent, int a, int b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a == b) return;
+    if (a < b) std::swap(a, b);
+    parent[static_cast<std::size_t>(a)] = b; // smaller index is the root: deterministic
+}
+
+} // namespace
+
+observables_calculator::observables_calculator(std::size_t n, std::size_t d,
+                                               std::vector<double> theta_initial,
+                                               double cluster_eps, std::size_t block)
+    : m_n(n), m_d(d), m_block(block == 0 ? 128 : block), m_initial(std::move(theta_initial)),
+      m_cluster_eps(cluster_eps) {}
+
+frame_observables observables_calculator::compute_moments(const double* theta,
+                                                          const double* dtheta) const {
+    frame_observables out;
+    const std::size_t n = m_n, d = m_d;
+    std::vector<double> sum(d, 0.0), rate_sum(d, 0.0);
+    // Ordered sums over tokens: the same result for any thread count.
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c) {
+            sum[c] += theta[k * d + c];
+            if (dtheta) rate_sum[c] += dtheta[k * d + c];
+        }
+    const double nn = static_cast<double>(n);
+    double variance = 0.0;
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c) {
+            const double diff = theta[k * d + c] - sum[c] / nn;
+            variance += diff * diff;
+        }
+    variance /= nn;
+    out.variance = variance;
+    if (n < 2) {
+        out.mean_cos = 1.0;
+        out.gap = 0.0;
+        out.velocity = 0.0;
+        return out;
+    }
+    out.gap = nn / (nn - 1.0) * variance;
+    out.mean_cos = 1.0 - out.gap;
+    double projection = 0.0;
+    for (std::size_t c = 0; c < d; ++c)
+        projection += sum[c] * rate_sum[c];
+    out.velocity = dtheta ? 2.0 * projection / (nn * (nn - 1.0)) : 0.0;
+    return out;
+}
+
+frame_observables observables_calculator::compute(const double* theta, const double* r,
+                                                  const double* dtheta) {
+    frame_observables out = compute_moments(theta, dtheta);
+    const std::size_t n = m_n, d = m_d;
+
+    double displacement = 0.0, norm_error = 0.0;
+    double r_sum = 0.0, r_min = std::numeric_limits<double>::infinity(), r_max = -r_min;
+    for (std::size_t k = 0; k < n; ++k) {
+        double chord2 = 0.0, norm2 = 0.0;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double diff = theta[k * d + c] - m_initial[k * d + c];
+            chord2 += diff * diff;
+            norm2 += theta[k * d + c] * theta[k * d + c];
+        }
+        // angle = 2 asin(chord / 2): accurate for small angles, unlike acos of a cosine.
+        displacement += 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0));
+        norm_error = std::max(norm_error, std::abs(std::sqrt(norm2) - 1.0));
+        r_sum += r[k];
+        r_min = std::min(r_min, r[k]);
+        r_max = std::max(r_max, r[k]);
+    }
+    const double nn = static_cast<double>(n);
+    out.displacement = displacement / nn;
+    out.norm_error = norm_error;
+    out.r_mean = r_sum / nn;
+    out.r_min = r_min;
+    out.r_max = r_max;
+    if (n < 2) return out;
+
+    // Pairwise pass over the Gram matrix in row blocks, only the lower triangle j < k:
+    // each thread keeps its own minimum and its own union-find forest, merged in thread
+    // order afterwards (the minimum and the partition do not depend on the order).
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    if (m_gram.size() < threads) m_gram.resize(threads);
+    if (m_parents.size() < threads) m_parents.resize(threads);
+    std::vector<double> thread_min(threads, std::numeric_limits<double>::infinity());
+    const double threshold = 1.0 - m_cluster_eps;
+    const std::size_t blocks = (n + m_block - 1) / m_block;
+    for (auto& parent : m_parents)
+        parent.clear(); // a forest left from a previous frame
+    using const_map = Eigen::Map<const matrix>;
+    const const_map tokens(theta, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+
+#pragma omp parallel if (blocks > 1)
+    {
+        const auto me = static_cast<std::size_t>(omp_get_thread_num());
+        std::vector<int>& parent = m_parents[me];
+        parent.resize(n);
+        std::iota(parent.begin(), parent.end(), 0);
+        std::vector<double>& gram = m_gram[me];
+        gram.resize(m_block * n);
+        double local_min = std::numeric_limits<double>::infinity();
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const std::size_t first = b * m_block;
+            const std::size_t rows = std::min(m_block, n - first);
+            const std::size_t cols = first + rows; // lower triangle
+            Eigen::Map<matrix> g(gram.data(), static_cast<Eigen::Index>(rows),
+                                 static_cast<Eigen::Index>(cols));
+            g.noalias() = tokens.middleRows(static_cast<Eigen::Index>(first),
+                                            static_cast<Eigen::Index>(rows)) *
+                          tokens.topRows(static_cast<Eigen::Index>(cols)).transpose();
+            for (std::size_t i = 0; i < rows; ++i) {
+                const std::size_t k = first + i;
+                const double* row = gram.data() + i * cols;
+                for (std::size_t j = 0; j < k; ++j) {
+                    local_min = std::min(local_min, row[j]);
+                    if (row[j] >= threshold)
+                        unite(parent, static_cast<int>(k), static_cast<int>(j));
+                }
+            }
+        }
+        thread_min[me] = local_min;
+    }
+    std::vector<int>& merged = m_parents[0];
+    for (std::size_t t = 1; t < threads; ++t) {
+        if (m_parents[t].size() != n) continue;
+        for (std::size_t k = 0; k < n; ++k)
+            if (m_parents[t][k] != static_cast<int>(k))
+                unite(merged, static_cast<int>(k), m_parents[t][k]);
+    }
+    std::size_t roots = 0;
+    for (std::size_t k = 0; k < n; ++k)
+        if (find_root(merged, static_cast<int>(k)) == static_cast<int>(k)) ++roots;
+    out.min_cos = *std::min_element(thread_min.begin(), thread_min.end());
+    out.clusters = static_cast<double>(roots);
+    return out;
+}
+
+} // namespace nadyn

@@ -1,0 +1,35 @@
+#include "nadyn/random.hpp"
+
+#include <cmath>
+
+namespace nadyn {
+
+std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
+    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double random_source::uniform() {
+    return static_cast<double>(m_engine() >> 11) * 0x1.0p-53;
+}
+
+double random_source::normal() {
+    if (m_has_spare) {
+        m_has_spare = false;
+        return m_spare;
+    }
+    double u, v, s;
+    do {
+        u = 2.0 * uniform() - 1.0;
+        v = 2.0 * uniform() - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double factor = std::sqrt(-2.0 * std::log(s) / s);
+    m_spare = v * factor;
+    m_has_spare = true;
+    return u * factor;
+}
+
+} // namespace nadyn

@@ -1,0 +1,109 @@
+#include "nadyn/reduced.hpp"
+
+#include "nadyn/error.hpp"
+
+#include <boost/numeric/odeint.hpp>
+
+#include <array>
+#include <cmath>
+
+namespace nadyn {
+
+reduced_attention reduced_attention_at(double n, double beta, double u) {
+    const double gamma = 1.0 - u;
+    const double e = std::exp(-beta * u); // e^{beta (gamma - 1)}
+    const double others = n - 1.0;
+    const double z = 1.0 + others * e; // Z / e^beta
+    reduced_attention out;
+    out.rate = 2.0 * e * u * (1.0 + others * gamma) / z;
+    out.along = (1.0 + others * gamma * e) / z;
+    const double norm2 =
+        (1.0 + 2.0 * others * gamma * e + others * (1.0 + (n - 2.0) * gamma) * e * e) / (z * z);
+    out.norm = std::sqrt(norm2);
+    return out;
+}
+
+reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
+                          double step_start) {
+    const reduced_attention a = reduced_attention_at(p.n, p.beta, u);
+    const token_rates rate = rates(p.scheme, t, step_start, r, a.along, a.norm);
+    return {-a.rate * rate.inverse_speed, rate.radial_rate};
+}
+
+double initial_velocity_closed_form(const reduced_parameters& p) {
+    // e^{-beta} forms of 2 / (e^beta + n - 1) and 2 / sqrt(e^{2 beta} + n - 1): finite for
+    // any beta.
+    const double eb = std::exp(-p.beta);
+    const double linear = 2.0 * eb / (1.0 + (p.n - 1.0) * eb);
+    const double root = 2.0 * eb / std::sqrt(1.0 + (p.n - 1.0) * eb * eb);
+    switch (p.scheme.id) {
+    case scheme::post_ln:
+    case scheme::sqrt_scaling:
+        return linear;
+    case scheme::mix_ln:
+        return p.scheme.t_switch > 0.0 ? linear : linear / p.r0;
+    case scheme::pre_ln:
+        return linear / p.r0;
+    case scheme::peri_ln:
+        return root / p.r0;
+    case scheme::ngpt:
+        return p.scheme.alpha * root;
+    }
+    return linear;
+}
+
+std::vector<reduced_sample> integrate_reduced(const reduced_parameters& p,
+                                              const std::vector<double>& times, double rtol,
+                                              double atol) {
+    using namespace boost::numeric::odeint;
+    using pair_state = std::array<double, 2>; // (u, r)
+    double step_start = 0.0;
+    auto system = [&p, &step_start](const pair_state& x, pair_state& dxdt, double t) {
+        const reduced_rates rates = reduced_rhs(p, t, x[0], x[1], step_start);
+        dxdt[0] = rates.du_dt;
+        dxdt[1] = rates.dr_dt;
+    };
+    auto stepper = make_controlled(atol, rtol, runge_kutta_dopri5<pair_state>());
+    pair_state x{1.0, p.r0}; // gamma(0) = 0: orthogonal directions
+    double t = 0.0, dt = 1e-4;
+    const std::optional<double> switch_time = breakpoint(p.scheme);
+    std::vector<reduced_sample> samples;
+    samples.reserve(times.size());
+    auto record = [&](double at) {
+        const reduced_rates rates = reduced_rhs(p, at, x[0], x[1], at);
+        samples.push_back({at, x[0], x[1], -rates.du_dt});
+    };
+    for (double target : times) {
+        if (!(target >= t)) throw input_error("reduced ODE sample times must be sorted and >= 0");
+        while (t < target) {
+            double stop = target;
+            if (switch_time && *switch_time > t && *switch_time < stop) stop = *switch_time;
+            const double start = t;
+            step_start = t;
+            const bool clamped = dt >= stop - t;
+            double step = clamped ? stop - t : dt;
+            const double suggested = dt;
+            double attempted = step;
+            int failures = 0;
+            for (;;) {
+                attempted = step;
+                if (stepper.try_step(system, x, t, step) == success) break;
+                if (++failures > 500 || step < 1e-300)
+                    throw std::runtime_error("reduced ODE: step size underflow at t = " +
+                                             std::to_string(t));
+            }
+            // A step that was cut short to land on a boundary lands exactly there; the next
+            // one resumes with the larger of the new suggestion and the previous step.
+            if (clamped && attempted == stop - start) {
+                t = stop;
+                dt = std::max(step, suggested);
+            } else {
+                dt = step;
+            }
+        }
+        record(target);
+    }
+    return samples;
+}
+
+} // namespace nadyn

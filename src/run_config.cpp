@@ -1,0 +1,109 @@
+#include "nadyn/run_config.hpp"
+
+#include "nadyn/error.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace nadyn {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw input_error(message);
+}
+
+std::string show(double value) {
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    return out.str();
+}
+
+} // namespace
+
+double run_config::switch_time() const {
+    return t_switch.value_or(0.25 * integration.T);
+}
+
+std::int64_t run_config::frame_interval() const {
+    if (integration.every > 0) return integration.every;
+    const std::int64_t steps = step_count(integration.T, integration.dt);
+    return std::max<std::int64_t>(1, (steps + 99) / 100);
+}
+
+scheme_parameters run_config::scheme_settings() const {
+    return {scheme_id, alpha, switch_time()};
+}
+
+integration_settings run_config::resolved_integration() const {
+    integration_settings settings = integration;
+    settings.every = frame_interval();
+    return settings;
+}
+
+void run_config::validate() const {
+    require(n >= 1, "n must be at least 1 (number of tokens), got " + std::to_string(n));
+    require(d >= 2,
+            "d must be at least 2 (dimension of the sphere S^{d-1}), got " + std::to_string(d));
+    require(std::isfinite(beta), "beta must be a finite number, got " + show(beta));
+    require(std::isfinite(integration.T) && integration.T >= 0.0,
+            "T must be a finite number >= 0, got " + show(integration.T));
+    require(std::isfinite(integration.dt) && integration.dt > 0.0,
+            "dt must be a finite number > 0, got " + show(integration.dt));
+    require(step_count(integration.T, integration.dt) < (std::int64_t{1} << 40),
+            "T / dt is too large (" + show(integration.T / integration.dt) + " steps)");
+    require(std::isfinite(r0) && r0 > 0.0, "r0 must be a finite number > 0, got " + show(r0));
+    require(std::isfinite(alpha) && alpha > 0.0,
+            "alpha must be a finite number > 0, got " + show(alpha));
+    if (t_switch)
+        require(std::isfinite(*t_switch) && *t_switch >= 0.0,
+                "t-switch must be a finite number >= 0, got " + show(*t_switch));
+    require(std::isfinite(integration.rtol) && integration.rtol > 0.0,
+            "rtol must be a finite number > 0, got " + show(integration.rtol));
+    require(std::isfinite(integration.atol) && integration.atol >= 0.0,
+            "atol must be a finite number >= 0, got " + show(integration.atol));
+    require(integration.every >= 0, "every must be >= 1 (or 0 for about 100 frames), got " +
+                                        std::to_string(integration.every));
+    require(std::isfinite(cluster_eps) && cluster_eps > 0.0 && cluster_eps <= 2.0,
+            "cluster-eps must be in (0, 2], got " + show(cluster_eps));
+    require(threads >= 0, "threads must be >= 0 (0: all cores), got " + std::to_string(threads));
+    require(weights.kind != weights_kind::random_per_layer ||
+                integration.kind == integrator_kind::layers,
+            "weights 'random-per-layer' needs --integrator layers (the ODE has one set of "
+            "weights); use 'random' with rk4, dopri5 or euler");
+    require(init.kind != initial_kind::orthogonal || n <= d,
+            "init 'orthogonal' needs n <= d (theta_k = e_k), got n = " + std::to_string(n) +
+                ", d = " + std::to_string(d));
+}
+
+parameter_list run_config::to_parameters() const {
+    parameter_list p;
+    auto integer = [](auto value) { return static_cast<std::int64_t>(value); };
+    p.set("scheme", std::string(info(scheme_id).name));
+    p.set("n", integer(n));
+    p.set("d", integer(d));
+    p.set("beta", beta);
+    p.set("T", integration.T);
+    p.set("dt", integration.dt);
+    p.set("integrator", std::string(to_string(integration.kind)));
+    p.set("rtol", integration.rtol);
+    p.set("atol", integration.atol);
+    p.set("init", init.to_string());
+    p.set("weights", weights.to_string());
+    p.set("seed", integer(seed));
+    p.set("r0", r0);
+    p.set("alpha", alpha);
+    p.set("t_switch", switch_time());
+    p.set("causal", integer(causal ? 1 : 0));
+    p.set("every", integer(frame_interval()));
+    p.set("positions", std::string(positions ? "all" : "none"));
+    p.set("compress", integer(compress ? 1 : 0));
+    p.set("cluster_eps", cluster_eps);
+    p.set("threads", integer(threads));
+    p.set("block", integer(block));
+    p.set("command_line", command_line);
+    return p;
+}
+
+} // namespace nadyn

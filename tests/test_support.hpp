@@ -1,0 +1,40 @@
+#pragma once
+// Shared set-up for the numeric and invariant suites: the symmetric orthogonal start and
+// small random configurations, built through the library's public API.
+#include "nadyn/initial.hpp"
+#include "nadyn/system.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace nadyn::testing {
+
+// theta_k = e_k (n <= d), r_k = r0: the start of MODEL.md section 3.
+inline state_type symmetric_start(std::size_t n, std::size_t d, double r0 = 1.0) {
+    initial_state s = make_initial({initial_kind::orthogonal, 0.0, {}}, n, d, 0, r0);
+    state_type x(state_size(n, d));
+    std::copy(s.theta.begin(), s.theta.end(), x.begin());
+    std::copy(s.r.begin(), s.r.end(), x.begin() + static_cast<std::ptrdiff_t>(n * d));
+    return x;
+}
+
+inline state_type uniform_start(std::size_t n, std::size_t d, std::uint64_t seed, double r0 = 1.0) {
+    initial_state s = make_initial({initial_kind::uniform, 0.0, {}}, n, d, seed, r0);
+    state_type x(state_size(n, d));
+    std::copy(s.theta.begin(), s.theta.end(), x.begin());
+    std::copy(s.r.begin(), s.r.end(), x.begin() + static_cast<std::ptrdiff_t>(n * d));
+    return x;
+}
+
+inline double relative_error(double value, double reference) {
+    return std::abs(value - reference) / std::abs(reference);
+}
+
+inline double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(a[i] - b[i]));
+    return worst;
+}
+
+} // namespace nadyn::testing
