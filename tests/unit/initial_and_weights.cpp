@@ -1,0 +1,146 @@
+// Seeded initial conditions and weights: reproducible, with the distributions they claim.
+#include "test_support.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/initial.hpp"
+#include "nadyn/random.hpp"
+#include "nadyn/scheme.hpp"
+#include "nadyn/weights.hpp"
+
+#include <doctest/doctest.h>
+
+#include <numbers>
+
+using namespace nadyn;
+
+TEST_CASE("the Gaussian draws have mean 0 and variance 1") {
+    random_source source(42);
+    const int draws = 200000;
+    double sum = 0.0, sum2 = 0.0;
+    for (int i = 0; i < draws; ++i) {
+        const double z = source.normal();
+        sum += z;
+        sum2 += z * z;
+    }
+    const double mean = sum / draws, variance = sum2 / draws - mean * mean;
+    // Standard errors: 1/sqrt(N) = 0.0022 for the mean, sqrt(2/N) = 0.0032 for the variance;
+    // the bounds are 5 standard errors.
+    CHECK(std::abs(mean) < 0.011);
+    CHECK(std::abs(variance - 1.0) < 0.016);
+}
+
+TEST_CASE("the generator's first output is fixed by the standard") {
+    // std::mt19937_64 default-seeded (5489) has 10000th output 9981545732273789042 (C++
+    // standard, [rand.predef]); our uniform() is that engine's output >> 11 times 2^-53.
+    std::mt19937_64 engine;
+    engine.discard(9999);
+    CHECK(engine() == 9981545732273789042ull);
+    random_source a(7), b(7), c(8);
+    const double x = a.uniform();
+    CHECK(x == b.uniform());
+    CHECK(x != c.uniform());
+}
+
+TEST_CASE("uniform init: unit rows, reproducible, seed-dependent, mean near zero") {
+    const std::size_t n = 4000, d = 3;
+    const initial_state a = make_initial(initial_spec::parse("uniform"), n, d, 5, 1.0);
+    const initial_state b = make_initial(initial_spec::parse("uniform"), n, d, 5, 1.0);
+    const initial_state c = make_initial(initial_spec::parse("uniform"), n, d, 6, 1.0);
+    CHECK(a.theta == b.theta);
+    CHECK(a.theta != c.theta);
+    double mean[3] = {0, 0, 0};
+    for (std::size_t k = 0; k < n; ++k) {
+        double norm2 = 0.0;
+        for (std::size_t i = 0; i < d; ++i) {
+            norm2 += a.theta[k * d + i] * a.theta[k * d + i];
+            mean[i] += a.theta[k * d + i] / double(n);
+        }
+        CHECK(std::abs(norm2 - 1.0) < 1e-15);
+    }
+    // Each coordinate of a uniform point on S^2 has variance 1/3: the mean of 4000 has
+    // standard error 0.0091; the bound is 5 of them.
+    for (double m : mean)
+        CHECK(std::abs(m) < 0.046);
+}
+
+TEST_CASE("cap init: every token within EPS of a common pole, filling the cap") {
+    const std::size_t n = 2000, d = 8;
+    const double eps = 0.3;
+    const initial_state s = make_initial(initial_spec::parse("cap:0.3"), n, d, 3, 2.0);
+    // Pole estimate: the normalised mean. All pairwise angles are at most 2 EPS.
+    double min_cos = 1.0;
+    for (std::size_t k = 0; k < n; k += 7)
+        for (std::size_t l = 0; l < n; l += 11) {
+            double c = 0.0;
+            for (std::size_t i = 0; i < d; ++i)
+                c += s.theta[k * d + i] * s.theta[l * d + i];
+            min_cos = std::min(min_cos, c);
+        }
+    CHECK(min_cos >= std::cos(2.0 * eps) - 1e-12);
+    // In d = 8 the polar angle has density ~ sin^6: most mass near the rim, so some pairs
+    // are far apart (angle > EPS).
+    CHECK(min_cos < std::cos(eps));
+    CHECK(s.r[0] == 2.0);
+}
+
+TEST_CASE("orthogonal init is the standard basis and refuses n > d") {
+    const initial_state s = make_initial(initial_spec::parse("orthogonal"), 3, 4, 0, 1.0);
+    for (std::size_t k = 0; k < 3; ++k)
+        for (std::size_t i = 0; i < 4; ++i)
+            CHECK(s.theta[k * 4 + i] == (k == i ? 1.0 : 0.0));
+    CHECK_THROWS_AS(make_initial(initial_spec::parse("orthogonal"), 5, 4, 0, 1.0), input_error);
+}
+
+TEST_CASE("init and weights specs parse, print back, and reject unknown names") {
+    for (const char* text : {"uniform", "orthogonal", "cap:0.25", "file:/tmp/x.h5"})
+        CHECK(initial_spec::parse(text).to_string() == text);
+    for (const char* text : {"identity", "random", "random-per-layer", "file:/tmp/w.h5"})
+        CHECK(weights_spec::parse(text).to_string() == text);
+    CHECK_THROWS_AS(initial_spec::parse("gaussian"), input_error);
+    CHECK_THROWS_AS(initial_spec::parse("cap:-1"), input_error);
+    CHECK_THROWS_AS(initial_spec::parse("cap:4"), input_error); // > pi
+    CHECK_THROWS_AS(weights_spec::parse("xavier"), input_error);
+    try {
+        parse_scheme("layer-norm");
+        FAIL("no exception");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()).find(scheme_names()) != std::string::npos);
+    }
+    for (const auto& row : scheme_table)
+        CHECK(parse_scheme(row.name) == row.id);
+}
+
+TEST_CASE("random weights: entries of variance 1/d, per-layer draws differ and repeat") {
+    const std::size_t d = 128;
+    const attention_weights w = make_weights(weights_spec::parse("random"), d, 1);
+    const matrix& q = w.heads[0].Q;
+    REQUIRE(q.rows() == 128);
+    const double variance = q.squaredNorm() / double(d * d);
+    // 16384 entries: the relative standard error of the variance is sqrt(2/16384) = 1.1%.
+    CHECK(variance * double(d) == doctest::Approx(1.0).epsilon(0.056));
+    CHECK(w.heads[0].Q != w.heads[0].K);
+    const auto per = weights_spec::parse("random-per-layer");
+    CHECK(make_weights(per, d, 1, 3).heads[0].V == make_weights(per, d, 1, 3).heads[0].V);
+    CHECK(make_weights(per, d, 1, 3).heads[0].V != make_weights(per, d, 1, 4).heads[0].V);
+    CHECK(make_weights(weights_spec::parse("identity"), d, 1).is_identity());
+}
+
+TEST_CASE("scheme rates follow the table of MODEL.md section 2") {
+    const double t = 4.0, r = 2.5, along = 0.6, norm = 0.8;
+    auto at = [&](scheme id, double step_start = 4.0) {
+        return rates({id, 0.5, 3.0}, t, step_start, r, along, norm);
+    };
+    CHECK(at(scheme::post_ln).inverse_speed == 1.0);
+    CHECK(at(scheme::post_ln).radial_rate == 0.0);
+    CHECK(at(scheme::pre_ln).inverse_speed == doctest::Approx(1.0 / r));
+    CHECK(at(scheme::pre_ln).radial_rate == along);
+    CHECK(at(scheme::mix_ln, 2.0).inverse_speed == 1.0); // before t_switch = 3
+    CHECK(at(scheme::mix_ln, 2.0).radial_rate == 0.0);
+    CHECK(at(scheme::mix_ln).inverse_speed == doctest::Approx(1.0 / r));
+    CHECK(at(scheme::mix_ln).radial_rate == along);
+    CHECK(at(scheme::peri_ln).inverse_speed == doctest::Approx(1.0 / (r * norm)));
+    CHECK(at(scheme::peri_ln).radial_rate == doctest::Approx(along / norm));
+    CHECK(at(scheme::ngpt).inverse_speed == doctest::Approx(0.5 / norm));
+    CHECK(at(scheme::ngpt).radial_rate == 0.0);
+    CHECK(at(scheme::sqrt_scaling).inverse_speed == doctest::Approx(1.0 / std::sqrt(5.0)));
+}

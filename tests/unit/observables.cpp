@@ -1,0 +1,118 @@
+// Observables of one frame against direct pairwise computations.
+#include "test_support.hpp"
+
+#include "nadyn/observables.hpp"
+
+#include <doctest/doctest.h>
+
+#include <numbers>
+
+using namespace nadyn;
+
+namespace {
+
+double dot(const double* a, const double* b, std::size_t d) {
+    double s = 0.0;
+    for (std::size_t c = 0; c < d; ++c)
+        s += a[c] * b[c];
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("mean_cos, gap, min_cos and displacement equal their pairwise definitions") {
+    const std::size_t n = 300, d = 5; // 300 > 2 blocks of 128: the blocked pass is exercised
+    state_type x = testing::uniform_start(n, d, 8, 1.0);
+    state_type x0 = testing::uniform_start(n, d, 9, 1.0);
+    observables_calculator calc(n, d, std::vector<double>(x0.begin(), x0.begin() + n * d), 1e-3);
+    const frame_observables o = calc.compute(x.data(), x.data() + n * d, nullptr);
+    double sum = 0.0, smallest = 2.0, angle = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+        for (std::size_t l = 0; l < n; ++l)
+            if (k != l) {
+                const double c = dot(&x[k * d], &x[l * d], d);
+                sum += c;
+                smallest = std::min(smallest, c);
+            }
+        angle += std::acos(std::clamp(dot(&x[k * d], &x0[k * d], d), -1.0, 1.0));
+    }
+    const double pairs = double(n) * double(n - 1);
+    CHECK(o.mean_cos == doctest::Approx(sum / pairs).epsilon(1e-12));
+    CHECK(o.gap == doctest::Approx(1.0 - sum / pairs).epsilon(1e-12));
+    CHECK(o.gap == doctest::Approx(double(n) / double(n - 1) * o.variance).epsilon(1e-14));
+    CHECK(o.min_cos == doctest::Approx(smallest).epsilon(1e-14));
+    CHECK(o.displacement == doctest::Approx(angle / double(n)).epsilon(1e-10));
+    CHECK(o.r_mean == 1.0);
+    CHECK(o.norm_error < 1e-15);
+}
+
+TEST_CASE("clusters counts single-linkage groups at cosine >= 1 - eps") {
+    // Four groups on the circle (d = 2) at angles 0, 1, 2, 3 rad, each a chain of tokens
+    // spaced 0.01 rad apart: within a chain neighbours are linked (cos 0.01 > 1 - 1e-3),
+    // chains are far apart. Single linkage joins a whole chain even where its ends are
+    // further apart than the threshold.
+    const std::size_t per_group = 90, groups = 4, n = per_group * groups, d = 2;
+    std::vector<double> theta(n * d), r(n, 1.0);
+    for (std::size_t g = 0; g < groups; ++g)
+        for (std::size_t i = 0; i < per_group; ++i) {
+            // Interleave the groups so each row block holds several.
+            const std::size_t k = i * groups + g;
+            const double phi = double(g) + 0.01 * double(i);
+            theta[k * d] = std::cos(phi);
+            theta[k * d + 1] = std::sin(phi);
+        }
+    observables_calculator calc(n, d, theta, 1e-3, 64);
+    CHECK(calc.compute(theta.data(), r.data(), nullptr).clusters == 4.0);
+    // eps below the chain's link (1 - cos 0.01 = 5e-5): every token alone.
+    observables_calculator strict(n, d, theta, 1e-5, 64);
+    CHECK(strict.compute(theta.data(), r.data(), nullptr).clusters == double(n));
+    // eps above every pair (cos >= -1 always): one cluster.
+    observables_calculator loose(n, d, theta, 2.0, 64);
+    CHECK(loose.compute(theta.data(), r.data(), nullptr).clusters == 1.0);
+}
+
+TEST_CASE("velocity is the derivative of mean_cos along the right-hand side") {
+    const std::size_t n = 50, d = 4;
+    state_type x = testing::uniform_start(n, d, 12);
+    attention_system system({n, d, 2.0, false, {scheme::post_ln, 1.0, 0.0}}, attention_weights{});
+    state_type f(x.size());
+    system(x, f, 0.0);
+    observables_calculator calc(n, d, std::vector<double>(x.begin(), x.begin() + n * d), 1e-3);
+    const double velocity = calc.compute_moments(x.data(), f.data()).velocity;
+    // Central difference of mean_cos along x + h f, renormalised: error O(h^2) ~ 1e-12.
+    const double h = 1e-6;
+    auto mean_cos_at = [&](double step) {
+        state_type y = x;
+        for (std::size_t i = 0; i < n * d; ++i)
+            y[i] += step * f[i];
+        project_to_sphere(y.data(), n, d);
+        return calc.compute_moments(y.data(), nullptr).mean_cos;
+    };
+    const double difference = (mean_cos_at(h) - mean_cos_at(-h)) / (2.0 * h);
+    CHECK(velocity == doctest::Approx(difference).epsilon(1e-7));
+}
+
+TEST_CASE("the gap keeps its relative accuracy near a cluster") {
+    // Tokens at angles +-delta around a pole in d = 2: gap = mean of 1 - cos over pairs.
+    // With delta = 1e-9 the gap is ~2e-18, below the spacing of doubles near 1, so
+    // 1 - mean_cos computed from the cosines would give 0.
+    const double delta = 1e-9;
+    const std::size_t n = 2, d = 2;
+    std::vector<double> theta{std::cos(delta), std::sin(delta), std::cos(delta), -std::sin(delta)};
+    std::vector<double> r(n, 1.0);
+    observables_calculator calc(n, d, theta, 1e-3);
+    const frame_observables o = calc.compute(theta.data(), r.data(), nullptr);
+    const double exact = 1.0 - std::cos(2.0 * delta); // = 2 sin^2(delta) ~ 2e-18
+    CHECK(o.gap == doctest::Approx(2.0 * std::sin(delta) * std::sin(delta)).epsilon(1e-6));
+    CHECK(exact == 0.0); // what the naive formula gives
+}
+
+TEST_CASE("a single token is one cluster") {
+    std::vector<double> theta{0.0, 1.0}, r{2.0};
+    observables_calculator calc(1, 2, theta, 1e-3);
+    const frame_observables o = calc.compute(theta.data(), r.data(), nullptr);
+    CHECK(o.mean_cos == 1.0);
+    CHECK(o.gap == 0.0);
+    CHECK(o.clusters == 1.0);
+    CHECK(o.r_max == 2.0);
+}
