@@ -17,7 +17,7 @@ struct inspect_options {
 };
 
 // The columns of the summary table, in order (all observables go to --csv).
-constexpr const char* table_columns[] = {"mean_cos", "gap",   "velocity", "min_cos",
+constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
 
 } // namespace
@@ -34,16 +34,19 @@ command add_inspect(CLI::App& app) {
         const auto times = file.times();
         const auto names = file.observable_names();
         std::vector<std::vector<double>> series;
-        for (const auto& name : names) series.push_back(file.observable(name));
+        for (const auto& name : names)
+            series.push_back(file.observable(name));
         const std::size_t frames = file.frame_count();
 
         if (o->csv) {
             std::printf("step,time");
-            for (const auto& name : names) std::printf(",%s", name.c_str());
+            for (const auto& name : names)
+                std::printf(",%s", name.c_str());
             std::printf("\n");
             for (std::size_t f = 0; f < frames; ++f) {
                 std::printf("%lld,%.17g", static_cast<long long>(steps[f]), times[f]);
-                for (const auto& values : series) std::printf(",%.17g", values[f]);
+                for (const auto& values : series)
+                    std::printf(",%.17g", values[f]);
                 std::printf("\n");
             }
             return 0;
@@ -64,7 +67,8 @@ command add_inspect(CLI::App& app) {
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == wanted) columns.push_back(i);
         std::printf("\n%12s", "time");
-        for (std::size_t i : columns) std::printf(" %14s", names[i].c_str());
+        for (std::size_t i : columns)
+            std::printf(" %14s", names[i].c_str());
         std::printf("\n");
         const std::size_t rows = std::min(std::max<std::size_t>(o->rows, 2), frames);
         std::size_t previous = frames;
@@ -74,7 +78,8 @@ command add_inspect(CLI::App& app) {
             if (f == previous) continue;
             previous = f;
             std::printf("%12.6g", times[f]);
-            for (std::size_t i : columns) std::printf(" %14.8g", series[i][f]);
+            for (std::size_t i : columns)
+                std::printf(" %14.8g", series[i][f]);
             std::printf("\n");
         }
         return 0;

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     }
     CLI::App app{"nadyn: normalized attention dynamics. Tokens are particles on the unit sphere "
                  "moved by softmax self-attention; the normalisation scheme sets their speed."};
-    app.set_version_flag("--version", std::string("nadyn ") + version() + " (" + git_commit() + ")");
+    app.set_version_flag("--version",
+                         std::string("nadyn ") + version() + " (" + git_commit() + ")");
     app.require_subcommand(1);
     std::map<CLI::App*, cli::command> commands;
     auto* simulate = app.add_subcommand("simulate", "Integrate the particle system and write an "
@@ -32,6 +33,17 @@ int main(int argc, char** argv) {
                                                   "observables");
     commands[inspect] = cli::add_inspect(*inspect);
 
+    // CLI11 reports an unknown command as "A subcommand is required", hiding the typo.
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        for (const auto& [sub, run] : commands)
+            known = known || sub->get_name() == argv[1];
+        if (!known) {
+            std::cerr << "nadyn: unknown command '" << argv[1]
+                      << "'; valid commands: simulate, inspect (see 'nadyn --help')\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <type_traits>
 
 namespace nadyn::cli {
 
@@ -20,7 +23,9 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
-extern "C" void request_stop(int) { stop_requested.store(true); }
+extern "C" void request_stop(int) {
+    stop_requested.store(true);
+}
 
 struct simulate_options {
     std::string scheme = "peri-ln";
@@ -94,14 +99,41 @@ class progress_bar {
     std::chrono::steady_clock::time_point m_start;
 };
 
+// CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
+// is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer
+// flags take plain decimal numbers in the type's range; the text is normalised (no leading
+// zeros) before CLI11 converts it.
+template <class Integer> CLI::Validator decimal_integer() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            Integer value{};
+            const char* last = text.data() + text.size();
+            const auto [end, error] = std::from_chars(text.data(), last, value);
+            if (error == std::errc::result_out_of_range)
+                return "'" + text + "' is out of range (" +
+                       std::to_string(std::numeric_limits<Integer>::min()) + " to " +
+                       std::to_string(std::numeric_limits<Integer>::max()) + ")";
+            if (error != std::errc() || end != last || text.empty())
+                return "'" + text + "' is not a whole number" +
+                       (std::is_signed_v<Integer> ? "" : " >= 0");
+            text = std::to_string(value);
+            return {};
+        },
+        "");
+}
+
 } // namespace
 
 command add_simulate(CLI::App& app) {
     auto o = std::make_shared<simulate_options>();
     app.add_option("--scheme", o->scheme, "Normalisation scheme: " + scheme_names())
         ->capture_default_str();
-    app.add_option("--n", o->n, "Number of tokens (>= 1)")->capture_default_str();
-    app.add_option("--d", o->d, "Dimension (>= 2); tokens live on S^{d-1}")->capture_default_str();
+    app.add_option("--n", o->n, "Number of tokens (>= 1)")
+        ->capture_default_str()
+        ->transform(decimal_integer<std::int64_t>());
+    app.add_option("--d", o->d, "Dimension (>= 2); tokens live on S^{d-1}")
+        ->capture_default_str()
+        ->transform(decimal_integer<std::int64_t>());
     app.add_option("--beta", o->beta, "Inverse temperature of the softmax")->capture_default_str();
     app.add_option("--T", o->T, "Horizon (final time, continuous depth)")->capture_default_str();
     app.add_option("--dt", o->dt, "Step (fixed steppers, layers: h), initial step (dopri5)")
@@ -114,21 +146,24 @@ command add_simulate(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--weights", o->weights, "identity | random | random-per-layer | file:PATH")
         ->capture_default_str();
-    // NonNegativeNumber: CLI11 reads "-1" into an unsigned as 2^64 - 1 without a word.
     app.add_option("--seed", o->seed, "Seed of the initial condition and random weights")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->transform(decimal_integer<std::uint64_t>());
     app.add_option("--r0", o->r0, "Initial magnitude of every token")->capture_default_str();
     app.add_option("--alpha", o->alpha, "nGPT step alpha")->capture_default_str();
     // Whether the flag was given, not a sentinel value: --t-switch -1 must be refused.
     auto* t_switch_option =
         app.add_option("--t-switch", o->t_switch, "mix-ln switch time (default 0.25 T)");
     app.add_flag("--causal", o->causal, "Causal mask: token k attends to j <= k");
-    app.add_option("--every", o->every, "Write a frame every K steps (default: about 100 frames)");
-    app.add_option("--positions", o->positions, "all | none (none: magnitudes and observables "
-                                                "only, for large n)")
+    app.add_option("--every", o->every, "Write a frame every K steps (default: about 100 frames)")
+        ->transform(decimal_integer<std::int64_t>());
+    app.add_option("--positions", o->positions,
+                   "all | none (none: magnitudes and observables "
+                   "only, for large n)")
         ->capture_default_str();
-    app.add_option("--threads", o->threads, "OpenMP threads (0: all cores)")->capture_default_str();
+    app.add_option("--threads", o->threads, "OpenMP threads (0: all cores)")
+        ->capture_default_str()
+        ->transform(decimal_integer<int>());
     app.add_option("--cluster-eps", o->cluster_eps,
                    "Tokens with cosine >= 1 - eps are in one cluster (single linkage)")
         ->capture_default_str();
@@ -140,7 +175,9 @@ command add_simulate(CLI::App& app) {
     return [o, t_switch_option]() {
         run_config c;
         c.scheme_id = parse_scheme(o->scheme);
-        if (o->n < 1) throw input_error("n must be at least 1 (number of tokens), got " + std::to_string(o->n));
+        if (o->n < 1)
+            throw input_error("n must be at least 1 (number of tokens), got " +
+                              std::to_string(o->n));
         if (o->d < 2)
             throw input_error("d must be at least 2 (dimension of the sphere S^{d-1}), got " +
                               std::to_string(o->d));
@@ -174,7 +211,8 @@ command add_simulate(CLI::App& app) {
         simulation run(c); // validates and reads every input file before any output exists
         const std::string path = o->out.empty() ? default_output_name(c) : o->out;
         if (!o->force && std::filesystem::exists(path))
-            throw input_error("output file '" + path + "' already exists; pass --force to "
+            throw input_error("output file '" + path +
+                              "' already exists; pass --force to "
                               "overwrite it");
 
         std::signal(SIGINT, request_stop);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <unistd.h>
 
 namespace nadyn {
 
@@ -17,6 +18,13 @@ std::string show(double value) {
     std::ostringstream out;
     out.precision(17);
     out << value;
+    return out.str();
+}
+
+std::string gib(double bytes) {
+    std::ostringstream out;
+    out.precision(3);
+    out << bytes / double(1 << 30);
     return out.str();
 }
 
@@ -67,6 +75,14 @@ void run_config::validate() const {
                                         std::to_string(integration.every));
     require(std::isfinite(cluster_eps) && cluster_eps > 0.0 && cluster_eps <= 2.0,
             "cluster-eps must be in (0, 2], got " + show(cluster_eps));
+    // Memory of a run: about a dozen n x d arrays (state, stages of the stepper, attention,
+    // initial directions, projections) plus a logits block per thread; refused before any
+    // allocation when it exceeds the machine's physical memory.
+    const double bytes = 8.0 * (14.0 * double(n) * double(d) + 256.0 * double(n) * 8.0);
+    const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    require(physical <= 0 || bytes < physical,
+            "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
+                gib(bytes) + " GiB, more than this machine's " + gib(physical) + " GiB of memory");
     require(threads >= 0, "threads must be >= 0 (0: all cores), got " + std::to_string(threads));
     require(weights.kind != weights_kind::random_per_layer ||
                 integration.kind == integrator_kind::layers,
