@@ -137,6 +137,13 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     } catch (const numerical_fault&) {
         writer->finish(run_status::failed, statistics_of(summary));
         throw;
+    } catch (const io_error&) {
+        // The file may be what failed: mark it when possible, report the first error.
+        try {
+            writer->finish(run_status::failed, statistics_of(summary));
+        } catch (const std::exception&) {
+        }
+        throw;
     }
     writer->finish(summary.outcome == integration_outcome::complete ? run_status::complete
                                                                     : run_status::interrupted,

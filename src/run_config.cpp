@@ -83,6 +83,9 @@ void run_config::validate() const {
     require(physical <= 0 || bytes < physical,
             "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
                 gib(bytes) + " GiB, more than this machine's " + gib(physical) + " GiB of memory");
+    require(seed < (std::uint64_t{1} << 63),
+            "seed must be below 2^63 (it is stored as a signed 64-bit attribute), got " +
+                std::to_string(seed));
     require(threads >= 0, "threads must be >= 0 (0: all cores), got " + std::to_string(threads));
     require(weights.kind != weights_kind::random_per_layer ||
                 integration.kind == integrator_kind::layers,

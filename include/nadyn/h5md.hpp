@@ -7,9 +7,10 @@
 //   /particles/tokens/position {step, time, value (frames, n, d)}  directions theta
 //   /particles/tokens/magnitude {step, time, value (frames, n)}    magnitudes r
 //   /observables/<name>        {step, time, value (frames)}        one per observable
-//   /parameters                every input as an attribute; Q, K, V, theta0 as datasets;
+//   /parameters                every input as an attribute; datasets theta0 (n x d),
+//                              r_initial (n), and Q, K, V (d x d) when not the identity;
 //                              solver statistics and wall time once the run ends
-//   /  attribute status        "running", then "complete" or "interrupted"
+//   /  attribute status        "running", then "complete", "interrupted" or "failed"
 //
 // Every time series is extendible along frames, chunked one frame per chunk (split along
 // tokens when a frame exceeds a few MiB) and flushed after each frame, so a run that is
@@ -55,8 +56,8 @@ class trajectory_writer {
 
     // Attributes of /parameters (may be called again to add or replace entries).
     void write_parameters(const parameter_list& parameters);
-    // A row-major rows x cols dataset under /parameters (weights Q, K, V; theta0; r0),
-    // replacing one of that name. cols == 1 writes a 1-D dataset of length rows (r0), which
+    // A row-major rows x cols dataset under /parameters (weights Q, K, V; theta0; r_initial),
+    // replacing one of that name. cols == 1 writes a 1-D dataset of length rows (r_initial), which
     // parameter_matrix reads back as rows x 1.
     void write_parameter_matrix(const std::string& name, std::size_t rows, std::size_t cols,
                                 const double* data);

@@ -13,8 +13,9 @@
 // | ngpt          | ‖A_k‖ / alpha(t)       | 0                      |
 // | sqrt-scaling  | sqrt(t + 1)            | 0                      |
 //
-// A new scheme is one enumerator, one row of scheme_table and one case in each switch
-// of scheme.cpp (-Wswitch names the places).
+// A new scheme is one enumerator, one row of scheme_table and one case in each switch on
+// `scheme` (rates() here, breakpoint(), apply_layer(), initial_velocity_closed_form(),
+// predicted_law(); -Wswitch names the places). See ARCHITECTURE.md.
 #include <array>
 #include <cmath>
 #include <optional>

@@ -1,0 +1,424 @@
+#include "nadyn/paper_tables.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/observables.hpp"
+#include "nadyn/reduced.hpp"
+#include "nadyn/run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+namespace nadyn {
+
+namespace {
+
+std::string format(const char* pattern, double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, pattern, value);
+    return buffer;
+}
+
+std::string sci(double value) {
+    return format("%.12e", value);
+}
+
+double relative_error(double value, double reference) {
+    return std::abs(value - reference) / std::abs(reference);
+}
+
+double mean_of(const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+
+double spread_of(const std::vector<double>& v) {
+    if (v.size() < 2) return 0.0;
+    const double m = mean_of(v);
+    double s = 0.0;
+    for (double x : v)
+        s += (x - m) * (x - m);
+    return std::sqrt(s / double(v.size() - 1));
+}
+
+} // namespace
+
+// ---- initial velocity -------------------------------------------------------------------
+
+double particle_initial_velocity(scheme id, std::size_t n, double beta, double r0, double alpha) {
+    run_config c;
+    c.scheme_id = id;
+    c.n = n;
+    c.d = n;
+    c.beta = beta;
+    c.r0 = r0;
+    c.alpha = alpha;
+    c.t_switch = 1.0; // mix-ln starts as post-ln, as in the paper's table
+    c.init = initial_spec::parse("orthogonal");
+    c.integration = {integrator_kind::rk4, 0.0, 1.0, 1e-8, 1e-10, 1};
+    simulation run(c);
+    double velocity = 0.0;
+    run.run([&](const state_type&, double, std::int64_t, const frame_observables& o) {
+        velocity = o.velocity;
+    });
+    return velocity;
+}
+
+std::vector<initial_row> initial_velocity_table(const initial_table_settings& s) {
+    std::vector<initial_row> rows;
+    for (const auto& row : scheme_table) {
+        reduced_parameters p{{row.id, s.alpha, 1.0}, double(s.n), s.beta, s.r0};
+        const double closed = initial_velocity_closed_form(p);
+        const double reduced = integrate_reduced(p, {0.0}).front().velocity;
+        const double particles = particle_initial_velocity(row.id, s.n, s.beta, s.r0, s.alpha);
+        rows.push_back({row.id, closed, reduced, particles, relative_error(reduced, closed),
+                        relative_error(particles, closed)});
+    }
+    return rows;
+}
+
+std::vector<beta_sweep_point> initial_velocity_sweep(const initial_table_settings& s,
+                                                     const std::vector<double>& betas) {
+    std::vector<beta_sweep_point> points;
+    for (const auto& row : scheme_table)
+        for (double beta : betas) {
+            reduced_parameters p{{row.id, s.alpha, 1.0}, double(s.n), beta, s.r0};
+            points.push_back({row.id, beta, initial_velocity_closed_form(p),
+                              particle_initial_velocity(row.id, s.n, beta, s.r0, s.alpha)});
+        }
+    return points;
+}
+
+// ---- terminal velocity ------------------------------------------------------------------
+
+terminal_series reduced_terminal_series(scheme id, const terminal_table_settings& s) {
+    // Horizons where each law has fallen far (the gap u is the state, so 1e-250 is fine).
+    std::vector<double> times;
+    const int samples = 600;
+    switch (predicted_law(id)) {
+    case decay_law::exponential:
+        for (int i = 0; i <= samples; ++i)
+            times.push_back(300.0 * i / samples);
+        break;
+    case decay_law::stretched:
+        for (int i = 0; i <= samples; ++i) {
+            const double root = 1.0 + 149.0 * i / samples; // sqrt(t + 1) from 1 to 150
+            times.push_back(i == 0 ? 0.0 : root * root - 1.0);
+        }
+        break;
+    case decay_law::polynomial:
+        times.push_back(0.0);
+        for (int i = 0; i <= samples; ++i)
+            times.push_back(std::pow(10.0, -2.0 + 7.0 * i / samples));
+        break;
+    }
+    const reduced_parameters p{{id, s.alpha, s.t_switch}, s.n_reduced, s.beta_reduced, s.r0};
+    terminal_series series;
+    for (const reduced_sample& sample : integrate_reduced(p, times, 1e-12, 0.0)) {
+        series.t.push_back(sample.t);
+        series.velocity.push_back(sample.velocity);
+        series.gap.push_back(sample.u);
+    }
+    return series;
+}
+
+terminal_series particle_terminal_series(scheme id, const terminal_table_settings& s) {
+    run_config c;
+    c.scheme_id = id;
+    c.n = s.n;
+    c.d = s.d;
+    c.beta = s.beta;
+    c.r0 = s.r0;
+    c.alpha = s.alpha;
+    c.t_switch = s.t_switch;
+    c.seed = s.seed;
+    c.init = {initial_kind::cap, s.cap, {}};
+    // Fixed steps small against the decay rate: an adaptive controller on absolute errors of
+    // O(1) coordinates would let the step grow to the stability limit near the cluster and
+    // bias the fitted rate.
+    switch (predicted_law(id)) {
+    case decay_law::exponential:
+        c.integration = {integrator_kind::rk4, 30.0, 0.01, 1e-8, 1e-10, 10};
+        break;
+    case decay_law::stretched:
+        c.integration = {integrator_kind::rk4, 200.0, 0.02, 1e-8, 1e-10, 25};
+        break;
+    case decay_law::polynomial:
+        c.integration = {integrator_kind::rk4, 3000.0, 0.05, 1e-8, 1e-10, 150};
+        break;
+    }
+    simulation run(c);
+    terminal_series series;
+    run.run([&](const state_type&, double t, std::int64_t, const frame_observables& o) {
+        series.t.push_back(t);
+        series.velocity.push_back(o.velocity);
+        series.gap.push_back(o.gap);
+    });
+    return series;
+}
+
+terminal_row terminal_row_for(scheme id, const terminal_table_settings& s) {
+    terminal_row row{};
+    row.id = id;
+    row.law = predicted_law(id);
+    row.theory = predicted_parameter(id);
+    const terminal_series reduced = reduced_terminal_series(id, s);
+    row.reduced_window = choose_window(reduced.t, reduced.velocity, reduced.gap, 1e-280, 1e-280);
+    // Particles: the gap is a mean of squared differences of O(1) coordinates, accurate
+    // while the differences (~ sqrt gap) stay far above 1e-16.
+    const terminal_series particles = particle_terminal_series(id, s);
+    row.particles_window =
+        choose_window(particles.t, particles.velocity, particles.gap, 1e-300, 1e-22);
+    if (!row.reduced_window.valid || !row.particles_window.valid)
+        throw std::runtime_error("terminal table: no fit window for " + std::string(info(id).name));
+    row.reduced = fit_law(row.law, reduced.t, reduced.velocity, row.reduced_window.start,
+                          row.reduced_window.end);
+    row.particles = fit_law(row.law, particles.t, particles.velocity, row.particles_window.start,
+                            row.particles_window.end);
+    row.best_reduced = rank_laws(reduced.t, reduced.velocity, row.reduced_window).front().law;
+    row.best_particles =
+        rank_laws(particles.t, particles.velocity, row.particles_window).front().law;
+    return row;
+}
+
+std::vector<terminal_row> terminal_velocity_table(const terminal_table_settings& s) {
+    std::vector<terminal_row> rows;
+    for (const auto& row : scheme_table)
+        rows.push_back(terminal_row_for(row.id, s));
+    return rows;
+}
+
+// ---- random weights ---------------------------------------------------------------------
+
+random_run_result random_weights_run(scheme id, const random_table_settings& s,
+                                     std::uint64_t seed) {
+    run_config c;
+    c.scheme_id = id;
+    c.n = s.n;
+    c.d = s.d;
+    c.beta = s.beta > 0.0 ? s.beta : std::sqrt(double(s.d));
+    c.r0 = s.r0;
+    c.alpha = s.alpha;
+    c.seed = seed;
+    c.weights = weights_spec::parse("random-per-layer");
+    c.integration = {integrator_kind::layers, double(s.layers) * s.h, s.h, 1e-8, 1e-10, 1};
+    simulation run(c);
+    std::vector<double> previous, movement, t, gap;
+    double final_mean_cos = 0.0;
+    run.run([&](const state_type& x, double time, std::int64_t, const frame_observables& o) {
+        if (!previous.empty()) {
+            double angle = 0.0;
+            for (std::size_t k = 0; k < s.n; ++k) {
+                double chord2 = 0.0;
+                for (std::size_t a = 0; a < s.d; ++a) {
+                    const double diff = x[k * s.d + a] - previous[k * s.d + a];
+                    chord2 += diff * diff;
+                }
+                angle += 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0));
+            }
+            movement.push_back(angle / double(s.n));
+        }
+        previous.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(s.n * s.d));
+        t.push_back(time);
+        gap.push_back(o.gap);
+        final_mean_cos = o.mean_cos;
+    });
+    random_run_result result{};
+    const std::size_t early_layers = std::max<std::size_t>(1, s.layers / 10);
+    result.early_movement =
+        std::accumulate(movement.begin(), movement.begin() + long(early_layers), 0.0) /
+        double(early_layers);
+    // Deep collapse: the gap over the last half of the layers, while above round-off.
+    const double start = t.back() / 2.0;
+    double end = start;
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (t[i] >= start && gap[i] > 1e-24) end = t[i];
+    fit_window window{start, end, true};
+    result.collapse = rank_laws(t, gap, window).front();
+    result.final_mean_cos = final_mean_cos;
+    return result;
+}
+
+std::vector<random_row> random_weights_table(const random_table_settings& s) {
+    struct verdict {
+        const char *early, *collapse;
+    };
+    // The paper's table (validation with random weights, d = 512, one head, beta = sqrt d).
+    const std::map<scheme, verdict> paper{{scheme::post_ln, {"moderate", "fast"}},
+                                          {scheme::pre_ln, {"slow", "slow"}},
+                                          {scheme::peri_ln, {"fast", "slow"}},
+                                          {scheme::ngpt, {"fast", "fast"}},
+                                          {scheme::mix_ln, {"moderate", "slow"}}};
+    std::vector<random_row> rows;
+    for (const auto& entry : scheme_table) {
+        std::vector<double> early, final_cos;
+        std::map<decay_law, std::vector<double>> by_law;
+        for (std::uint64_t seed : s.seeds) {
+            const random_run_result r = random_weights_run(entry.id, s, seed);
+            early.push_back(r.early_movement);
+            final_cos.push_back(r.final_mean_cos);
+            by_law[r.collapse.law].push_back(r.collapse.parameter);
+        }
+        random_row row{};
+        row.id = entry.id;
+        row.early_mean = mean_of(early);
+        row.early_spread = spread_of(early);
+        row.final_mean_cos_mean = mean_of(final_cos);
+        row.final_mean_cos_spread = spread_of(final_cos);
+        std::size_t votes = 0;
+        for (const auto& [law, values] : by_law)
+            if (values.size() > votes) {
+                votes = values.size();
+                row.collapse_law = law;
+                row.collapse_mean = mean_of(values);
+                row.collapse_spread = spread_of(values);
+            }
+        row.collapse_votes = votes;
+        auto it = paper.find(entry.id);
+        row.paper_early = it == paper.end() ? "-" : it->second.early;
+        row.paper_collapse = it == paper.end() ? "-" : it->second.collapse;
+        rows.push_back(row);
+    }
+    // Early movement relative to the median over schemes: fast above 1.5x, slow below 1/1.5.
+    std::vector<double> early;
+    for (const auto& row : rows)
+        early.push_back(row.early_mean);
+    std::nth_element(early.begin(), early.begin() + long(early.size() / 2), early.end());
+    const double median = early[early.size() / 2];
+    for (auto& row : rows) {
+        const double ratio = row.early_mean / median;
+        row.ours_early = ratio > 1.5 ? "fast" : ratio < 1.0 / 1.5 ? "slow" : "moderate";
+        if (row.collapse_mean <= 0.0)
+            row.ours_collapse = "none";
+        else
+            row.ours_collapse = row.collapse_law == decay_law::exponential ? "fast" : "slow";
+        row.agrees = row.paper_early != "-" && row.paper_early == row.ours_early &&
+                     row.paper_collapse == row.ours_collapse;
+    }
+    return rows;
+}
+
+// ---- formatting -------------------------------------------------------------------------
+
+std::string initial_table_csv(const std::vector<initial_row>& rows) {
+    std::ostringstream out;
+    out << "scheme,closed_form,reduced,particles,rel_error_reduced,rel_error_particles\n";
+    for (const auto& r : rows)
+        out << info(r.id).name << ',' << sci(r.closed_form) << ',' << sci(r.reduced) << ','
+            << sci(r.particles) << ',' << format("%.3e", r.rel_error_reduced) << ','
+            << format("%.3e", r.rel_error_particles) << '\n';
+    return out.str();
+}
+
+std::string initial_table_markdown(const std::vector<initial_row>& rows,
+                                   const initial_table_settings& s) {
+    std::ostringstream out;
+    out << "Initial velocity gamma'(0), symmetric orthogonal start (n = d = " << s.n
+        << ", beta = " << s.beta << ", r0 = " << s.r0 << ", alpha = " << s.alpha << ")\n\n"
+        << "| scheme | closed form (MODEL.md 3) | scalar ODE | n-particle RHS | rel. error ODE | "
+           "rel. error particles |\n|---|---|---|---|---|---|\n";
+    for (const auto& r : rows)
+        out << "| " << info(r.id).name << " | " << sci(r.closed_form) << " | " << sci(r.reduced)
+            << " | " << sci(r.particles) << " | " << format("%.1e", r.rel_error_reduced) << " | "
+            << format("%.1e", r.rel_error_particles) << " |\n";
+    return out.str();
+}
+
+std::string terminal_table_csv(const std::vector<terminal_row>& rows) {
+    std::ostringstream out;
+    out << "scheme,law,theory,fit_reduced,fit_particles,window_start,window_end\n";
+    for (const auto& r : rows)
+        out << info(r.id).name << ',' << to_string(r.law) << ',' << r.theory << ','
+            << format("%.6f", r.reduced.parameter) << ',' << format("%.6f", r.particles.parameter)
+            << ',' << format("%.6g", r.reduced_window.start) << ','
+            << format("%.6g", r.reduced_window.end) << '\n';
+    return out.str();
+}
+
+std::string terminal_table_markdown(const std::vector<terminal_row>& rows,
+                                    const terminal_table_settings& s) {
+    std::ostringstream out;
+    out << "Terminal velocity gamma'(t) for large t. Scalar ODE: symmetric start, n = "
+        << s.n_reduced << ", beta = " << s.beta_reduced << ". Particles: n = " << s.n
+        << ", d = " << s.d << ", beta = " << s.beta << ", cap:" << s.cap << " start, seed "
+        << s.seed << ", rk4. r0 = " << s.r0 << ", alpha = " << s.alpha
+        << ", mix-ln t_switch = " << s.t_switch << ".\n\n"
+        << "| scheme | law (theory) | parameter (theory) | fit: scalar ODE | window (ODE) | fit: "
+           "particles | window (particles) | best law ODE | best law particles |\n"
+        << "|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& r : rows)
+        out << "| " << info(r.id).name << " | " << to_string(r.law) << ": " << formula(r.law)
+            << " | " << r.theory << " | " << format("%.4f", r.reduced.parameter) << " ("
+            << format("%+.2f%%", 100.0 * (r.reduced.parameter / r.theory - 1.0)) << ") | ["
+            << format("%.4g", r.reduced_window.start) << ", "
+            << format("%.4g", r.reduced_window.end) << "] | "
+            << format("%.4f", r.particles.parameter) << " ("
+            << format("%+.2f%%", 100.0 * (r.particles.parameter / r.theory - 1.0)) << ") | ["
+            << format("%.4g", r.particles_window.start) << ", "
+            << format("%.4g", r.particles_window.end) << "] | " << to_string(r.best_reduced)
+            << " | " << to_string(r.best_particles) << " |\n";
+    return out.str();
+}
+
+std::string random_table_csv(const std::vector<random_row>& rows) {
+    std::ostringstream out;
+    out << "scheme,early_movement,early_spread,collapse_law,collapse_parameter,collapse_spread,"
+           "final_mean_cos,final_mean_cos_spread,ours_early,ours_collapse,paper_early,"
+           "paper_collapse,agrees\n";
+    for (const auto& r : rows)
+        out << info(r.id).name << ',' << format("%.6g", r.early_mean) << ','
+            << format("%.3g", r.early_spread) << ',' << to_string(r.collapse_law) << ','
+            << format("%.6g", r.collapse_mean) << ',' << format("%.3g", r.collapse_spread) << ','
+            << format("%.6g", r.final_mean_cos_mean) << ','
+            << format("%.3g", r.final_mean_cos_spread) << ',' << r.ours_early << ','
+            << r.ours_collapse << ',' << r.paper_early << ',' << r.paper_collapse << ','
+            << (r.paper_early == "-" ? "n/a"
+                : r.agrees           ? "yes"
+                                     : "no")
+            << '\n';
+    return out.str();
+}
+
+std::string random_table_markdown(const std::vector<random_row>& rows,
+                                  const random_table_settings& s) {
+    std::ostringstream out;
+    const double beta = s.beta > 0.0 ? s.beta : std::sqrt(double(s.d));
+    out << "Random weights: discrete transformer (layers), n = " << s.n << ", d = " << s.d
+        << ", one head, beta = " << format("%.4g", beta) << ", " << s.layers
+        << " layers of step h = " << s.h
+        << ", Gaussian Q, K, V (variance 1/d) drawn per layer, tokens uniform on the sphere, r0 = "
+        << s.r0 << ", " << s.seeds.size() << " seeds (mean +- standard deviation).\n\n"
+        << "| scheme | early movement (rad/layer, first 10%) | deep collapse of the gap (last "
+           "half) | final mean_cos | ours: early / collapse | paper: early / collapse | agree |\n"
+        << "|---|---|---|---|---|---|---|\n";
+    for (const auto& r : rows) {
+        out << "| " << info(r.id).name << " | " << format("%.4g", r.early_mean) << " +- "
+            << format("%.2g", r.early_spread) << " | " << to_string(r.collapse_law) << " "
+            << (r.collapse_law == decay_law::exponential  ? "rate "
+                : r.collapse_law == decay_law::polynomial ? "power "
+                                                          : "coefficient ")
+            << format("%.3g", r.collapse_mean) << " +- " << format("%.2g", r.collapse_spread)
+            << " (" << r.collapse_votes << "/" << s.seeds.size() << " seeds) | "
+            << format("%.4g", r.final_mean_cos_mean) << " +- "
+            << format("%.2g", r.final_mean_cos_spread) << " | " << r.ours_early << " / "
+            << r.ours_collapse << " | " << r.paper_early << " / " << r.paper_collapse << " | "
+            << (r.paper_early == "-" ? "n/a (not in the paper's table)"
+                : r.agrees           ? "yes"
+                                     : "**no**")
+            << " |\n";
+    }
+    return out.str();
+}
+
+std::string sweep_csv(const std::vector<beta_sweep_point>& points) {
+    std::ostringstream out;
+    out << "scheme,beta,closed_form,particles\n";
+    for (const auto& p : points)
+        out << info(p.id).name << ',' << p.beta << ',' << sci(p.closed_form) << ','
+            << sci(p.particles) << '\n';
+    return out.str();
+}
+
+} // namespace nadyn
