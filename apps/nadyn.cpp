@@ -32,15 +32,24 @@ int main(int argc, char** argv) {
     auto* inspect = app.add_subcommand("inspect", "Print a trajectory file's parameters and "
                                                   "observables");
     commands[inspect] = cli::add_inspect(*inspect);
+    auto* reduced = app.add_subcommand(
+        "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (MODEL.md 3)");
+    commands[reduced] = cli::add_reduced(*reduced);
+    auto* table = app.add_subcommand(
+        "table", "Recompute the paper's tables: initial, terminal, random, or all (results/)");
+    commands[table] = cli::add_table(*table);
 
     // CLI11 reports an unknown command as "A subcommand is required", hiding the typo.
     if (argc > 1 && argv[1][0] != '-') {
         bool known = false;
-        for (const auto& [sub, run] : commands)
+        std::string names;
+        for (const auto* sub : app.get_subcommands({})) {
             known = known || sub->get_name() == argv[1];
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
         if (!known) {
-            std::cerr << "nadyn: unknown command '" << argv[1]
-                      << "'; valid commands: simulate, inspect (see 'nadyn --help')\n";
+            std::cerr << "nadyn: unknown command '" << argv[1] << "'; valid commands: " << names
+                      << " (see 'nadyn --help')\n";
             return 2;
         }
     }

@@ -99,29 +99,6 @@ class progress_bar {
     std::chrono::steady_clock::time_point m_start;
 };
 
-// CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
-// is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer
-// flags take plain decimal numbers in the type's range; the text is normalised (no leading
-// zeros) before CLI11 converts it.
-template <class Integer> CLI::Validator decimal_integer() {
-    return CLI::Validator(
-        [](std::string& text) -> std::string {
-            Integer value{};
-            const char* last = text.data() + text.size();
-            const auto [end, error] = std::from_chars(text.data(), last, value);
-            if (error == std::errc::result_out_of_range)
-                return "'" + text + "' is out of range (" +
-                       std::to_string(std::numeric_limits<Integer>::min()) + " to " +
-                       std::to_string(std::numeric_limits<Integer>::max()) + ")";
-            if (error != std::errc() || end != last || text.empty())
-                return "'" + text + "' is not a whole number" +
-                       (std::is_signed_v<Integer> ? "" : " >= 0");
-            text = std::to_string(value);
-            return {};
-        },
-        "");
-}
-
 } // namespace
 
 command add_simulate(CLI::App& app) {

@@ -230,12 +230,17 @@ random_run_result random_weights_run(scheme id, const random_table_settings& s,
     result.early_movement =
         std::accumulate(movement.begin(), movement.begin() + long(early_layers), 0.0) /
         double(early_layers);
-    // Deep collapse: the gap over the last half of the layers, while above round-off.
-    const double start = t.back() / 2.0;
-    double end = start;
+    // Deep collapse: the gap over the last half of the layers, while above round-off. When
+    // the gap reaches round-off earlier, the window is the half-length stretch ending there.
+    const double half = t.back() / 2.0;
+    double end = t.front();
     for (std::size_t i = 0; i < t.size(); ++i)
-        if (t[i] >= start && gap[i] > 1e-24) end = t[i];
-    fit_window window{start, end, true};
+        if (gap[i] > 1e-24)
+            end = t[i];
+        else
+            break;
+    const double start = std::max(t.front(), std::min(half, end - half));
+    const fit_window window{start, end, true};
     result.collapse = rank_laws(t, gap, window).front();
     result.final_mean_cos = final_mean_cos;
     return result;

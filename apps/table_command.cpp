@@ -1,0 +1,320 @@
+// nadyn table initial|terminal|random|all: the paper's tables, recomputed.
+#include "commands.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/paper_tables.hpp"
+#include "nadyn/reduced.hpp"
+#include "nadyn/run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace nadyn::cli {
+
+namespace {
+
+struct table_options {
+    std::string which;
+    std::string format = "md";
+    std::string out_dir = "results";
+    std::string python = "/usr/bin/python3";
+    bool no_figures = false;
+    initial_table_settings initial;
+    terminal_table_settings terminal;
+    random_table_settings random;
+    std::vector<std::uint64_t> seeds{1, 2, 3};
+};
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw input_error(message);
+}
+
+// Writes a file whole, or nothing: a temporary beside it, renamed into place.
+void write_file(const std::filesystem::path& path, const std::string& text) {
+    const std::filesystem::path temporary = path.string() + ".partial";
+    {
+        std::ofstream out(temporary);
+        out << text;
+        if (!out) throw io_error("cannot write '" + temporary.string() + "'");
+    }
+    std::filesystem::rename(temporary, path);
+}
+
+void note(const std::string& message) {
+    std::fprintf(stderr, "nadyn table: %s\n", message.c_str());
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The data behind the figures: reduced trajectories, terminal series, sphere snapshots.
+void write_figure_data(const std::filesystem::path& dir, const table_options& o,
+                       const std::vector<terminal_row>& terminal) {
+    std::filesystem::create_directories(dir);
+    // (1) gamma(t) of the scalar ODE for every scheme (paper's setting).
+    {
+        std::string csv = "scheme,t,gamma,gap,velocity,r\n";
+        std::vector<double> times;
+        for (int i = 0; i <= 400; ++i)
+            times.push_back(60.0 * i / 400.0);
+        for (const auto& row : scheme_table) {
+            reduced_parameters p{
+                {row.id, o.initial.alpha, 15.0}, double(o.initial.n), o.initial.beta, o.initial.r0};
+            for (const auto& s : integrate_reduced(p, times)) {
+                char line[256];
+                std::snprintf(line, sizeof line, "%s,%.10g,%.17g,%.17g,%.17g,%.17g\n",
+                              row.name.data(), s.t, 1.0 - s.u, s.u, s.velocity, s.r);
+                csv += line;
+            }
+        }
+        write_file(dir / "symmetric_start.csv", csv);
+    }
+    // (2) the terminal series and the fitted lines.
+    {
+        std::string series = "scheme,source,t,velocity,gap\n";
+        std::string fits = "scheme,source,law,parameter,log_prefactor,window_start,window_end\n";
+        for (const auto& row : terminal) {
+            const auto name = std::string(info(row.id).name);
+            const terminal_series reduced = reduced_terminal_series(row.id, o.terminal);
+            const terminal_series particles = particle_terminal_series(row.id, o.terminal);
+            for (auto [source, data] : {std::pair{"reduced", &reduced}, {"particles", &particles}})
+                for (std::size_t i = 0; i < data->t.size(); ++i) {
+                    char line[256];
+                    std::snprintf(line, sizeof line, "%s,%s,%.10g,%.17g,%.17g\n", name.c_str(),
+                                  source, data->t[i], data->velocity[i], data->gap[i]);
+                    series += line;
+                }
+            for (auto [source, fit, window] :
+                 {std::tuple{"reduced", &row.reduced, &row.reduced_window},
+                  {"particles", &row.particles, &row.particles_window}}) {
+                char line[256];
+                std::snprintf(line, sizeof line, "%s,%s,%s,%.10g,%.10g,%.10g,%.10g\n", name.c_str(),
+                              source, to_string(fit->law).data(), fit->parameter,
+                              fit->log_prefactor, window->start, window->end);
+                fits += line;
+            }
+        }
+        write_file(dir / "terminal_series.csv", series);
+        write_file(dir / "terminal_fits.csv", fits);
+    }
+    // (4) tokens on S^2 for post-ln and peri-ln: trajectory files with positions.
+    for (scheme id : {scheme::post_ln, scheme::peri_ln}) {
+        run_config c;
+        c.scheme_id = id;
+        c.n = 64;
+        c.d = 3;
+        c.beta = 4.0;
+        c.seed = 1;
+        c.integration = {integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 20};
+        c.command_line = invocation;
+        simulation run(c);
+        const auto path = dir / ("sphere_" + std::string(info(id).name) + ".h5");
+        run.run_to_file(path.string(), true);
+    }
+}
+
+std::string results_readme(const table_options& o, const std::string& initial_md,
+                           const std::string& terminal_md, const std::string& random_md,
+                           double seconds) {
+    std::string text;
+    text += "# Results: the tables and figures of \"Normalization in Attention Dynamics\"\n\n";
+    text += "Generated by `nadyn table all` (";
+    text += invocation;
+    text += "), in " + std::to_string(int(seconds)) +
+            " s. Do not edit by hand: rerun `bash scripts/reproduce.sh` (builds nadyn, then runs "
+            "`build/bin/nadyn table all --out-dir results`). The paper is Karagodin, Ge, "
+            "Polyanskiy, Rigollet, NeurIPS 2025, arXiv 2510.22026; the formulas are in "
+            "MODEL.md section 3.\n\n";
+    text += "## 1. Initial velocity (`initial_velocity.md`, `initial_velocity.csv`)\n\n";
+    text += "Paper's claim: from the symmetric orthogonal start, gamma'(0) = 2/(e^beta + n - 1) "
+            "for post-ln, mix-ln and sqrt-scaling, divided by r0 for pre-ln, and "
+            "2/(r0 sqrt(e^{2 beta} + n - 1)) for peri-ln (2 alpha / sqrt(...) for nGPT): "
+            "normalising the attention output (peri-ln, nGPT) makes tokens move about e^beta "
+            "times... more precisely, sqrt(e^{2beta}+n-1) replaces e^beta+n-1. Ours: the closed "
+            "form, the scalar ODE and the n-particle right-hand side agree to the relative "
+            "errors in the table (the test suite requires < 1e-10). "
+            "`nadyn table initial` reproduces it; the beta sweep behind figure 3 is "
+            "`initial_velocity_beta.csv`.\n\n";
+    text += initial_md + "\n";
+    text += "## 2. Terminal velocity (`terminal_velocity.md`, `terminal_velocity.csv`)\n\n";
+    text += "Paper's claim: near one cluster gamma' decays as C e^{-2t} for post-ln and nGPT "
+            "(alpha = 1), as C/t^3 for pre-ln, peri-ln and mix-ln, and as "
+            "C e^{-4 sqrt t}/sqrt t for sqrt-scaling. Ours: the law's parameter fitted by least "
+            "squares on log gamma' (a, p or c) on the scalar ODE (integrated in the gap "
+            "u = 1 - gamma, so it follows u below 1e-250) and on an n-particle run from a small "
+            "cap (the paper's local cone start). The window starts where the tokens are near one "
+            "cluster (gap < 1e-3) and past a twentieth of its end, and ends where the gap "
+            "reaches round-off (1e-280 for the ODE, 1e-22 for particles, whose directions are "
+            "O(1) doubles). 'best law' fits all three laws on the same window and picks the "
+            "smallest residual. The csv's window columns are the scalar ODE's. The tests "
+            "require the fits within 2% (ODE) and 5% (particles) of theory and the predicted "
+            "law to win. `nadyn table terminal` reproduces it.\n\n";
+    text += terminal_md + "\n";
+    text += "## 3. Random weights (`random_weights.md`, `random_weights.csv`)\n\n";
+    text += "Paper's claim (its validation with Kaiming-initialised weights, d = 512, one head, "
+            "beta = sqrt d): post-ln moves moderately early and collapses fast; pre-ln slow and "
+            "slow; peri-ln fast early and slow collapse; nGPT (alpha = 1) fast and fast; mix-ln "
+            "moderate and slow. Ours: the discrete transformer (`--integrator layers`, h = 1) "
+            "with Q, K, V drawn per layer. 'Early' is the mean angle a token moves per layer "
+            "over the first 10% of layers, called fast/slow when above 1.5x / below 1/1.5x the "
+            "median over schemes; 'collapse' is the best of the three laws fitted to the gap "
+            "over the last half of the layers (exponential = fast, polynomial or stretched = "
+            "slow). The last column says plainly whether each verdict matches the paper's. "
+            "`nadyn table random` reproduces it (";
+    text += std::to_string(o.random.seeds.size()) + " seeds).\n\n";
+    text += random_md + "\n";
+    text += "## Figures\n\nMade by `/usr/bin/python3 scripts/figures.py results` from the files in "
+            "`results/data/` (written by `nadyn table all`).\n\n"
+            "1. `fig1_symmetric_mean_cos.png`: gamma(t) = mean_cos of the scalar ODE for all six "
+            "schemes from the symmetric start (n = 256, beta = 5; mix-ln switches at t = 15).\n"
+            "2. `fig2_terminal_laws.png`: the gap 1 - gamma and gamma' on log axes (log t for the "
+            "polynomial schemes, sqrt t for sqrt-scaling), with the fitted laws as dashed lines.\n"
+            "3. `fig3_initial_velocity_beta.png`: gamma'(0) against beta: closed forms as lines, "
+            "the n-particle right-hand side as points.\n"
+            "4. `fig4_sphere_snapshots.png`: 64 tokens on S^2 (beta = 4, uniform start) at a few "
+            "times for post-ln and peri-ln.\n";
+    return text;
+}
+
+} // namespace
+
+command add_table(CLI::App& app) {
+    auto o = std::make_shared<table_options>();
+    app.add_option("which", o->which, "initial | terminal | random | all")->required();
+    app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
+        ->capture_default_str();
+    app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
+        ->capture_default_str();
+    app.add_flag("--no-figures", o->no_figures, "`all`: skip the Python figure script");
+    app.add_option("--python", o->python, "Python with h5py and matplotlib, for the figures")
+        ->capture_default_str();
+    // initial
+    app.add_option("--n", o->initial.n, "initial: tokens (and d = n)")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--beta", o->initial.beta, "initial: inverse temperature")
+        ->capture_default_str();
+    app.add_option("--r0", o->initial.r0, "initial/terminal/random: initial magnitude")
+        ->capture_default_str();
+    app.add_option("--alpha", o->initial.alpha, "initial/terminal/random: nGPT alpha")
+        ->capture_default_str();
+    // terminal
+    app.add_option("--particles-n", o->terminal.n, "terminal: tokens of the particle run")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--particles-d", o->terminal.d, "terminal: dimension of the particle run")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--particles-beta", o->terminal.beta, "terminal: beta of the particle run")
+        ->capture_default_str();
+    app.add_option("--cap", o->terminal.cap, "terminal: angular radius of the cap start")
+        ->capture_default_str();
+    app.add_option("--t-switch", o->terminal.t_switch, "terminal: mix-ln switch time")
+        ->capture_default_str();
+    // random
+    app.add_option("--random-n", o->random.n, "random: tokens")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--random-d", o->random.d, "random: dimension")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--layers", o->random.layers, "random: number of layers")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--seeds", o->seeds, "random: seeds")->capture_default_str();
+
+    return [o]() {
+        require(o->which == "initial" || o->which == "terminal" || o->which == "random" ||
+                    o->which == "all",
+                "unknown table '" + o->which + "'; valid tables: initial, terminal, random, all");
+        require(o->format == "md" || o->format == "csv",
+                "unknown format '" + o->format + "'; valid formats: md, csv");
+        require(o->initial.n >= 2, "n must be at least 2");
+        require(std::isfinite(o->initial.beta), "beta must be a finite number");
+        require(std::isfinite(o->initial.r0) && o->initial.r0 > 0, "r0 must be > 0");
+        require(std::isfinite(o->initial.alpha) && o->initial.alpha > 0, "alpha must be > 0");
+        require(o->terminal.n >= 2 && o->terminal.d >= 2,
+                "particles-n and particles-d must be >= 2");
+        require(o->terminal.cap > 0 && o->terminal.cap < 1.5, "cap must be in (0, 1.5) radians");
+        require(o->random.n >= 2 && o->random.d >= 2 && o->random.layers >= 20,
+                "random-n, random-d must be >= 2 and layers >= 20");
+        require(!o->seeds.empty(), "at least one seed");
+        o->terminal.r0 = o->random.r0 = o->initial.r0;
+        o->terminal.alpha = o->random.alpha = o->initial.alpha;
+        o->random.seeds = o->seeds;
+        const bool csv = o->format == "csv";
+
+        if (o->which == "initial") {
+            const auto rows = initial_velocity_table(o->initial);
+            std::cout << (csv ? initial_table_csv(rows) : initial_table_markdown(rows, o->initial));
+            return 0;
+        }
+        if (o->which == "terminal") {
+            const auto rows = terminal_velocity_table(o->terminal);
+            std::cout << (csv ? terminal_table_csv(rows)
+                              : terminal_table_markdown(rows, o->terminal));
+            return 0;
+        }
+        if (o->which == "random") {
+            const auto rows = random_weights_table(o->random);
+            std::cout << (csv ? random_table_csv(rows) : random_table_markdown(rows, o->random));
+            return 0;
+        }
+
+        // all: every table, the figure data, the figures and results/README.md.
+        const auto start = std::chrono::steady_clock::now();
+        const std::filesystem::path dir = o->out_dir;
+        std::error_code error;
+        std::filesystem::create_directories(dir, error);
+        if (error || !std::filesystem::is_directory(dir))
+            throw input_error("cannot create output directory '" + o->out_dir + "'");
+        note("initial velocity table");
+        const auto initial = initial_velocity_table(o->initial);
+        std::vector<double> betas;
+        for (int i = 0; i <= 20; ++i)
+            betas.push_back(0.5 * i);
+        const auto sweep = initial_velocity_sweep(o->initial, betas);
+        const std::string initial_md = initial_table_markdown(initial, o->initial);
+        write_file(dir / "initial_velocity.md", initial_md);
+        write_file(dir / "initial_velocity.csv", initial_table_csv(initial));
+        write_file(dir / "initial_velocity_beta.csv", sweep_csv(sweep));
+        note("terminal velocity table (" + std::to_string(int(seconds_since(start))) + " s)");
+        const auto terminal = terminal_velocity_table(o->terminal);
+        const std::string terminal_md = terminal_table_markdown(terminal, o->terminal);
+        write_file(dir / "terminal_velocity.md", terminal_md);
+        write_file(dir / "terminal_velocity.csv", terminal_table_csv(terminal));
+        note("random weights table (" + std::to_string(int(seconds_since(start))) + " s)");
+        const auto random = random_weights_table(o->random);
+        const std::string random_md = random_table_markdown(random, o->random);
+        write_file(dir / "random_weights.md", random_md);
+        write_file(dir / "random_weights.csv", random_table_csv(random));
+        note("figure data (" + std::to_string(int(seconds_since(start))) + " s)");
+        write_figure_data(dir / "data", *o, terminal);
+        write_file(dir / "README.md",
+                   results_readme(*o, initial_md, terminal_md, random_md, seconds_since(start)));
+        if (!o->no_figures) {
+            const std::filesystem::path script =
+                std::filesystem::path(NADYN_SOURCE_DIR) / "scripts" / "figures.py";
+            const std::string command = o->python + " " + script.string() + " " + dir.string();
+            note("figures: " + command);
+            if (std::system(command.c_str()) != 0)
+                throw io_error("the figure script failed: " + command);
+        }
+        note("done in " + std::to_string(int(seconds_since(start))) + " s; see " +
+             (dir / "README.md").string());
+        (void)read_file;
+        return 0;
+    };
+}
+
+} // namespace nadyn::cli
