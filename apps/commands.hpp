@@ -1,6 +1,8 @@
 #pragma once
 // The subcommands of the nadyn program. Each registers its options on the CLI11 app and
 // returns the function that runs it (exit status).
+#include "nadyn/run_config.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -14,10 +16,12 @@ namespace nadyn::cli {
 
 using command = std::function<int()>;
 
-command add_simulate(CLI::App& app);
+// `config`, when given, receives simulate's flags-to-run_config step alone (app.hpp).
+command add_simulate(CLI::App& app, std::function<run_config()>* config = nullptr);
 command add_inspect(CLI::App& app);
 command add_reduced(CLI::App& app);
 command add_table(CLI::App& app);
+command add_rerun(CLI::App& app);
 
 // CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
 // is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer

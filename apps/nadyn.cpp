@@ -1,18 +1,12 @@
 // nadyn: normalized attention dynamics. Parses the command line and dispatches to a
 // subcommand; every error ends here as one line on stderr and an exit status
 // (2: bad input, 1: I/O or numerical failure, 130: interrupted).
-#include "commands.hpp"
+#include "app.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/integrate.hpp"
-#include "nadyn/version.hpp"
 
 #include <iostream>
-#include <map>
-
-namespace nadyn::cli {
-std::string invocation;
-}
 
 int main(int argc, char** argv) {
     using namespace nadyn;
@@ -20,38 +14,11 @@ int main(int argc, char** argv) {
         if (i) cli::invocation += ' ';
         cli::invocation += argv[i];
     }
-    CLI::App app{"nadyn: normalized attention dynamics. Tokens are particles on the unit sphere "
-                 "moved by softmax self-attention; the normalisation scheme sets their speed."};
-    app.set_version_flag("--version",
-                         std::string("nadyn ") + version() + " (" + git_commit() + ")");
-    app.require_subcommand(1);
-    std::map<CLI::App*, cli::command> commands;
-    auto* simulate = app.add_subcommand("simulate", "Integrate the particle system and write an "
-                                                    "H5MD trajectory file");
-    commands[simulate] = cli::add_simulate(*simulate);
-    auto* inspect = app.add_subcommand("inspect", "Print a trajectory file's parameters and "
-                                                  "observables");
-    commands[inspect] = cli::add_inspect(*inspect);
-    auto* reduced = app.add_subcommand(
-        "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (MODEL.md 3)");
-    commands[reduced] = cli::add_reduced(*reduced);
-    auto* table = app.add_subcommand(
-        "table", "Recompute the paper's tables: initial, terminal, random, or all (results/)");
-    commands[table] = cli::add_table(*table);
-
-    // CLI11 reports an unknown command as "A subcommand is required", hiding the typo.
-    if (argc > 1 && argv[1][0] != '-') {
-        bool known = false;
-        std::string names;
-        for (const auto* sub : app.get_subcommands({})) {
-            known = known || sub->get_name() == argv[1];
-            names += (names.empty() ? "" : ", ") + sub->get_name();
-        }
-        if (!known) {
-            std::cerr << "nadyn: unknown command '" << argv[1] << "'; valid commands: " << names
-                      << " (see 'nadyn --help')\n";
-            return 2;
-        }
+    CLI::App app;
+    const cli::app_commands commands = cli::build_app(app);
+    if (const std::string message = cli::unknown_command(app, argc, argv); !message.empty()) {
+        std::cerr << message << '\n';
+        return 2;
     }
     try {
         app.parse(argc, argv);
@@ -69,7 +36,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        for (auto& [sub, run] : commands)
+        for (const auto& [sub, run] : commands.run)
             if (sub->parsed()) return run();
     } catch (const input_error& e) {
         std::cerr << "nadyn: " << e.what() << '\n';

@@ -44,6 +44,7 @@ struct simulate_options {
     double cluster_eps = 1e-3;
     bool compress = false;
     std::string out;
+    std::string resume;
     bool force = false;
     bool quiet = false;
 };
@@ -101,7 +102,73 @@ class progress_bar {
 
 } // namespace
 
-command add_simulate(CLI::App& app) {
+void print_summary(const run_summary& summary, const std::string& path) {
+    const bool interrupted = summary.outcome == integration_outcome::interrupted;
+    std::printf("%s: %zu frames, t = %g, mean_cos = %.12g, clusters = %g, %.3f s (%llu RHS "
+                "evaluations)\n%s %s\n",
+                interrupted ? "interrupted" : "complete", summary.frames, summary.last_time,
+                summary.last.mean_cos, summary.last.clusters, summary.wall_seconds,
+                static_cast<unsigned long long>(summary.statistics.rhs_evaluations),
+                interrupted ? "kept the frames in" : "wrote", path.c_str());
+}
+
+// --resume FILE: every input comes from the file; a flag given on the command line must
+// agree with it, except --T (which may grow) and the options that do not change the
+// trajectory.
+int resume(const CLI::App& app, const simulate_options& o,
+           const std::function<run_config()>& to_config) {
+    if (!o.out.empty())
+        throw input_error("--resume appends to its FILE; --out cannot be combined with it");
+    simulation run = simulation::from_file(o.resume);
+    const parameter_list recorded = run.config().to_parameters();
+    const parameter_list given = to_config().to_parameters();
+    const std::pair<const char*, const char*> flags[] = {{"--scheme", "scheme"},
+                                                         {"--n", "n"},
+                                                         {"--d", "d"},
+                                                         {"--beta", "beta"},
+                                                         {"--dt", "dt"},
+                                                         {"--integrator", "integrator"},
+                                                         {"--rtol", "rtol"},
+                                                         {"--atol", "atol"},
+                                                         {"--init", "init"},
+                                                         {"--weights", "weights"},
+                                                         {"--seed", "seed"},
+                                                         {"--r0", "r0"},
+                                                         {"--alpha", "alpha"},
+                                                         {"--t-switch", "t_switch"},
+                                                         {"--causal", "causal"},
+                                                         {"--every", "every"},
+                                                         {"--positions", "positions"},
+                                                         {"--cluster-eps", "cluster_eps"},
+                                                         {"--compress", "compress"}};
+    for (const auto& [flag, name] : flags) {
+        if (app.get_option(flag)->count() == 0) continue;
+        const std::string want = to_display_string(*given.find(name));
+        const std::string have = to_display_string(*recorded.find(name));
+        if (want != have)
+            throw input_error("--" + std::string(name) + " = " + want + " disagrees with '" +
+                              o.resume + "', which was run with " + name + " = " + have +
+                              " (a resumed run may only extend --T)");
+    }
+    std::optional<double> horizon;
+    if (app.get_option("--T")->count() > 0) {
+        if (!std::isfinite(o.T) || o.T < run.config().integration.T)
+            throw input_error("--T = " + std::to_string(o.T) + " cannot shorten the run in '" +
+                              o.resume + "' (T = " + std::to_string(run.config().integration.T) +
+                              ")");
+        horizon = o.T;
+    }
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    progress_bar bar(!o.quiet && isatty(STDERR_FILENO));
+    const run_summary summary =
+        run.resume_file(o.resume, horizon, &stop_requested, [&bar](double f) { bar(f); });
+    bar.finish();
+    print_summary(summary, o.resume);
+    return summary.outcome == integration_outcome::interrupted ? 130 : 0;
+}
+
+command add_simulate(CLI::App& app, std::function<run_config()>* config) {
     auto o = std::make_shared<simulate_options>();
     app.add_option("--scheme", o->scheme, "Normalisation scheme: " + scheme_names())
         ->capture_default_str();
@@ -149,7 +216,7 @@ command add_simulate(CLI::App& app) {
     app.add_flag("--force", o->force, "Overwrite an existing output file");
     app.add_flag("--quiet", o->quiet, "No progress bar");
 
-    return [o, t_switch_option]() {
+    auto to_config = [o, t_switch_option]() {
         run_config c;
         c.scheme_id = parse_scheme(o->scheme);
         if (o->n < 1)
@@ -184,7 +251,18 @@ command add_simulate(CLI::App& app) {
         c.cluster_eps = o->cluster_eps;
         c.compress = o->compress;
         c.command_line = invocation;
+        return c;
+    };
+    if (config) *config = to_config;
 
+    auto* resume_option = app.add_option(
+        "--resume", o->resume,
+        "Continue the run in FILE from its last frame, appending to it (flags may only extend "
+        "--T; --threads may differ)");
+
+    return [o, to_config, &app, resume_option]() {
+        if (resume_option->count() > 0) return resume(app, *o, to_config);
+        const run_config c = to_config();
         simulation run(c); // validates and reads every input file before any output exists
         const std::string path = o->out.empty() ? default_output_name(c) : o->out;
         if (!o->force && std::filesystem::exists(path))
@@ -198,14 +276,8 @@ command add_simulate(CLI::App& app) {
         const run_summary summary =
             run.run_to_file(path, o->force, &stop_requested, [&bar](double f) { bar(f); });
         bar.finish();
-        const bool interrupted = summary.outcome == integration_outcome::interrupted;
-        std::printf("%s: %zu frames, t = %g, mean_cos = %.12g, clusters = %g, %.3f s (%llu RHS "
-                    "evaluations)\n%s %s\n",
-                    interrupted ? "interrupted" : "complete", summary.frames, summary.last_time,
-                    summary.last.mean_cos, summary.last.clusters, summary.wall_seconds,
-                    static_cast<unsigned long long>(summary.statistics.rhs_evaluations),
-                    interrupted ? "kept the frames in" : "wrote", path.c_str());
-        return interrupted ? 130 : 0;
+        print_summary(summary, path);
+        return summary.outcome == integration_outcome::interrupted ? 130 : 0;
     };
 }
 

@@ -154,7 +154,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "u = 1 - gamma, so it follows u below 1e-250) and on an n-particle run from a small "
             "cap (the paper's local cone start). The window starts where the tokens are near one "
             "cluster (gap < 1e-3) and past a twentieth of its end, and ends where the gap "
-            "reaches round-off (1e-280 for the ODE, 1e-22 for particles, whose directions are "
+            "reaches round-off (1e-280 for the ODE, 1e-18 for particles, whose directions are "
             "O(1) doubles). 'best law' fits all three laws on the same window and picks the "
             "smallest residual. The csv's window columns are the scalar ODE's. The tests "
             "require the fits within 2% (ODE) and 5% (particles) of theory and the predicted "

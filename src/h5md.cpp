@@ -227,6 +227,38 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
     }
 }
 
+std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& path,
+                                                             std::size_t keep_frames) {
+    hdf5_file file = hdf5_file::open_read_write(path);
+    auto open_series = [&](const std::string& group) {
+        const hdf5_group g = file.open_group(group);
+        series s{g.open_dataset("value"), g.open_dataset("time"), g.open_dataset("step")};
+        for (hdf5_dataset* dataset : {&s.value, &s.time, &s.step}) {
+            if (dataset->shape().empty() || dataset->shape()[0] < keep_frames)
+                throw input_error("'" + path + "' holds fewer than " + std::to_string(keep_frames) +
+                                  " frames in /" + group);
+            dataset->set_rows(keep_frames);
+        }
+        return s;
+    };
+    std::optional<series> position;
+    if (file.has(position_path)) position = open_series(position_path);
+    series magnitude = open_series(magnitude_path);
+    std::vector<series> observables;
+    for (const auto& name : file.open_group("observables").children())
+        observables.push_back(open_series("observables/" + name));
+    hdf5_group parameters = file.open_group("parameters");
+    file.write_attribute("status", std::string(to_string(run_status::running)));
+    file.flush();
+    std::unique_ptr<trajectory_writer> writer(new trajectory_writer());
+    writer->m_path = path;
+    writer->m_frames = keep_frames;
+    writer->m_impl =
+        std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
+                                    std::move(magnitude), std::move(observables)});
+    return writer;
+}
+
 trajectory_writer::~trajectory_writer() = default;
 
 void trajectory_writer::write_parameters(const parameter_list& parameters) {

@@ -329,6 +329,13 @@ void hdf5_dataset::write_row(hsize_t row, hid_t memory_type, const void* data) {
           what);
 }
 
+void hdf5_dataset::set_rows(hsize_t rows) {
+    std::vector<hsize_t> dims = shape();
+    if (dims.empty()) throw std::logic_error("set_rows on a scalar dataset " + describe());
+    dims[0] = rows;
+    check(H5Dset_extent(id(), dims.data()), "cannot resize dataset " + describe());
+}
+
 void hdf5_dataset::read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const {
     const std::string what = "cannot read dataset " + describe();
     std::vector<hsize_t> dims = shape();
@@ -492,6 +499,13 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
     return {checked_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                        "cannot open '" + path + "'"),
+            path, "/"};
+}
+
+hdf5_file hdf5_file::open_read_write(const std::string& path) {
+    if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
+    return {checked_id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose,
+                       "cannot open '" + path + "' for writing"),
             path, "/"};
 }
 

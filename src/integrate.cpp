@@ -68,26 +68,44 @@ void check_finite(const state_type& x, std::size_t n, std::size_t d, double t) {
     }
 }
 
+// The last good state as a frame, then the fault: a run that blows up keeps its history.
+[[noreturn]] void fail_with_frame(const numerical_fault& fault, state_type& x,
+                                  const state_type& good, const state_type& dxdt, double t,
+                                  std::int64_t step, bool written, const frame_observer& observer) {
+    x = good;
+    if (!written) observer(x, dxdt, t, step);
+    throw fault;
+}
+
 template <class Stepper>
 integration_outcome integrate_fixed(Stepper stepper, attention_system& system, state_type& x,
                                     const integration_settings& settings,
                                     const frame_observer& observer, solver_statistics& statistics,
-                                    const std::atomic<bool>* stop) {
+                                    const std::atomic<bool>* stop, const resume_point* resume) {
     const std::size_t n = system.model().n, d = system.model().d;
     const std::int64_t steps = step_count(settings.T, settings.dt);
-    state_type dxdt(x.size());
-    for (std::int64_t i = 0;; ++i) {
+    state_type dxdt(x.size()), good(x.size());
+    statistics.next_step = settings.dt;
+    const std::int64_t first = resume ? resume->step : 0;
+    for (std::int64_t i = first;; ++i) {
         const double t = i == steps ? settings.T : static_cast<double>(i) * settings.dt;
         system.begin_step(t);
         system(x, dxdt, t); // the first stage of the step, and the frame's velocity
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
-        if (i % settings.every == 0 || i == steps || stopping) observer(x, dxdt, t, i);
+        const bool frame = (i % settings.every == 0 || i == steps || stopping) &&
+                           !(resume && i == first && resume->frame_kept);
+        if (frame) observer(x, dxdt, t, i);
         if (stopping) return integration_outcome::interrupted;
         if (i == steps) return integration_outcome::complete;
         const double next = i + 1 == steps ? settings.T : static_cast<double>(i + 1) * settings.dt;
+        good = x;
         stepper.do_step(std::ref(system), x, dxdt, t, next - t);
         project_to_sphere(directions(x), n, d);
-        check_finite(x, n, d, next);
+        try {
+            check_finite(x, n, d, next);
+        } catch (const numerical_fault& fault) {
+            fail_with_frame(fault, x, good, dxdt, t, i, frame, observer);
+        }
         ++statistics.accepted_steps;
     }
 }
@@ -95,27 +113,40 @@ integration_outcome integrate_fixed(Stepper stepper, attention_system& system, s
 integration_outcome integrate_adaptive(attention_system& system, state_type& x,
                                        const integration_settings& settings,
                                        const frame_observer& observer,
-                                       solver_statistics& statistics,
-                                       const std::atomic<bool>* stop) {
+                                       solver_statistics& statistics, const std::atomic<bool>* stop,
+                                       const resume_point* resume) {
     const std::size_t n = system.model().n, d = system.model().d;
     auto stepper = odeint::make_controlled(settings.atol, settings.rtol,
                                            odeint::runge_kutta_dopri5<state_type>());
     const double interval = static_cast<double>(settings.every) * settings.dt;
     const std::optional<double> switch_time = breakpoint(system.model().scheme);
-    state_type dxdt(x.size());
+    state_type dxdt(x.size()), good(x.size());
     double t = 0.0, dt = settings.dt;
     std::int64_t output = 0; // index of the next output time
     auto output_time = [&](std::int64_t j) {
         return std::min(settings.T, static_cast<double>(j) * interval);
     };
+    bool skip_frame = false;
+    if (resume) {
+        t = resume->t;
+        dt = resume->next_step;
+        statistics.accepted_steps = static_cast<std::uint64_t>(resume->step);
+        while (output_time(output) <= t && output_time(output) < settings.T)
+            ++output;
+        skip_frame = resume->frame_kept; // the resume frame is in the file already
+    }
     system.begin_step(t);
     system(x, dxdt, t);
     for (;;) {
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
-        if (t >= output_time(output) || stopping) {
+        statistics.next_step = dt;
+        bool written = false;
+        if ((t >= output_time(output) || stopping) && !skip_frame) {
             observer(x, dxdt, t, static_cast<std::int64_t>(statistics.accepted_steps));
-            ++output;
+            written = true;
         }
+        if (t >= output_time(output)) ++output;
+        skip_frame = false;
         if (stopping) return integration_outcome::interrupted;
         if (t >= settings.T) return integration_outcome::complete;
 
@@ -125,6 +156,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         const double start = t, suggested = dt;
         double step = clamped ? stop_at - t : dt;
         double attempted = step;
+        good = x;
         for (;;) {
             attempted = step;
             if (stepper.try_step(std::ref(system), x, dxdt, t, step) == odeint::success) break;
@@ -134,10 +166,10 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
                 message.precision(17);
                 message << "the adaptive step fell below its floor (" << step << ") at t = " << t
                         << "; loosen --rtol/--atol or check the parameters";
-                throw numerical_fault(message.str());
+                fail_with_frame(numerical_fault(message.str()), x, good, dxdt, start,
+                                statistics.accepted_steps, written, observer);
             }
         }
-        ++statistics.accepted_steps;
         if (clamped && attempted == stop_at - start) {
             t = stop_at; // land exactly on the output time or the switch
             dt = std::max(step, suggested);
@@ -145,7 +177,13 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
             dt = step;
         }
         project_to_sphere(directions(x), n, d);
-        check_finite(x, n, d, t);
+        try {
+            check_finite(x, n, d, t);
+        } catch (const numerical_fault& fault) {
+            fail_with_frame(fault, x, good, dxdt, start, statistics.accepted_steps, written,
+                            observer);
+        }
+        ++statistics.accepted_steps;
         system.begin_step(t);
         system(x, dxdt, t);
     }
@@ -155,17 +193,22 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
                                      const integration_settings& settings,
                                      const frame_observer& observer, solver_statistics& statistics,
                                      const std::atomic<bool>* stop,
-                                     const layer_weights_source& layer_weights) {
+                                     const layer_weights_source& layer_weights,
+                                     const resume_point* resume) {
     const std::size_t n = system.model().n, d = system.model().d;
     const std::int64_t layers = step_count(settings.T, settings.dt);
     const double h = settings.dt;
-    state_type dxdt(x.size());
+    state_type dxdt(x.size()), good(x.size());
     std::vector<double> attention(n * d);
-    for (std::int64_t l = 0;; ++l) {
+    statistics.next_step = h;
+    const std::int64_t first = resume ? resume->step : 0;
+    for (std::int64_t l = first;; ++l) {
         const double t = static_cast<double>(l) * h;
         if (layer_weights && l < layers) system.set_weights(layer_weights(l));
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
-        if (l % settings.every == 0 || l == layers || stopping) {
+        const bool frame = (l % settings.every == 0 || l == layers || stopping) &&
+                           !(resume && l == first && resume->frame_kept);
+        if (frame) {
             system.begin_step(t);
             system(x, dxdt, t); // the ODE velocity of this state, for the observables
             observer(x, dxdt, t, l);
@@ -174,9 +217,18 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         if (l == layers) return integration_outcome::complete;
         system.attend(directions(x), attention.data());
         ++statistics.rhs_evaluations;
+        good = x;
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
                     magnitudes(x, n, d), n, d);
-        check_finite(x, n, d, t + h);
+        try {
+            check_finite(x, n, d, t + h);
+        } catch (const numerical_fault& fault) {
+            if (!frame) {
+                system.begin_step(t);
+                system(good, dxdt, t);
+            }
+            fail_with_frame(fault, x, good, dxdt, t, l, frame, observer);
+        }
         ++statistics.accepted_steps;
     }
 }
@@ -236,23 +288,25 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
 integration_outcome integrate(attention_system& system, state_type& x,
                               const integration_settings& settings, const frame_observer& observer,
                               solver_statistics& statistics, const std::atomic<bool>* stop,
-                              const layer_weights_source& layer_weights) {
+                              const layer_weights_source& layer_weights,
+                              const resume_point* resume) {
     const std::uint64_t evaluations_before = system.evaluations();
     integration_outcome outcome = integration_outcome::complete;
     switch (settings.kind) {
     case integrator_kind::rk4:
         outcome = integrate_fixed(odeint::runge_kutta4<state_type>(), system, x, settings, observer,
-                                  statistics, stop);
+                                  statistics, stop, resume);
         break;
     case integrator_kind::euler:
         outcome = integrate_fixed(odeint::euler<state_type>(), system, x, settings, observer,
-                                  statistics, stop);
+                                  statistics, stop, resume);
         break;
     case integrator_kind::dopri5:
-        outcome = integrate_adaptive(system, x, settings, observer, statistics, stop);
+        outcome = integrate_adaptive(system, x, settings, observer, statistics, stop, resume);
         break;
     case integrator_kind::layers:
-        outcome = integrate_layers(system, x, settings, observer, statistics, stop, layer_weights);
+        outcome = integrate_layers(system, x, settings, observer, statistics, stop, layer_weights,
+                                   resume);
         break;
     }
     statistics.rhs_evaluations += system.evaluations() - evaluations_before;

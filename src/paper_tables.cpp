@@ -170,7 +170,7 @@ terminal_row terminal_row_for(scheme id, const terminal_table_settings& s) {
     // while the differences (~ sqrt gap) stay far above 1e-16.
     const terminal_series particles = particle_terminal_series(id, s);
     row.particles_window =
-        choose_window(particles.t, particles.velocity, particles.gap, 1e-300, 1e-22);
+        choose_window(particles.t, particles.velocity, particles.gap, 1e-300, 1e-18);
     if (!row.reduced_window.valid || !row.particles_window.valid)
         throw std::runtime_error("terminal table: no fit window for " + std::string(info(id).name));
     row.reduced = fit_law(row.law, reduced.t, reduced.velocity, row.reduced_window.start,

@@ -126,3 +126,51 @@ parameter_list run_config::to_parameters() const {
 }
 
 } // namespace nadyn
+
+namespace nadyn {
+
+namespace {
+
+template <class T> T required(const std::optional<T>& value, const char* name) {
+    if (!value)
+        throw input_error(std::string("the file's /parameters lack '") + name +
+                          "' (or it has the wrong type); it was not written by nadyn simulate");
+    return *value;
+}
+
+} // namespace
+
+run_config run_config::from_parameters(const parameter_list& p) {
+    run_config c;
+    c.scheme_id = parse_scheme(required(p.text("scheme"), "scheme"));
+    const std::int64_t n = required(p.integer("n"), "n"), d = required(p.integer("d"), "d");
+    if (n < 1 || d < 2) throw input_error("the file's parameters n, d are out of range");
+    c.n = static_cast<std::size_t>(n);
+    c.d = static_cast<std::size_t>(d);
+    c.beta = required(p.number("beta"), "beta");
+    c.integration.T = required(p.number("T"), "T");
+    c.integration.dt = required(p.number("dt"), "dt");
+    c.integration.kind = parse_integrator(required(p.text("integrator"), "integrator"));
+    c.integration.rtol = required(p.number("rtol"), "rtol");
+    c.integration.atol = required(p.number("atol"), "atol");
+    c.integration.every = required(p.integer("every"), "every");
+    c.init = initial_spec::parse(required(p.text("init"), "init"));
+    c.weights = weights_spec::parse(required(p.text("weights"), "weights"));
+    c.seed = static_cast<std::uint64_t>(required(p.integer("seed"), "seed"));
+    c.r0 = required(p.number("r0"), "r0");
+    c.alpha = required(p.number("alpha"), "alpha");
+    c.t_switch = required(p.number("t_switch"), "t_switch");
+    c.causal = required(p.integer("causal"), "causal") != 0;
+    c.positions = required(p.text("positions"), "positions") == "all";
+    c.compress = required(p.integer("compress"), "compress") != 0;
+    c.cluster_eps = required(p.number("cluster_eps"), "cluster_eps");
+    c.block = static_cast<std::size_t>(required(p.integer("block"), "block"));
+    c.command_line = p.text("command_line").value_or("");
+    return c;
+}
+
+bool resume_may_change(const std::string& parameter) {
+    return parameter == "T" || parameter == "threads" || parameter == "command_line";
+}
+
+} // namespace nadyn

@@ -50,6 +50,10 @@ struct trajectory_layout {
 class trajectory_writer {
   public:
     trajectory_writer(const std::string& path, const trajectory_layout& layout, bool overwrite);
+    // Reopens an existing trajectory to append frames after its first `keep_frames` (the rest
+    // are dropped); status becomes "running" again.
+    static std::unique_ptr<trajectory_writer> append(const std::string& path,
+                                                     std::size_t keep_frames);
     ~trajectory_writer();
     trajectory_writer(const trajectory_writer&) = delete;
     trajectory_writer& operator=(const trajectory_writer&) = delete;
@@ -75,6 +79,7 @@ class trajectory_writer {
     [[nodiscard]] const std::string& path() const { return m_path; }
 
   private:
+    trajectory_writer() = default;
     struct impl;
     std::unique_ptr<impl> m_impl;
     std::string m_path;

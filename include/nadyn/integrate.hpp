@@ -44,6 +44,19 @@ struct solver_statistics {
     std::uint64_t rhs_evaluations = 0;
     std::uint64_t accepted_steps = 0;
     std::uint64_t rejected_steps = 0;
+    // The step the integrator will try next (dopri5's controller state; dt otherwise), valid
+    // during an observer call: what a resumed run needs to continue bit for bit.
+    double next_step = 0.0;
+};
+
+// Where a resumed integration starts: a frame written by an earlier run. The frame itself
+// is not written again.
+struct resume_point {
+    std::int64_t step = 0; // fixed steps / layers: the step index; dopri5: accepted steps
+    double t = 0.0;
+    double next_step = 0.0; // dopri5: the controller's step at that frame
+    bool frame_kept = true; // the file still holds this frame (else it is written again
+                            // if an uninterrupted run would write it)
 };
 
 // Called at every output time with the state, the right-hand side at that state, the
@@ -61,13 +74,16 @@ struct numerical_fault : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Integrates x from t = 0 to T. `stop` (may be null) is polled before every step: when set,
-// the current state is written as a frame and the outcome is `interrupted`.
+// Integrates x from t = 0 (or from `resume`) to T. `stop` (may be null) is polled before
+// every step: when set, the current state is written as a frame and the outcome is
+// `interrupted`. A non-finite state throws numerical_fault after writing the last good
+// state as a frame.
 integration_outcome integrate(attention_system& system, state_type& x,
                               const integration_settings& settings, const frame_observer& observer,
                               solver_statistics& statistics,
                               const std::atomic<bool>* stop = nullptr,
-                              const layer_weights_source& layer_weights = {});
+                              const layer_weights_source& layer_weights = {},
+                              const resume_point* resume = nullptr);
 
 // One layer of the discrete model for every token: theta, r updated in place from the
 // attention output A of the layer's input, at layer time t with step h.

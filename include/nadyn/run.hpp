@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace nadyn {
@@ -31,19 +32,37 @@ class simulation {
     // Validates the configuration and prepares the initial state and the weights; throws
     // input_error for any bad input (unknown file, wrong shape, ...).
     explicit simulation(run_config config);
+    // A run with a given initial state and weights (rerun and resume use the ones recorded
+    // in a file, so they do not depend on regenerating them).
+    simulation(run_config config, const initial_state& start, attention_weights weights);
+
+    // The run recorded in a trajectory file (its /parameters, theta0, r_initial and Q, K, V):
+    // `nadyn rerun` runs it again; the result is bitwise identical.
+    static simulation from_file(const std::string& path);
+
+    // Continues the run in `path` from its last frame, appending to the file; `horizon`
+    // (when given) extends T. Frames written only because the run was stopped are dropped
+    // first, so the finished file is frame for frame the one an uninterrupted run writes.
+    // Needs positions in the file (--positions all).
+    run_summary
+    resume_file(const std::string& path, std::optional<double> horizon,
+                const std::atomic<bool>* stop = nullptr, const progress_callback& progress = {},
+                const std::function<void(double t, std::int64_t step)>& after_frame = {});
 
     // Runs and writes the trajectory to `path`; an existing file is an input_error unless
-    // overwrite. On a numerical fault the frames so far stay, status is "failed", and the
-    // fault is rethrown.
-    run_summary run_to_file(const std::string& path, bool overwrite,
-                            const std::atomic<bool>* stop = nullptr,
-                            const progress_callback& progress = {});
+    // overwrite. `after_frame` (optional) is called once each frame is on disk (live
+    // plotting, or a test stopping the run at a chosen frame). On a numerical fault the frames so
+    // far stay, status is "failed", and the fault is rethrown.
+    run_summary
+    run_to_file(const std::string& path, bool overwrite, const std::atomic<bool>* stop = nullptr,
+                const progress_callback& progress = {},
+                const std::function<void(double t, std::int64_t step)>& after_frame = {});
 
     // Runs without a file, calling `on_frame` with the observables of each frame.
     using frame_callback = std::function<void(const state_type& x, double t, std::int64_t step,
                                               const frame_observables& observables)>;
     run_summary run(const frame_callback& on_frame, const std::atomic<bool>* stop = nullptr,
-                    const progress_callback& progress = {});
+                    const progress_callback& progress = {}, const resume_point* resume = nullptr);
 
     [[nodiscard]] const run_config& config() const { return m_config; }
     [[nodiscard]] const state_type& state() const { return m_state; }
@@ -52,6 +71,12 @@ class simulation {
     [[nodiscard]] parameter_list parameters() const;
 
   private:
+    void write_header(trajectory_writer& writer) const;
+    run_summary run_with_writer(trajectory_writer& writer, const std::atomic<bool>* stop,
+                                const progress_callback& progress, const resume_point* resume,
+                                const solver_statistics& previous,
+                                const std::function<void(double, std::int64_t)>& after_frame);
+
     run_config m_config;
     attention_weights m_weights;
     state_type m_state;

@@ -44,6 +44,13 @@ struct run_config {
     [[nodiscard]] integration_settings resolved_integration() const;
     // Every input, as the attributes of /parameters.
     [[nodiscard]] parameter_list to_parameters() const;
+    // The inputs recorded in a file's /parameters; input_error names a missing or
+    // malformed parameter.
+    static run_config from_parameters(const parameter_list& parameters);
 };
+
+// The inputs that may differ between a file and a command line resuming it (T may grow;
+// threads, block and the output options do not change the trajectory).
+bool resume_may_change(const std::string& parameter);
 
 } // namespace nadyn

@@ -81,6 +81,8 @@ class hdf5_dataset : public hdf5_object {
     // Reads `count` rows from `first` along the first axis, converted to `memory_type`.
     void read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const;
     void read_all(hid_t memory_type, void* out) const;
+    // Sets the extent along the first axis (shrinking drops the rows beyond `rows`).
+    void set_rows(hsize_t rows);
 
   private:
     friend class hdf5_group;
@@ -123,6 +125,8 @@ class hdf5_file : public hdf5_group {
     static hdf5_file create(const std::string& path, bool truncate);
     // Throws input_error if the file does not exist or is not an HDF5 file.
     static hdf5_file open_read_only(const std::string& path);
+    // For appending to a trajectory; same errors as open_read_only, io_error if not writable.
+    static hdf5_file open_read_write(const std::string& path);
     // false for a file that exists but is not HDF5; input_error if it does not exist.
     static bool is_hdf5(const std::string& path);
 

@@ -1,0 +1,30 @@
+#pragma once
+// The nadyn command line as one CLI11 app: the description, --version and every
+// subcommand with its flags. The program (nadyn.cpp) parses with it and runs the chosen
+// command; the command-line fuzzer (fuzz/cli_parse.cpp) parses with it and only validates.
+#include "commands.hpp"
+
+#include "nadyn/run_config.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace nadyn::cli {
+
+struct app_commands {
+    std::map<CLI::App*, command> run; // each subcommand's function to run
+    // simulate's flags as a run_config, checked as `nadyn simulate` checks them before it
+    // validates the config and reads input files (input_error otherwise). Call it only
+    // after a parse that chose simulate.
+    std::function<run_config()> simulate_config;
+};
+
+// Registers the description, --version and every subcommand on `app`.
+app_commands build_app(CLI::App& app);
+
+// The error line for an argv[1] that is neither an option nor a subcommand of `app`
+// (CLI11 would only say "A subcommand is required", hiding the typo); empty otherwise.
+std::string unknown_command(const CLI::App& app, int argc, const char* const* argv);
+
+} // namespace nadyn::cli
