@@ -46,6 +46,7 @@ struct simulate_options {
     std::string out;
     std::string resume;
     bool force = false;
+    bool no_swmr = false;
     bool quiet = false;
 };
 
@@ -211,6 +212,9 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
     app.add_option("--cluster-eps", o->cluster_eps,
                    "Tokens with cosine >= 1 - eps are in one cluster (single linkage)")
         ->capture_default_str();
+    app.add_flag("--no-swmr", o->no_swmr,
+                 "Write without HDF5's single-writer/multiple-reader mode (for file systems "
+                 "without the locking it needs; the file then uses the HDF5 1.8 format)");
     app.add_flag("--compress", o->compress, "Deflate + shuffle the positions (slower writes)");
     app.add_option("--out", o->out, "Output file (default: a new descriptive name here)");
     app.add_flag("--force", o->force, "Overwrite an existing output file");
@@ -250,6 +254,7 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         c.threads = o->threads;
         c.cluster_eps = o->cluster_eps;
         c.compress = o->compress;
+        c.swmr = !o->no_swmr;
         c.command_line = invocation;
         return c;
     };

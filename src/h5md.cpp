@@ -14,6 +14,11 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
+#include <unistd.h>
+
 namespace nadyn {
 
 namespace {
@@ -102,7 +107,7 @@ std::string describe_found(std::size_t rank, H5T_class_t type_class) {
 // A 2-D (or, with allow_vector, 1-D as rows x 1) numeric dataset read as doubles. `name` must
 // exist in `root`.
 matrix_data read_matrix(const hdf5_group& root, const std::string& name, bool allow_vector,
-                        bool require_finite) {
+                        bool require_finite, const shape_check& check_shape = {}) {
     const std::string where = "dataset '" + name + "' in '" + root.file_path() + "'";
     const std::string expected =
         allow_vector ? "a 1-D or 2-D array of numbers" : "a 2-D array of numbers";
@@ -117,9 +122,19 @@ matrix_data read_matrix(const hdf5_group& root, const std::string& name, bool al
     if (!numeric || !(shape.size() == 2 || (allow_vector && shape.size() == 1)))
         throw input_error(where + " must be " + expected + ", found " +
                           describe_found(shape.size(), type_class));
+    const hsize_t cols = shape.size() == 2 ? shape[1] : 1;
+    if (check_shape) check_shape(shape[0], cols);
+    // In doubles, so that a product that wraps around cannot pass for a small one (and
+    // under-allocate the buffer HDF5 then fills).
+    const double bytes = double(sizeof(double)) * double(shape[0]) * double(cols);
+    const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) ||
+        (physical > 0 && bytes > physical))
+        throw input_error(where + " declares " + std::to_string(shape[0]) + " x " +
+                          std::to_string(cols) + " numbers, more than this machine's memory");
     matrix_data matrix;
     matrix.rows = shape[0];
-    matrix.cols = shape.size() == 2 ? shape[1] : 1;
+    matrix.cols = cols;
     matrix.values.resize(matrix.rows * matrix.cols);
     if (!matrix.values.empty()) dataset.read_all(H5T_NATIVE_DOUBLE, matrix.values.data());
     if (require_finite) {
@@ -152,12 +167,56 @@ const char* to_string(run_status status) {
 
 // ---- trajectory_writer --------------------------------------------------------------------
 
+namespace {
+
+// Refuses a frame that might not fit: HDF5 cannot recover a file whose write failed half-way
+// (its superblock may then point past the end), so the run stops while the file is whole,
+// keeping room for the end-of-run attributes. Counts the free space of the file system and
+// the process's file size limit (ulimit -f).
+void ensure_space(const std::string& path, std::uintmax_t frame, std::size_t frames) {
+    const std::uintmax_t needed = 2 * frame + (std::uintmax_t{256} << 10);
+    std::uintmax_t available = std::numeric_limits<std::uintmax_t>::max();
+    std::error_code ec;
+    const auto parent = std::filesystem::absolute(path, ec).parent_path();
+    struct statvfs fs {};
+    if (!ec && statvfs(parent.c_str(), &fs) == 0)
+        available = std::uintmax_t(fs.f_bavail) * std::uintmax_t(fs.f_frsize);
+    struct rlimit limit {};
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        const std::uintmax_t size = std::filesystem::file_size(path, ec);
+        const std::uintmax_t room = ec || size >= limit.rlim_cur ? 0 : limit.rlim_cur - size;
+        available = std::min(available, room);
+    }
+    if (available < needed)
+        throw io_error("no space left for another frame of '" + path + "' (" +
+                       std::to_string(available >> 10) + " KiB free, about " +
+                       std::to_string(needed >> 10) + " KiB needed); the " +
+                       std::to_string(frames) + " frames written so far are intact");
+}
+
+} // namespace
+
 struct trajectory_writer::impl {
     hdf5_file file;
     hdf5_group parameters;
     std::optional<series> position;
     series magnitude;
     std::vector<series> observables;
+
+    // Bytes one frame adds to the file (values, plus time and step of every series).
+    [[nodiscard]] std::uintmax_t frame_bytes() const {
+        auto row_bytes = [](const hdf5_dataset& value) {
+            std::uintmax_t bytes = sizeof(double);
+            const auto shape = value.shape();
+            for (std::size_t i = 1; i < shape.size(); ++i)
+                bytes *= shape[i];
+            return bytes;
+        };
+        std::uintmax_t bytes = row_bytes(magnitude.value);
+        if (position) bytes += row_bytes(position->value);
+        bytes += observables.size() * sizeof(double);
+        return bytes + (observables.size() + 2) * 2 * sizeof(double);
+    }
 
     // Writes the header, the box and the empty series of a new file.
     static std::unique_ptr<impl> create(hdf5_file file, const trajectory_layout& layout);
@@ -215,7 +274,8 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
     if (!overwrite && std::filesystem::exists(path, ec))
         throw input_error("output file '" + path +
                           "' already exists; pass --force to overwrite it");
-    hdf5_file file = hdf5_file::create(path, overwrite);
+    hdf5_file file = hdf5_file::create(path, overwrite, layout.swmr);
+    m_swmr = layout.swmr;
     try {
         m_impl = impl::create(std::move(file), layout);
     } catch (...) {
@@ -228,8 +288,9 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
 }
 
 std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& path,
-                                                             std::size_t keep_frames) {
+                                                             std::size_t keep_frames, bool swmr) {
     hdf5_file file = hdf5_file::open_read_write(path);
+    const bool swmr_possible = file.supports_swmr();
     auto open_series = [&](const std::string& group) {
         const hdf5_group g = file.open_group(group);
         series s{g.open_dataset("value"), g.open_dataset("time"), g.open_dataset("step")};
@@ -253,6 +314,7 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
     std::unique_ptr<trajectory_writer> writer(new trajectory_writer());
     writer->m_path = path;
     writer->m_frames = keep_frames;
+    writer->m_swmr = swmr && swmr_possible; // a --no-swmr file keeps the 1.8 format
     writer->m_impl =
         std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
                                     std::move(magnitude), std::move(observables)});
@@ -278,12 +340,19 @@ void trajectory_writer::write_parameter_matrix(const std::string& name, std::siz
 
 void trajectory_writer::write_frame(std::int64_t step, double time, const double* theta,
                                     const double* r, const std::vector<double>& observables) {
+    if (!m_impl) throw std::logic_error("trajectory_writer::write_frame after finish");
     impl& f = *m_impl;
     if (observables.size() != f.observables.size())
         throw std::invalid_argument("write_frame: " + std::to_string(observables.size()) +
                                     " observable values for " +
                                     std::to_string(f.observables.size()) + " observables");
     if (!r || (f.position && !theta)) throw std::invalid_argument("write_frame: null frame data");
+    ensure_space(m_path, f.frame_bytes(), m_frames);
+    if (m_swmr && !m_swmr_started) {
+        f.file.flush();
+        f.file.start_swmr_write();
+        m_swmr_started = true;
+    }
     // Values first, time and step last: a reader counts a frame only once every series has
     // it, so a run killed in the middle of this frame leaves only complete frames visible.
     const hsize_t row = m_frames;
@@ -304,10 +373,23 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
 }
 
 void trajectory_writer::finish(run_status status, const parameter_list& statistics) {
+    if (!m_impl) throw std::logic_error("trajectory_writer::finish called twice");
+    if (m_swmr_started) {
+        // SWMR forbids attribute writes: end it by closing every handle, then reopen.
+        m_impl.reset();
+        hdf5_file file = hdf5_file::open_read_write(m_path);
+        hdf5_group parameters = file.open_group("parameters");
+        for (const auto& [name, value] : statistics.entries())
+            parameters.write_attribute(name, value);
+        file.write_attribute("status", std::string(to_string(status)));
+        file.flush();
+        return;
+    }
     for (const auto& [name, value] : statistics.entries())
         m_impl->parameters.write_attribute(name, value);
     m_impl->file.write_attribute("status", std::string(to_string(status)));
     m_impl->file.flush();
+    m_impl.reset();
 }
 
 // ---- trajectory_reader --------------------------------------------------------------------
@@ -466,10 +548,10 @@ std::optional<std::vector<double>> trajectory_reader::parameter_matrix(const std
 }
 
 std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,
-                                               bool allow_vector) {
+                                               bool allow_vector, const shape_check& check_shape) {
     const hdf5_file file = hdf5_file::open_read_only(path);
     if (name.empty() || !file.has(name)) return std::nullopt;
-    return read_matrix(file, name, allow_vector, true);
+    return read_matrix(file, name, allow_vector, true, check_shape);
 }
 
 } // namespace nadyn

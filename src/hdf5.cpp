@@ -470,14 +470,15 @@ void hdf5_group::remove(const std::string& name) {
 
 // ---- hdf5_file ----------------------------------------------------------------------------
 
-hdf5_file hdf5_file::create(const std::string& path, bool truncate) {
+hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_format) {
     silence_errors();
     const std::string what = "cannot create output file '" + path + "'";
     // The 1.8 file format stores attributes that outgrow an object header (box/boundary for
     // d in the thousands, many parameters) densely, where the default format fails; files
     // stay readable by HDF5 1.8 and later.
     const hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
-    check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), what);
+    const H5F_libver_t format = swmr_format ? H5F_LIBVER_V110 : H5F_LIBVER_V18;
+    check(H5Pset_libver_bounds(access.get(), format, format), what);
     const hid_t id =
         H5Fcreate(path.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get());
     if (id < 0) throw io_error(what + ": " + creation_failure(path));
@@ -497,9 +498,26 @@ bool hdf5_file::is_hdf5(const std::string& path) {
 
 hdf5_file hdf5_file::open_read_only(const std::string& path) {
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
-    return {checked_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                       "cannot open '" + path + "'"),
-            path, "/"};
+    hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    // A file being written in SWMR mode, or left so by a writer that was killed, opens as a
+    // SWMR reader: the frames flushed so far are consistent.
+    if (id < 0) id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (id < 0) throw io_error("cannot open '" + path + "': " + hdf5_reason());
+    return {hdf5_id(id, H5Fclose), path, "/"};
+}
+
+void hdf5_file::start_swmr_write() {
+    check(H5Fstart_swmr_write(id()),
+          "cannot enter SWMR mode on '" + m_file_path +
+              "' (the file system may lack the locking it needs; use --no-swmr)");
+}
+
+bool hdf5_file::supports_swmr() const {
+    const hdf5_id access =
+        checked_id(H5Fget_access_plist(id()), H5Pclose, "cannot query '" + m_file_path + "'");
+    H5F_libver_t low = H5F_LIBVER_EARLIEST, high = H5F_LIBVER_LATEST;
+    check(H5Pget_libver_bounds(access.get(), &low, &high), "cannot query '" + m_file_path + "'");
+    return low >= H5F_LIBVER_V110;
 }
 
 hdf5_file hdf5_file::open_read_write(const std::string& path) {

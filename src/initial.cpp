@@ -4,6 +4,7 @@
 #include "nadyn/h5md.hpp"
 #include "nadyn/random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -134,30 +135,50 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         break;
     }
     case initial_kind::file: {
-        auto theta0 = read_matrix_dataset(spec.path, "theta0");
+        auto theta0 = read_matrix_dataset(
+            spec.path, "theta0", false, [&](std::size_t rows, std::size_t cols) {
+                if (rows != n || cols != d)
+                    throw input_error("dataset 'theta0' in init file '" + spec.path +
+                                      "' must be " + std::to_string(n) + " x " +
+                                      std::to_string(d) + " (n x d), found " +
+                                      std::to_string(rows) + " x " + std::to_string(cols));
+            });
         if (!theta0)
             throw input_error("init file '" + spec.path +
                               "' has no dataset 'theta0' (n x d directions)");
-        if (theta0->rows != n || theta0->cols != d)
-            throw input_error("dataset 'theta0' in init file '" + spec.path + "' must be " +
-                              std::to_string(n) + " x " + std::to_string(d) + " (n x d), found " +
-                              std::to_string(theta0->rows) + " x " + std::to_string(theta0->cols));
         for (std::size_t k = 0; k < n; ++k) {
             const double* row = &theta0->values[k * d];
+            double* direction = &state.theta[k * d];
             double norm2 = 0.0;
             for (std::size_t a = 0; a < d; ++a)
                 norm2 += row[a] * row[a];
-            if (!(norm2 > 0.0))
-                throw input_error("row " + std::to_string(k) + " of 'theta0' in init file '" +
-                                  spec.path + "' is zero; every token needs a direction");
+            if (!std::isnormal(norm2)) {
+                // The squares overflowed (entries beyond ~1e154) or underflowed (below
+                // ~1e-154): divide by the largest entry first, then normalise.
+                double largest = 0.0;
+                for (std::size_t a = 0; a < d; ++a)
+                    largest = std::max(largest, std::abs(row[a]));
+                if (!(largest > 0.0))
+                    throw input_error("row " + std::to_string(k) + " of 'theta0' in init file '" +
+                                      spec.path + "' is zero; every token needs a direction");
+                norm2 = 0.0;
+                for (std::size_t a = 0; a < d; ++a) {
+                    direction[a] = row[a] / largest;
+                    norm2 += direction[a] * direction[a];
+                }
+                row = direction;
+            }
             const double inverse = 1.0 / std::sqrt(norm2);
             for (std::size_t a = 0; a < d; ++a)
-                state.theta[k * d + a] = row[a] * inverse;
+                direction[a] = row[a] * inverse;
         }
-        if (auto radii = read_matrix_dataset(spec.path, "r0", true)) {
-            if (radii->rows * radii->cols != n || (radii->cols != 1 && radii->rows != 1))
+        const auto n_entries = [&](std::size_t rows, std::size_t cols) {
+            // One of them 1 first, so that the product cannot wrap around.
+            if ((cols != 1 && rows != 1) || rows * cols != n)
                 throw input_error("dataset 'r0' in init file '" + spec.path +
                                   "' must have n = " + std::to_string(n) + " entries");
+        };
+        if (auto radii = read_matrix_dataset(spec.path, "r0", true, n_entries)) {
             for (std::size_t k = 0; k < n; ++k) {
                 if (!(radii->values[k] > 0.0))
                     throw input_error("dataset 'r0' in init file '" + spec.path +

@@ -212,6 +212,7 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     layout.d = c.d;
     layout.positions = c.positions;
     layout.compress = c.compress;
+    layout.swmr = c.swmr;
     layout.scheme = std::string(info(c.scheme_id).name);
     for (auto name : observable_names)
         layout.observable_names.emplace_back(name);
@@ -289,7 +290,7 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
     }
     if (horizon) m_config.integration.T = *horizon;
     // Frames only the stop wrote are dropped; the resume state is kept in memory.
-    auto writer = trajectory_writer::append(path, keep);
+    auto writer = trajectory_writer::append(path, keep, c.swmr);
     parameter_list update;
     update.set("T", m_config.integration.T);
     update.set("resumed", utc_now());

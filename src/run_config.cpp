@@ -118,6 +118,7 @@ parameter_list run_config::to_parameters() const {
     p.set("every", integer(frame_interval()));
     p.set("positions", std::string(positions ? "all" : "none"));
     p.set("compress", integer(compress ? 1 : 0));
+    p.set("swmr", integer(swmr ? 1 : 0));
     p.set("cluster_eps", cluster_eps);
     p.set("threads", integer(threads));
     p.set("block", integer(block));
@@ -163,6 +164,7 @@ run_config run_config::from_parameters(const parameter_list& p) {
     c.causal = required(p.integer("causal"), "causal") != 0;
     c.positions = required(p.text("positions"), "positions") == "all";
     c.compress = required(p.integer("compress"), "compress") != 0;
+    c.swmr = p.integer("swmr").value_or(0) != 0;
     c.cluster_eps = required(p.number("cluster_eps"), "cluster_eps");
     c.block = static_cast<std::size_t>(required(p.integer("block"), "block"));
     c.command_line = p.text("command_line").value_or("");
@@ -170,7 +172,8 @@ run_config run_config::from_parameters(const parameter_list& p) {
 }
 
 bool resume_may_change(const std::string& parameter) {
-    return parameter == "T" || parameter == "threads" || parameter == "command_line";
+    return parameter == "T" || parameter == "threads" || parameter == "command_line" ||
+           parameter == "swmr";
 }
 
 } // namespace nadyn

@@ -57,13 +57,13 @@ matrix gaussian_matrix(random_source& source, std::size_t d) {
 }
 
 matrix read_square(const std::string& path, const char* name, std::size_t d) {
-    auto data = read_matrix_dataset(path, name);
+    auto data = read_matrix_dataset(path, name, false, [&](std::size_t rows, std::size_t cols) {
+        if (rows != d || cols != d)
+            throw input_error("dataset '" + std::string(name) + "' in weights file '" + path +
+                              "' must be " + std::to_string(d) + " x " + std::to_string(d) +
+                              ", found " + std::to_string(rows) + " x " + std::to_string(cols));
+    });
     if (!data) return {};
-    if (data->rows != d || data->cols != d)
-        throw input_error("dataset '" + std::string(name) + "' in weights file '" + path +
-                          "' must be " + std::to_string(d) + " x " + std::to_string(d) +
-                          ", found " + std::to_string(data->rows) + " x " +
-                          std::to_string(data->cols));
     matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
     std::copy(data->values.begin(), data->values.end(), m.data());
     return m;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ struct trajectory_layout {
     std::size_t d = 0;
     bool positions = true; // false: magnitudes and observables only (large n)
     bool compress = false; // deflate + shuffle on the position and magnitude values
+    // Single-writer/multiple-reader mode from the first frame on (HDF5 1.10 file format):
+    // h5py (swmr=True) and nadyn inspect can read the file while it grows, and a writer
+    // killed at any moment leaves every flushed frame intact.
+    bool swmr = true;
     std::vector<std::string> observable_names;
     std::string scheme; // recorded in /h5md/modules/nadyn
 };
@@ -53,7 +58,7 @@ class trajectory_writer {
     // Reopens an existing trajectory to append frames after its first `keep_frames` (the rest
     // are dropped); status becomes "running" again.
     static std::unique_ptr<trajectory_writer> append(const std::string& path,
-                                                     std::size_t keep_frames);
+                                                     std::size_t keep_frames, bool swmr = true);
     ~trajectory_writer();
     trajectory_writer(const trajectory_writer&) = delete;
     trajectory_writer& operator=(const trajectory_writer&) = delete;
@@ -73,7 +78,8 @@ class trajectory_writer {
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
 
     // Writes the end-of-run attributes (status, and `statistics` as attributes of
-    // /parameters) and flushes. The file stays open until destruction.
+    // /parameters) and flushes; in SWMR mode (which forbids attribute writes) the file is
+    // closed and reopened first. No frame may follow.
     void finish(run_status status, const parameter_list& statistics);
 
     [[nodiscard]] const std::string& path() const { return m_path; }
@@ -84,6 +90,8 @@ class trajectory_writer {
     std::unique_ptr<impl> m_impl;
     std::string m_path;
     std::size_t m_frames = 0;
+    bool m_swmr = false;         // enter SWMR mode before the first frame
+    bool m_swmr_started = false;
 };
 
 // Reads a trajectory file written by trajectory_writer (also one whose run was stopped).
@@ -123,12 +131,16 @@ class trajectory_reader {
 // A two-dimensional dataset of doubles from any HDF5 file (init and weights files).
 // Returns nullopt when the dataset is absent; throws input_error naming the file and
 // the dataset when the file cannot be opened or the dataset is not a 2-D (or, with
-// allow_vector, 1-D) array of numbers.
+// allow_vector, 1-D) array of numbers. `check_shape`, when given, sees rows and cols
+// before any value is read and throws to refuse them: a malformed file can declare any
+// shape, and reading first would allocate it (an input_error too when it exceeds memory).
 struct matrix_data {
     std::size_t rows = 0, cols = 0;
     std::vector<double> values; // row-major
 };
+using shape_check = std::function<void(std::size_t rows, std::size_t cols)>;
 std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,
-                                               bool allow_vector = false);
+                                               bool allow_vector = false,
+                                               const shape_check& check_shape = {});
 
 } // namespace nadyn

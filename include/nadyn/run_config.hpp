@@ -29,6 +29,7 @@ struct run_config {
     std::uint64_t seed = 1;
     bool positions = true;
     bool compress = false;
+    bool swmr = true; // SWMR writing (see trajectory_layout); --no-swmr turns it off
     double cluster_eps = 1e-3;
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n

@@ -122,7 +122,9 @@ class hdf5_file : public hdf5_group {
   public:
     // truncate: replace an existing file, else fail if it exists. Throws io_error with a
     // reason a user can act on (missing directory, no permission, ...).
-    static hdf5_file create(const std::string& path, bool truncate);
+    // swmr_format: the HDF5 1.10 file format, which single-writer/multiple-reader mode
+    // needs (readable by HDF5 >= 1.10); otherwise the 1.8 format.
+    static hdf5_file create(const std::string& path, bool truncate, bool swmr_format = false);
     // Throws input_error if the file does not exist or is not an HDF5 file.
     static hdf5_file open_read_only(const std::string& path);
     // For appending to a trajectory; same errors as open_read_only, io_error if not writable.
@@ -132,6 +134,11 @@ class hdf5_file : public hdf5_group {
 
     void flush();
     void close() noexcept { m_id.reset(); }
+    // Enters single-writer/multiple-reader mode: readers may open the file while frames are
+    // appended. Every dataset must exist by now, and no attribute may be written after.
+    void start_swmr_write();
+    // Whether the file's format allows SWMR (created with swmr_format).
+    [[nodiscard]] bool supports_swmr() const;
 
   private:
     using hdf5_group::hdf5_group;

@@ -1,0 +1,117 @@
+// Runs that end badly: SIGKILL in SWMR mode leaves every flushed frame readable (by the
+// library, nadyn inspect and h5dump after h5clear), a live file is readable while it grows,
+// a numerical blow-up stops with exit 1 naming time and token and keeps the last good frame,
+// and a write failure (file size limit) is exit 1 with the frames so far readable.
+#include "cli_support.hpp"
+
+#include "nadyn/h5md.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <csignal>
+#include <thread>
+
+using namespace nadyn_test;
+
+namespace {
+
+std::size_t frames_in(const std::string& path) {
+    try {
+        return nadyn::trajectory_reader(path).frame_count();
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+} // namespace
+
+TEST_CASE("SIGKILL during a SWMR run: the file is readable live and after the kill") {
+    const std::string dir = scratch_dir("kill_and_faults/kill");
+    const std::string out = dir + "/killed.h5";
+    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", "1000", "--dt",
+                                     "0.01", "--every", "20", "--out", out, "--quiet"});
+    // Read while it is written (SWMR reader), until a few frames are there.
+    REQUIRE(wait_until([&] { return frames_in(out) >= 3; }, std::chrono::seconds(60)));
+    const run_result live = run_nadyn({"inspect", out});
+    CHECK(live.status == 0);
+    CHECK(contains(live.out, "status      running"));
+    child.send_signal(SIGKILL);
+    const run_result killed = child.wait(std::chrono::seconds(30));
+    CHECK(killed.signal == SIGKILL);
+
+    std::size_t frames = 0;
+    {
+        const nadyn::trajectory_reader file(out);
+        frames = file.frame_count();
+        CHECK(frames >= 3);
+        CHECK(file.status() == "running"); // it never finished
+        const auto steps = file.steps();
+        for (std::size_t f = 0; f < frames; ++f) {
+            CHECK(steps[f] == static_cast<std::int64_t>(20 * f)); // no frame lost or torn
+            const auto theta = file.positions(f);
+            for (std::size_t k = 0; k < 128; ++k) {
+                double norm2 = 0.0;
+                for (std::size_t c = 0; c < 8; ++c)
+                    norm2 += theta[k * 8 + c] * theta[k * 8 + c];
+                CHECK(std::abs(std::sqrt(norm2) - 1.0) < 1e-12);
+            }
+        }
+    } // the reader closes: h5clear below needs the file to itself
+    const run_result inspect = run_nadyn({"inspect", out, "--csv"});
+    CHECK(inspect.status == 0);
+    CHECK(split_lines(inspect.out).size() == 1 + frames);
+    // Other HDF5 tools need the writer's SWMR mark cleared first (h5clear -s).
+    if (executable_exists("/usr/bin/h5clear") && executable_exists("/usr/bin/h5dump")) {
+        CHECK(run_program("/usr/bin/h5clear", {"-s", out}).status == 0);
+        CHECK(run_program("/usr/bin/h5dump", {"-H", out}).status == 0);
+    }
+    // And the run continues where it was killed (here: to a shorter horizon than planned,
+    // which is refused, since --T may only grow).
+    const run_result shorter = run_nadyn({"simulate", "--resume", out, "--T", "0.6", "--quiet"});
+    CHECK(shorter.status == 2);
+    CHECK(contains(shorter.err, "cannot shorten"));
+}
+
+TEST_CASE("a blow-up stops with exit 1, names time and token, keeps the last good frame") {
+    const std::string dir = scratch_dir("kill_and_faults/nan");
+    const std::string out = dir + "/nan.h5";
+    // pre-ln with r0 = 1e-300: the speed 1/r overflows inside the first RK4 stages.
+    const run_result r =
+        run_nadyn({"simulate", "--scheme", "pre-ln", "--r0", "1e-300", "--n", "8", "--d", "3",
+                   "--T", "1", "--dt", "0.1", "--out", out, "--quiet"});
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(line_count(r.err) == 1);
+    CHECK(contains(r.err, "non-finite"));
+    CHECK(contains(r.err, "at t = "));
+    CHECK(contains(r.err, "in token "));
+    const nadyn::trajectory_reader file(out);
+    CHECK(file.status() == "failed");
+    REQUIRE(file.frame_count() >= 1);
+    const auto theta = file.positions(file.frame_count() - 1);
+    for (double v : theta)
+        CHECK(std::isfinite(v));
+}
+
+TEST_CASE("a write failure (file size limit) is exit 1 and the frames so far stay readable") {
+    const std::string dir = scratch_dir("kill_and_faults/full");
+    const std::string out = dir + "/full.h5";
+    // ulimit -f caps the file at 1 MiB (2048 blocks of 512 bytes), about 60 frames of
+    // 17 KiB: the run stops mid-way, as on a full disk.
+    const std::string command = "trap '' XFSZ; ulimit -f 2048; exec " + nadyn_path +
+                                " simulate --n 128 --d 16 --T 10 --dt 0.01 --every 10 --out " +
+                                out + " --quiet";
+    const run_result r = run_program("/bin/sh", {"-c", command});
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(line_count(r.err) == 1);
+    CHECK(contains(r.err, out));
+    CHECK(contains(r.err, "no space"));
+    const nadyn::trajectory_reader file(out);
+    CHECK(file.status() == "failed");
+    CHECK(file.frame_count() >= 2);
+    const auto steps = file.steps();
+    for (std::size_t f = 0; f < file.frame_count(); ++f)
+        CHECK(steps[f] == static_cast<std::int64_t>(10 * f));
+}
