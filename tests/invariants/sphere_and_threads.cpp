@@ -57,9 +57,10 @@ TEST_CASE("directions stay on the sphere to 1e-12 at every frame: every scheme a
     }
 }
 
-TEST_CASE("one and two threads give bitwise identical trajectories") {
+TEST_CASE("one, two and three threads give bitwise identical trajectories") {
     // n = 700 with blocks of 64 queries: 11 attention blocks and 6 observable blocks,
-    // so both threads get work; random weights and the causal mask exercise every path.
+    // so every thread gets work; random weights and the causal mask exercise every path.
+    // Three threads on two cores also checks an uneven split of the blocks.
     run_config c;
     c.scheme_id = scheme::peri_ln;
     c.n = 700;
@@ -70,13 +71,16 @@ TEST_CASE("one and two threads give bitwise identical trajectories") {
     c.integration = {integrator_kind::rk4, 0.2, 0.05, 1e-8, 1e-10, 2};
     c.threads = 1;
     const recorded_run one = record(c);
-    c.threads = 2;
-    const recorded_run two = record(c);
-    REQUIRE(omp_get_max_threads() == 2);
-    REQUIRE(one.states.size() == two.states.size());
-    for (std::size_t f = 0; f < one.states.size(); ++f) {
-        CHECK(one.states[f] == two.states[f]); // operator== on doubles: bitwise
-        CHECK(one.frames[f].values() == two.frames[f].values());
+    for (int threads : {2, 3}) {
+        CAPTURE(threads);
+        c.threads = threads;
+        const recorded_run many = record(c);
+        REQUIRE(omp_get_max_threads() == threads);
+        REQUIRE(one.states.size() == many.states.size());
+        for (std::size_t f = 0; f < one.states.size(); ++f) {
+            CHECK(one.states[f] == many.states[f]); // operator== on doubles: bitwise
+            CHECK(one.frames[f].values() == many.frames[f].values());
+        }
     }
 }
 
