@@ -289,7 +289,7 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
 
 std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& path,
                                                              std::size_t keep_frames, bool swmr) {
-    hdf5_file file = hdf5_file::open_read_write(path);
+    hdf5_file file = hdf5_file::open_read_write(path, true);
     const bool swmr_possible = file.supports_swmr();
     auto open_series = [&](const std::string& group) {
         const hdf5_group g = file.open_group(group);

@@ -470,15 +470,27 @@ void hdf5_group::remove(const std::string& name) {
 
 // ---- hdf5_file ----------------------------------------------------------------------------
 
+namespace {
+
+// File access for the writer: the format, and no file locking. A reader (h5py, nadyn
+// inspect) that holds the file must never make the run fail; SWMR keeps what readers see
+// consistent, and the writer is the only one that writes.
+hdf5_id writer_access(const std::string& what, H5F_libver_t format) {
+    hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
+    check(H5Pset_libver_bounds(access.get(), format, format), what);
+    check(H5Pset_file_locking(access.get(), false, true), what);
+    return access;
+}
+
+} // namespace
+
 hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_format) {
     silence_errors();
     const std::string what = "cannot create output file '" + path + "'";
     // The 1.8 file format stores attributes that outgrow an object header (box/boundary for
     // d in the thousands, many parameters) densely, where the default format fails; files
-    // stay readable by HDF5 1.8 and later.
-    const hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
-    const H5F_libver_t format = swmr_format ? H5F_LIBVER_V110 : H5F_LIBVER_V18;
-    check(H5Pset_libver_bounds(access.get(), format, format), what);
+    // stay readable by HDF5 1.8 and later. SWMR needs the 1.10 format.
+    const hdf5_id access = writer_access(what, swmr_format ? H5F_LIBVER_V110 : H5F_LIBVER_V18);
     const hid_t id =
         H5Fcreate(path.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get());
     if (id < 0) throw io_error(what + ": " + creation_failure(path));
@@ -520,11 +532,23 @@ bool hdf5_file::supports_swmr() const {
     return low >= H5F_LIBVER_V110;
 }
 
-hdf5_file hdf5_file::open_read_write(const std::string& path) {
+hdf5_file hdf5_file::open_read_write(const std::string& path, bool clear_swmr_mark) {
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
-    return {checked_id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose,
-                       "cannot open '" + path + "' for writing"),
-            path, "/"};
+    const std::string what = "cannot open '" + path + "' for writing";
+    const hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
+    check(H5Pset_file_locking(access.get(), false, true), what);
+    hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get());
+    // A writer killed in SWMR mode leaves its mark in the superblock; what `h5clear -s` does
+    // is an HDF5 file-access property, set here by name when this HDF5 has it.
+    static const char* const clear_flags = "clear_status_flags";
+    if (id < 0 && clear_swmr_mark && H5Pexist(access.get(), clear_flags) > 0) {
+        H5Eclear2(H5E_DEFAULT);
+        hbool_t clear = true;
+        check(H5Pset(access.get(), clear_flags, &clear), what);
+        id = H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get());
+    }
+    if (id < 0) throw io_error(what + ": " + hdf5_reason());
+    return {hdf5_id(id, H5Fclose), path, "/"};
 }
 
 void hdf5_file::flush() {

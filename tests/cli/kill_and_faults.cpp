@@ -115,3 +115,52 @@ TEST_CASE("a write failure (file size limit) is exit 1 and the frames so far sta
     for (std::size_t f = 0; f < file.frame_count(); ++f)
         CHECK(steps[f] == static_cast<std::int64_t>(10 * f));
 }
+
+TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uninterrupted run") {
+    const std::string dir = scratch_dir("kill_and_faults/kill_resume");
+    const std::string full = dir + "/full.h5", part = dir + "/part.h5";
+    const std::vector<std::string> run{"simulate", "--n",     "64",     "--d",  "8",
+                                       "--T",      "20",      "--dt",   "0.01", "--every",
+                                       "20",       "--quiet", "--seed", "4"};
+    auto with_out = [&](const std::string& out) {
+        std::vector<std::string> args = run;
+        args.push_back("--out");
+        args.push_back(out);
+        return args;
+    };
+    REQUIRE(run_nadyn(with_out(full)).status == 0);
+    {
+        child_process child(nadyn_path, with_out(part));
+        REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
+        child.send_signal(SIGKILL);
+        child.wait(std::chrono::seconds(30));
+    }
+    const run_result resumed = run_nadyn({"simulate", "--resume", part, "--quiet"});
+    INFO(resumed.err);
+    REQUIRE(resumed.status == 0);
+    const nadyn::trajectory_reader a(full), b(part);
+    CHECK(b.status() == "complete");
+    REQUIRE(a.frame_count() == b.frame_count());
+    CHECK(a.steps() == b.steps());
+    for (std::size_t f = 0; f < a.frame_count(); ++f)
+        CHECK(a.positions(f) == b.positions(f));
+}
+
+TEST_CASE("a reader holding the file open does not disturb the run") {
+    const std::string dir = scratch_dir("kill_and_faults/reader");
+    const std::string out = dir + "/held.h5";
+    child_process child(nadyn_path, {"simulate", "--n", "64", "--d", "8", "--T", "5", "--dt",
+                                     "0.01", "--every", "10", "--out", out, "--quiet"});
+    REQUIRE(wait_until([&] { return frames_in(out) >= 1; }, std::chrono::seconds(60)));
+    run_result finished;
+    {
+        const nadyn::trajectory_reader held(out); // open until the run has ended
+        finished = child.wait(std::chrono::seconds(60));
+        CHECK(held.frame_count() >= 1);
+    }
+    INFO(finished.err);
+    CHECK(finished.status == 0);
+    const nadyn::trajectory_reader file(out);
+    CHECK(file.status() == "complete");
+    CHECK(file.frame_count() == 51);
+}

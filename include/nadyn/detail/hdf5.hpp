@@ -128,7 +128,9 @@ class hdf5_file : public hdf5_group {
     // Throws input_error if the file does not exist or is not an HDF5 file.
     static hdf5_file open_read_only(const std::string& path);
     // For appending to a trajectory; same errors as open_read_only, io_error if not writable.
-    static hdf5_file open_read_write(const std::string& path);
+    // clear_swmr_mark: also open a file whose SWMR writer was killed (as `h5clear -s`);
+    // only for a file no other process is writing.
+    static hdf5_file open_read_write(const std::string& path, bool clear_swmr_mark = false);
     // false for a file that exists but is not HDF5; input_error if it does not exist.
     static bool is_hdf5(const std::string& path);
 
