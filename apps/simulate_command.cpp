@@ -217,7 +217,9 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
                  "without the locking it needs; the file then uses the HDF5 1.8 format)");
     app.add_flag("--compress", o->compress, "Deflate + shuffle the positions (slower writes)");
     app.add_option("--out", o->out, "Output file (default: a new descriptive name here)");
-    app.add_flag("--force", o->force, "Overwrite an existing output file");
+    app.add_flag("--force", o->force,
+                 "Overwrite an existing output file; run even if the memory estimate exceeds "
+                 "the memory available now");
     app.add_flag("--quiet", o->quiet, "No progress bar");
 
     auto to_config = [o, t_switch_option]() {
@@ -255,6 +257,7 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         c.cluster_eps = o->cluster_eps;
         c.compress = o->compress;
         c.swmr = !o->no_swmr;
+        c.ignore_memory_estimate = o->force;
         c.command_line = invocation;
         return c;
     };

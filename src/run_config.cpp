@@ -79,10 +79,16 @@ void run_config::validate() const {
     // initial directions, projections) plus a logits block per thread; refused before any
     // allocation when it exceeds the machine's physical memory.
     const double bytes = 8.0 * (14.0 * double(n) * double(d) + 256.0 * double(n) * 8.0);
-    const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const double page = double(sysconf(_SC_PAGE_SIZE));
+    const double physical = double(sysconf(_SC_PHYS_PAGES)) * page;
+    const double available = double(sysconf(_SC_AVPHYS_PAGES)) * page;
     require(physical <= 0 || bytes < physical,
             "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
                 gib(bytes) + " GiB, more than this machine's " + gib(physical) + " GiB of memory");
+    require(ignore_memory_estimate || available <= 0 || bytes < available,
+            "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
+                gib(bytes) + " GiB, more than the " + gib(available) +
+                " GiB of memory available now (--force runs it anyway)");
     require(seed < (std::uint64_t{1} << 63),
             "seed must be below 2^63 (it is stored as a signed 64-bit attribute), got " +
                 std::to_string(seed));

@@ -34,6 +34,9 @@ struct run_config {
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n
     std::string command_line;
+    // Run even when the memory estimate exceeds the memory available now (never beyond the
+    // machine's physical memory).
+    bool ignore_memory_estimate = false;
 
     // Throws input_error naming the first invalid input and its valid range.
     void validate() const;
