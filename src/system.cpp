@@ -25,8 +25,7 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
     const scheme_parameters scheme = m_model.scheme;
     const double step_start = std::isnan(m_step_start) ? t : m_step_start;
 
-#pragma omp parallel for schedule(static) if (n * d > 65536)
-    for (std::size_t k = 0; k < n; ++k) {
+    auto token = [&](std::size_t k) {
         const double* theta_k = theta + k * d;
         const double* a_k = attention + k * d;
         double along = 0.0, norm2 = 0.0;
@@ -38,12 +37,21 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
         for (std::size_t c = 0; c < d; ++c)
             dtheta[k * d + c] = (a_k[c] - along * theta_k[c]) * rate.inverse_speed;
         dr[k] = rate.radial_rate;
+    };
+    // An explicit branch, not `omp parallel if (...)`: libgomp allocates a thread team even
+    // for a region its if clause turns off, and the step must not allocate.
+    if (n * d > 65536) {
+#pragma omp parallel for schedule(static)
+        for (std::size_t k = 0; k < n; ++k)
+            token(k);
+    } else {
+        for (std::size_t k = 0; k < n; ++k)
+            token(k);
     }
 }
 
 void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
-#pragma omp parallel for schedule(static) if (n * d > 65536)
-    for (std::size_t k = 0; k < n; ++k) {
+    auto token = [&](std::size_t k) {
         double* row = theta + k * d;
         double norm2 = 0.0;
         for (std::size_t c = 0; c < d; ++c)
@@ -51,6 +59,14 @@ void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
         const double inverse = 1.0 / std::sqrt(norm2);
         for (std::size_t c = 0; c < d; ++c)
             row[c] *= inverse;
+    };
+    if (n * d > 65536) { // explicit branch: see operator()
+#pragma omp parallel for schedule(static)
+        for (std::size_t k = 0; k < n; ++k)
+            token(k);
+    } else {
+        for (std::size_t k = 0; k < n; ++k)
+            token(k);
     }
 }
 

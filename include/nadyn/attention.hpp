@@ -4,11 +4,26 @@
 //     w_kj = exp(beta <Q theta_k, K theta_j>) / sum_l exp(beta <Q theta_k, K theta_l>)
 //     A_k  = sum_j w_kj V theta_j        (summed over heads)
 //
-// Computed in blocks of query tokens: per block one GEMM for the logits against all keys,
-// a max-subtracted softmax, one GEMM with the values; OpenMP-parallel over blocks. Memory
-// is O(block x n) per thread, never an n x n matrix once n exceeds one block. Each block
-// is computed by one thread with a fixed block size, so the result does not depend on the
-// number of threads (bitwise).
+// Two paths, both built from GEMMs on blocks (Eigen) and a vectorised exp:
+//
+// - general: per block of query tokens one GEMM for the logits against all keys, a
+//   max-subtracted softmax per row, one GEMM with the values. Memory O(block x n) per
+//   thread.
+// - symmetric (Q = K, no causal mask, beta >= 0): the logits G_kj = <q_k, q_j> are
+//   symmetric, and so is E_kj = exp(beta G_kj - h_k - h_j) with h_k = beta G_kk / 2,
+//   i.e. E_kj = exp(-beta/2 ‖q_k - q_j‖^2) in (0, 1], E_kk = 1. With a_j = exp(h_j - max h)
+//
+//       w_kj = E_kj a_j / sum_l E_kl a_l,
+//
+//   so each tile (I, J), J <= I, of E is computed once and used twice: A_I += E_IJ (a V)_J
+//   and A_J += E_IJ^T (a V)_I. That halves the exponentials and saves a quarter of the
+//   flops. The denominator holds E_kk a_k = a_k, so nothing overflows or vanishes as long
+//   as the spread of h is moderate (checked; the general path is taken otherwise).
+//
+// Both are deterministic and independent of the number of threads (bitwise): a general
+// block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
+// each lane sums its tiles in a fixed order into its own accumulator, and the lanes are
+// added in lane order. After the first call, compute() allocates nothing of its own.
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
@@ -23,7 +38,8 @@ struct attention_options {
 
 class attention_kernel {
   public:
-    // block = 0 picks a block size from n (about 4 MiB of logits per thread).
+    // block = 0 picks block sizes from n and d; a given block is the query block of the
+    // general path and the tile of the symmetric path (tests use it to cross boundaries).
     attention_kernel(std::size_t n, std::size_t d, std::size_t block = 0);
 
     // theta and out are n x d row-major; out receives A.
@@ -33,11 +49,30 @@ class attention_kernel {
     [[nodiscard]] std::size_t n() const { return m_n; }
     [[nodiscard]] std::size_t d() const { return m_d; }
     [[nodiscard]] std::size_t block() const { return m_block; }
+    [[nodiscard]] std::size_t tile() const { return m_tile; }
+
+    // Which path the last head of the last compute() took (for tests and benchmarks).
+    enum class path { general, symmetric };
+    [[nodiscard]] path last_path() const { return m_last_path; }
 
   private:
-    std::size_t m_n, m_d, m_block;
+    // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
+    // too large for the shared shift; the caller then takes the general path.
+    bool add_symmetric(const double* queries, const double* values, double beta, double* out);
+    void add_general(const double* queries, const double* keys, const double* values,
+                     const attention_options& options, double* out);
+
+    std::size_t m_n, m_d, m_block, m_tile, m_lanes;
     matrix m_queries, m_keys, m_values; // projected tokens of one head (when not identity)
-    std::vector<matrix> m_logits;       // one block x n workspace per thread
+    std::vector<matrix> m_logits;       // general: one block x n workspace per thread
+    std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
+    matrix m_scaled_values;             // symmetric: a_j V theta_j, n x d (d x n for small d)
+    matrix m_queries_t;                 // symmetric, small d: the queries transposed, d x n
+    std::vector<double> m_half_diagonal, m_key_weight; // symmetric: h_j and a_j
+    std::vector<matrix>
+        m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
+    std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)
+    path m_last_path = path::general;
 };
 
 // The plain O(n^2 d) definition, one pair at a time: the reference the fast kernel is
@@ -45,5 +80,15 @@ class attention_kernel {
 void reference_attention(const double* theta, std::size_t n, std::size_t d,
                          const attention_weights& weights, const attention_options& options,
                          double* out);
+
+namespace detail {
+
+// exp(x) in place for every x <= 709, vectorised (compiled for the build's SIMD width):
+// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial (truncation
+// below 5e-18), 2^k from the exponent bits. Relative error within a few 1e-16 of std::exp;
+// x < -708 gives 0 (no subnormals reach the GEMMs); NaN stays NaN.
+void exp_in_place(double* values, std::size_t count);
+
+} // namespace detail
 
 } // namespace nadyn

@@ -1,0 +1,418 @@
+// nadyn-bench: timings of the right-hand side, the RK4 step, the attention kernel and
+// Eigen's GEMM, for scripts/benchmark.sh (which turns them into results/performance.md).
+//
+//   nadyn-bench table   --n 32,256 --d 3,64 [--budget S] [--reps R] [--threads T]
+//   nadyn-bench gemm    --size 2048 [--reps R] [--threads T]
+//   nadyn-bench threads --n 4096 --d 64 [--reps R]
+//   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] --out FILE
+//
+// Every command prints one JSON object per line. Times are medians over repetitions; the
+// same process measures the things that are compared (side by side, interleaved where it
+// matters), so a second process on the machine affects both sides alike.
+//
+// The executable counts heap allocations (it interposes malloc), to report how many one
+// RK4 step makes once its workspaces exist.
+#include "nadyn/integrate.hpp"
+#include "nadyn/run.hpp"
+
+#include <boost/numeric/odeint.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+// ---- heap allocation counter (glibc: the __libc_* entry points stay reachable) ----------
+// Not under AddressSanitizer, which owns malloc itself: allocations then read -1.
+#if defined(__SANITIZE_ADDRESS__)
+#define NADYN_BENCH_COUNTS_ALLOCATIONS 0
+#else
+#define NADYN_BENCH_COUNTS_ALLOCATIONS 1
+#endif
+namespace {
+std::atomic<long> heap_allocations{0};
+}
+#if NADYN_BENCH_COUNTS_ALLOCATIONS
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+}
+extern "C" {
+void* malloc(std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    return __libc_calloc(count, size);
+}
+void* realloc(void* p, std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    return __libc_realloc(p, size);
+}
+void free(void* p) {
+    __libc_free(p);
+}
+int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    *out = __libc_memalign(alignment, size);
+    return *out ? 0 : 12; // ENOMEM
+}
+void* aligned_alloc(std::size_t alignment, std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    return __libc_memalign(alignment, size);
+}
+void* memalign(std::size_t alignment, std::size_t size) {
+    heap_allocations.fetch_add(1, std::memory_order_relaxed);
+    return __libc_memalign(alignment, size);
+}
+}
+
+#endif
+
+namespace {
+
+using namespace nadyn;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct arguments {
+    std::map<std::string, std::string> values;
+    std::string get(const std::string& key, const std::string& fallback) const {
+        auto it = values.find(key);
+        return it == values.end() ? fallback : it->second;
+    }
+    double number(const std::string& key, double fallback) const {
+        auto it = values.find(key);
+        return it == values.end() ? fallback : std::stod(it->second);
+    }
+    std::vector<std::size_t> sizes(const std::string& key, const std::string& fallback) const {
+        std::vector<std::size_t> out;
+        std::stringstream in(get(key, fallback));
+        for (std::string item; std::getline(in, item, ',');)
+            out.push_back(std::stoul(item));
+        return out;
+    }
+};
+
+// The benchmark system: peri-ln, beta = 4, identity weights, uniform start (seed 1), the
+// same start as `nadyn simulate --init uniform --seed 1`.
+run_config bench_config(std::size_t n, std::size_t d, double beta, double dt, std::int64_t steps) {
+    run_config c;
+    c.scheme_id = scheme::peri_ln;
+    c.n = n;
+    c.d = d;
+    c.beta = beta;
+    c.seed = 1;
+    c.integration.kind = integrator_kind::rk4;
+    c.integration.dt = dt;
+    c.integration.T = dt * static_cast<double>(steps);
+    c.integration.every = std::max<std::int64_t>(steps, 1);
+    return c;
+}
+
+model_parameters model_of(const run_config& c) {
+    return {c.n, c.d, c.beta, c.causal, c.scheme_settings()};
+}
+
+// Integrates `steps` RK4 steps through the library's run loop (no observer work).
+double time_integrate(const run_config& c, const simulation& start, state_type& x) {
+    attention_system system(model_of(c), start.weights(), c.block);
+    x = start.state();
+    solver_statistics statistics;
+    const frame_observer none = [](const state_type&, const state_type&, double, std::int64_t) {};
+    const auto began = clock_type::now();
+    integrate(system, x, c.resolved_integration(), none, statistics);
+    return seconds_since(began);
+}
+
+// Heap allocations per RK4 step once the workspaces exist: the run loop's own stepping
+// (odeint's runge_kutta4 + projection), after one warm-up step.
+double allocations_per_step(const run_config& c, const simulation& start, int steps) {
+    attention_system system(model_of(c), start.weights(), c.block);
+    state_type x = start.state();
+    boost::numeric::odeint::runge_kutta4<state_type> stepper;
+    double t = 0.0;
+    auto step = [&] {
+        system.begin_step(t);
+        stepper.do_step(std::ref(system), x, t, c.integration.dt);
+        project_to_sphere(directions(x), c.n, c.d);
+        t += c.integration.dt;
+    };
+    step();
+    const long before = heap_allocations.load();
+    for (int i = 0; i < steps; ++i)
+        step();
+    if (!NADYN_BENCH_COUNTS_ALLOCATIONS) return -1.0;
+    return static_cast<double>(heap_allocations.load() - before) / steps;
+}
+
+void print_json(const std::vector<std::pair<std::string, std::string>>& fields) {
+    std::string line = "{";
+    for (std::size_t i = 0; i < fields.size(); ++i)
+        line += (i ? ", \"" : "\"") + fields[i].first + "\": " + fields[i].second;
+    std::cout << line << "}" << std::endl;
+}
+
+std::string num(double v) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
+}
+std::string str(const std::string& s) {
+    return "\"" + s + "\"";
+}
+
+// Repeats `run` (which returns seconds) until `reps` samples or `budget` seconds are used,
+// at least once; returns the median.
+double timed(const std::function<double()>& run, int reps, double budget, int* done = nullptr) {
+    std::vector<double> samples;
+    double used = 0.0;
+    while (static_cast<int>(samples.size()) < reps && (samples.empty() || used < budget)) {
+        samples.push_back(run());
+        used += samples.back();
+    }
+    if (done) *done = static_cast<int>(samples.size());
+    return median(samples);
+}
+
+// C = A B for square n x n matrices, the columns of B split over the threads (Eigen's own
+// threading is off in nadyn, EIGEN_DONT_PARALLELIZE): the machine's GEMM rate.
+double gemm_rate(std::size_t size, int threads, int reps) {
+    const auto n = static_cast<Eigen::Index>(size);
+    const matrix a = matrix::Random(n, n), b = matrix::Random(n, n);
+    matrix c(n, n);
+    omp_set_num_threads(threads);
+    auto run = [&] {
+        const auto began = clock_type::now();
+#pragma omp parallel num_threads(threads)
+        {
+            const Eigen::Index parts = omp_get_num_threads(), part = omp_get_thread_num();
+            const Eigen::Index first = n * part / parts, last = n * (part + 1) / parts;
+            c.middleCols(first, last - first).noalias() = a * b.middleCols(first, last - first);
+        }
+        return seconds_since(began);
+    };
+    run(); // warm-up: page faults, packing buffers
+    const double s = timed(run, reps, 1e9);
+    return 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size) /
+           s / 1e9;
+}
+
+int command_gemm(const arguments& args) {
+    const auto size = static_cast<std::size_t>(args.number("size", 2048));
+    const int reps = static_cast<int>(args.number("reps", 5));
+    for (const auto& t : args.sizes("threads", "1,2")) {
+        const double rate = gemm_rate(size, static_cast<int>(t), reps);
+        print_json({{"what", str("gemm")},
+                    {"size", num(static_cast<double>(size))},
+                    {"threads", num(static_cast<double>(t))},
+                    {"gflops", num(rate)}});
+    }
+    return 0;
+}
+
+int command_table(const arguments& args) {
+    const int reps = static_cast<int>(args.number("reps", 5));
+    const double budget = args.number("budget", 10.0); // seconds per measurement
+    const double skip_above = args.number("skip-above", 60.0);
+    const int threads = static_cast<int>(args.number("threads", omp_get_num_procs()));
+    const double rate_guess = args.number("rate-guess", 30.0); // GFLOP/s, to skip early
+    omp_set_num_threads(threads);
+    for (std::size_t n : args.sizes("n", "32,256,1024,4096,16384")) {
+        for (std::size_t d : args.sizes("d", "3,64,512")) {
+            const double flops = 4.0 * double(n) * double(n) * double(d);
+            const double step_guess = 4.0 * flops / (rate_guess * 1e9);
+            if (step_guess > skip_above) {
+                print_json({{"what", str("table")},
+                            {"n", num(double(n))},
+                            {"d", num(double(d))},
+                            {"skipped", str("estimated RK4 step " + num(step_guess) + " s")}});
+                continue;
+            }
+            const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+            const simulation start(c);
+            state_type x = start.state(), dxdt(x.size());
+
+            attention_kernel kernel(n, d);
+            std::vector<double> a(n * d);
+            kernel.compute(x.data(), start.weights(), {c.beta, false}, a.data()); // warm-up
+            int kernel_reps = 0;
+            const double kernel_s = timed(
+                [&] {
+                    const auto began = clock_type::now();
+                    kernel.compute(x.data(), start.weights(), {c.beta, false}, a.data());
+                    return seconds_since(began);
+                },
+                reps, budget, &kernel_reps);
+
+            attention_system system(model_of(c), start.weights(), c.block);
+            system(x, dxdt, 0.0); // warm-up
+            const double rhs_s = timed(
+                [&] {
+                    const auto began = clock_type::now();
+                    system(x, dxdt, 0.0);
+                    return seconds_since(began);
+                },
+                reps, budget);
+
+            // RK4 steps through integrate(): enough steps for ~0.2 s (at least 1); integrate
+            // also evaluates the right-hand side once at the end (the last frame's velocity),
+            // which is subtracted.
+            const auto steps =
+                static_cast<std::int64_t>(std::clamp(0.2 / (4.0 * rhs_s), 1.0, 2000.0));
+            const run_config cs = bench_config(n, d, 4.0, 0.01, steps);
+            const simulation start_steps(cs);
+            state_type y;
+            const double step_s =
+                (timed([&] { return time_integrate(cs, start_steps, y); }, reps, budget) - rhs_s) /
+                static_cast<double>(steps);
+            const double allocations = rhs_s < 0.05 ? allocations_per_step(c, start, 20)
+                                                    : allocations_per_step(c, start, 1);
+
+            print_json({{"what", str("table")},
+                        {"n", num(double(n))},
+                        {"d", num(double(d))},
+                        {"threads", num(threads)},
+                        {"rhs_ms", num(rhs_s * 1e3)},
+                        {"step_ms", num(step_s * 1e3)},
+                        {"kernel_ms", num(kernel_s * 1e3)},
+                        {"kernel_gflops", num(flops / kernel_s / 1e9)},
+                        {"kernel_path",
+                         str(kernel.last_path() == attention_kernel::path::symmetric ? "symmetric"
+                                                                                     : "general")},
+                        {"reps", num(kernel_reps)},
+                        {"allocations_per_step", num(allocations)}});
+        }
+    }
+    return 0;
+}
+
+// The right-hand side at 1 and at 2 threads, interleaved (1, 2, 1, 2, ...).
+int command_threads(const arguments& args) {
+    const auto n = static_cast<std::size_t>(args.number("n", 4096));
+    const auto d = static_cast<std::size_t>(args.number("d", 64));
+    const int reps = static_cast<int>(args.number("reps", 7));
+    const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+    const simulation start(c);
+    state_type x = start.state(), dxdt(x.size());
+    attention_system system(model_of(c), start.weights(), c.block);
+    std::vector<double> one, two;
+    for (int t : {1, 2}) { // warm-up (workspaces for both thread counts)
+        omp_set_num_threads(t);
+        system(x, dxdt, 0.0);
+    }
+    state_type reference;
+    for (int r = 0; r < reps; ++r) {
+        for (int t : {1, 2}) {
+            omp_set_num_threads(t);
+            const auto began = clock_type::now();
+            system(x, dxdt, 0.0);
+            (t == 1 ? one : two).push_back(seconds_since(began));
+            if (reference.empty()) reference = dxdt;
+            if (dxdt != reference) {
+                std::cerr << "nadyn-bench: the right-hand side changed with the thread count\n";
+                return 1;
+            }
+        }
+    }
+    print_json({{"what", str("threads")},
+                {"n", num(double(n))},
+                {"d", num(double(d))},
+                {"rhs_ms_1", num(median(one) * 1e3)},
+                {"rhs_ms_2", num(median(two) * 1e3)},
+                {"speedup", num(median(one) / median(two))},
+                {"rhs_ms_1_best", num(*std::min_element(one.begin(), one.end()) * 1e3)},
+                {"rhs_ms_2_best", num(*std::min_element(two.begin(), two.end()) * 1e3)},
+                {"speedup_best", num(*std::min_element(one.begin(), one.end()) /
+                                     *std::min_element(two.begin(), two.end()))},
+                {"reps", num(reps)},
+                {"bitwise_equal", "true"}});
+    return 0;
+}
+
+// One peer-comparison case: RK4 from the uniform start (seed 1), the final state written
+// as raw doubles (n x d directions, then n magnitudes).
+int command_peer(const arguments& args) {
+    const auto n = static_cast<std::size_t>(args.number("n", 32));
+    const auto d = static_cast<std::size_t>(args.number("d", 3));
+    const auto steps = static_cast<std::int64_t>(args.number("steps", 100));
+    const int reps = static_cast<int>(args.number("reps", 5));
+    const run_config c =
+        bench_config(n, d, args.number("beta", 4.0), args.number("dt", 0.01), steps);
+    const simulation start(c);
+    state_type x;
+    time_integrate(c, start, x); // warm-up
+    std::vector<double> samples;
+    for (int r = 0; r < reps; ++r)
+        samples.push_back(time_integrate(c, start, x));
+    std::ofstream out(args.get("out", "final.bin"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(x.data()),
+              static_cast<std::streamsize>(x.size() * sizeof(double)));
+    std::sort(samples.begin(), samples.end());
+    std::string all = "[";
+    for (std::size_t i = 0; i < samples.size(); ++i)
+        all += (i ? ", " : "") + num(samples[i]);
+    print_json(
+        {{"what", str("peer")},
+         {"backend", str("nadyn")},
+         {"n", num(double(n))},
+         {"d", num(double(d))},
+         {"steps", num(double(steps))},
+         {"threads", num(omp_get_max_threads())},
+         {"seconds", num(median(samples))},
+         {"all", all + "]"},
+         {"allocations_per_step", num(allocations_per_step(c, start, steps > 20 ? 20 : 1))}});
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << "usage: nadyn-bench table|gemm|threads|peer [--key value ...]\n";
+        return 2;
+    }
+    const std::string command = argv[1];
+    arguments args;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (std::strncmp(argv[i], "--", 2) != 0) {
+            std::cerr << "nadyn-bench: expected --key value, got " << argv[i] << "\n";
+            return 2;
+        }
+        args.values[argv[i] + 2] = argv[i + 1];
+    }
+    try {
+        if (command == "table") return command_table(args);
+        if (command == "gemm") return command_gemm(args);
+        if (command == "threads") return command_threads(args);
+        if (command == "peer") return command_peer(args);
+    } catch (const std::exception& e) {
+        std::cerr << "nadyn-bench: " << e.what() << "\n";
+        return 1;
+    }
+    std::cerr << "nadyn-bench: unknown command " << command << "\n";
+    return 2;
+}

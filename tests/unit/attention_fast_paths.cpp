@@ -1,0 +1,177 @@
+// Every fast path of the attention kernel against the plain definition (reference_attention):
+// the vectorised exp, the symmetric path for Q = K (tiles, lanes, its fall-back to the
+// general path), and their independence of the thread count. No timing here: speed is
+// measured by bench/ (scripts/benchmark.sh).
+#include "test_support.hpp"
+
+#include "nadyn/attention.hpp"
+#include "nadyn/random.hpp"
+
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+using namespace nadyn;
+
+namespace {
+
+matrix random_matrix(random_source& source, std::size_t d, double scale) {
+    matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            m(i, j) = scale * source.normal();
+    return m;
+}
+
+// The kernel against the reference, and the path it took.
+attention_kernel::path check_against_reference(std::size_t n, std::size_t d, std::size_t block,
+                                               const attention_weights& weights, double beta,
+                                               double tolerance = 1e-12) {
+    CAPTURE(n);
+    CAPTURE(d);
+    CAPTURE(block);
+    CAPTURE(beta);
+    state_type x = testing::uniform_start(n, d, 17);
+    std::vector<double> fast(n * d), plain(n * d);
+    attention_kernel kernel(n, d, block);
+    kernel.compute(x.data(), weights, {beta, false}, fast.data());
+    reference_attention(x.data(), n, d, weights, {beta, false}, plain.data());
+    CHECK(testing::max_abs_difference(fast, plain) < tolerance);
+    return kernel.last_path();
+}
+
+} // namespace
+
+TEST_CASE("vectorised exp: within 1e-15 relative of std::exp on [-708, 709], 0 below") {
+    random_source source(8);
+    std::vector<double> x;
+    for (int i = 0; i < 200000; ++i)
+        x.push_back(-708.0 + 1417.0 * source.uniform());
+    for (int i = 0; i < 20000; ++i)
+        x.push_back(1e-3 * source.normal()); // near 0, where softmax arguments cluster
+    for (double special : {0.0, -0.0, -1e-300, 1e-300, -0.5 * std::log(2.0), std::log(2.0), -707.9,
+                           708.9, -1.0, 1.0})
+        x.push_back(special);
+    std::vector<double> y = x;
+    detail::exp_in_place(y.data(), y.size());
+    double worst = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double exact = std::exp(x[i]);
+        worst = std::max(worst, std::abs(y[i] - exact) / exact);
+    }
+    CHECK(worst < 1e-15);
+    std::vector<double> edge = {0.0, -709.0, -1e4, -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+    detail::exp_in_place(edge.data(), edge.size());
+    CHECK(edge[0] == 1.0);
+    CHECK(edge[1] == 0.0); // below -708: flushed, so no subnormal reaches the GEMMs
+    CHECK(edge[2] == 0.0);
+    CHECK(edge[3] == 0.0);
+    CHECK(std::isnan(edge[4]));
+}
+
+TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes") {
+    const attention_weights identity;
+    // One tile, a partial second tile, many tiles (more pairs than lanes), uneven ends.
+    CHECK(check_against_reference(5, 4, 0, identity, 1.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(37, 3, 8, identity, 4.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(300, 16, 64, identity, 2.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(129, 7, 0, identity, 4.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(600, 5, 0, identity, 9.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(64, 64, 16, identity, 8.0) == attention_kernel::path::symmetric);
+
+    random_source source(5);
+    attention_weights shared; // Q = K given (random), V random
+    shared.heads[0].Q = random_matrix(source, 12, 0.3);
+    shared.heads[0].K = shared.heads[0].Q;
+    shared.heads[0].V = random_matrix(source, 12, 0.3);
+    CHECK(check_against_reference(101, 12, 16, shared, 3.0) == attention_kernel::path::symmetric);
+    attention_weights shared_identity_values = shared; // V = I
+    shared_identity_values.heads[0].V = matrix();
+    CHECK(check_against_reference(70, 12, 32, shared_identity_values, 3.0) ==
+          attention_kernel::path::symmetric);
+    // Two heads, the second general (Q != K): the heads' outputs add up.
+    attention_weights two = shared;
+    two.heads.push_back({random_matrix(source, 12, 0.3), random_matrix(source, 12, 0.3), {}});
+    CHECK(check_against_reference(90, 12, 16, two, 3.0) == attention_kernel::path::general);
+}
+
+TEST_CASE("symmetric path: beta = 0 is the mean, beta = 1e4 the hard maximum") {
+    const std::size_t n = 40, d = 16;
+    state_type x = testing::uniform_start(n, d, 5);
+    std::vector<double> out(n * d);
+    attention_kernel kernel(n, d, 16);
+    kernel.compute(x.data(), attention_weights{}, {1e4, false}, out.data());
+    REQUIRE(kernel.last_path() == attention_kernel::path::symmetric);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < n * d; ++i) {
+        REQUIRE(std::isfinite(out[i]));
+        worst = std::max(worst, std::abs(out[i] - x[i]));
+    }
+    CHECK(worst < 1e-14);
+
+    kernel.compute(x.data(), attention_weights{}, {0.0, false}, out.data());
+    for (std::size_t c = 0; c < d; ++c) {
+        double mean = 0.0;
+        for (std::size_t k = 0; k < n; ++k)
+            mean += x[k * d + c] / static_cast<double>(n);
+        for (std::size_t k = 0; k < n; ++k)
+            CHECK(std::abs(out[k * d + c] - mean) < 1e-15);
+    }
+}
+
+TEST_CASE("symmetric path falls back to the general one when the shared shift could underflow") {
+    // Q = K = 3 I scales |q_k|^2 to 9 for unit tokens; rows of very different length then
+    // spread beta |q_k|^2 / 2 over more than the symmetric path allows.
+    const std::size_t n = 50, d = 6;
+    state_type x = testing::uniform_start(n, d, 3);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            x[k * d + c] *= 1.0 + static_cast<double>(k % 5) * 0.2;
+    attention_weights wide;
+    wide.heads[0].Q = 3.0 * matrix::Identity(6, 6);
+    wide.heads[0].K = wide.heads[0].Q;
+    std::vector<double> fast(n * d), plain(n * d);
+    attention_kernel kernel(n, d, 16);
+    for (double beta : {2.0, 100.0}) {
+        CAPTURE(beta);
+        kernel.compute(x.data(), wide, {beta, false}, fast.data());
+        reference_attention(x.data(), n, d, wide, {beta, false}, plain.data());
+        CHECK(testing::max_abs_difference(fast, plain) < 1e-12);
+        CHECK(kernel.last_path() ==
+              (beta < 10.0 ? attention_kernel::path::symmetric : attention_kernel::path::general));
+    }
+    // Negative beta and the causal mask take the general path.
+    kernel.compute(x.data(), attention_weights{}, {-1.0, false}, fast.data());
+    CHECK(kernel.last_path() == attention_kernel::path::general);
+    reference_attention(x.data(), n, d, attention_weights{}, {-1.0, false}, plain.data());
+    CHECK(testing::max_abs_difference(fast, plain) < 1e-12);
+    kernel.compute(x.data(), attention_weights{}, {2.0, true}, fast.data());
+    CHECK(kernel.last_path() == attention_kernel::path::general);
+}
+
+TEST_CASE("both paths give bitwise the same result with one and with two threads") {
+    REQUIRE(omp_get_max_threads() >= 2);
+    random_source source(9);
+    attention_weights general;
+    general.heads[0] = {random_matrix(source, 9, 0.4), random_matrix(source, 9, 0.4), {}};
+    const attention_weights identity;
+    for (const attention_weights* weights : {&std::as_const(general), &identity}) {
+        const attention_weights& w = *weights;
+        const std::size_t n = 517, d = 9;
+        state_type x = testing::uniform_start(n, d, 4);
+        std::vector<double> one(n * d), two(n * d);
+        attention_kernel kernel(n, d, 48); // 11 tiles a side: 66 pairs over the lanes
+        omp_set_num_threads(1);
+        kernel.compute(x.data(), w, {3.0, false}, one.data());
+        omp_set_num_threads(2);
+        kernel.compute(x.data(), w, {3.0, false}, two.data());
+        CHECK(one == two);
+        // Repeated calls reuse the workspaces: the same result again.
+        kernel.compute(x.data(), w, {3.0, false}, one.data());
+        CHECK(one == two);
+    }
+}
