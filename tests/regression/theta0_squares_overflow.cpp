@@ -24,8 +24,8 @@ void write_theta0(const std::string& path, const std::vector<double>& values, hs
     REQUIRE(file >= 0);
     const hsize_t dims[2] = {rows, cols};
     const hid_t space = H5Screate_simple(2, dims, nullptr);
-    const hid_t dataset = H5Dcreate2(file, "theta0", H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t dataset =
+        H5Dcreate2(file, "theta0", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     REQUIRE(H5Dwrite(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >=
             0);
     H5Dclose(dataset);

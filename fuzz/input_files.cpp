@@ -1,0 +1,103 @@
+// Fuzz target: the readers of init and weights files (--init file:PATH, --weights file:PATH).
+//
+// Input: byte 0 picks n in 1..8, byte 1 picks d in 2..9, the rest is written to a temporary
+// file that make_initial and make_weights read. A malformed file must end in input_error or
+// io_error; any other exception, a crash, a sanitizer report or a hang is a bug.
+#include "nadyn/error.hpp"
+#include "nadyn/initial.hpp"
+#include "nadyn/weights.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+// One scratch directory per process (libFuzzer's -fork/-jobs run several), removed at exit.
+std::filesystem::path scratch_directory;
+
+void remove_scratch_directory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_directory, ignored);
+}
+
+const std::string& input_path() {
+    static const std::string path = [] {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/nadyn-fuzz-XXXXXX";
+        if (!mkdtemp(pattern.data())) {
+            std::perror("nadyn fuzz: mkdtemp");
+            std::abort();
+        }
+        scratch_directory = pattern;
+        std::atexit(remove_scratch_directory);
+        return (scratch_directory / "input.h5").string();
+    }();
+    return path;
+}
+
+template <class Read> void expect_clean_failure(Read read, const char* what) {
+    try {
+        read();
+    } catch (const nadyn::input_error&) {
+    } catch (const nadyn::io_error&) {
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "nadyn fuzz: %s threw an unexpected exception: %s\n", what, e.what());
+        std::abort();
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 2) return 0;
+    const std::size_t n = 1 + data[0] % 8;
+    const std::size_t d = 2 + data[1] % 8;
+    const std::string& path = input_path();
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(data + 2), static_cast<std::streamsize>(size - 2));
+        if (!out) {
+            std::perror("nadyn fuzz: cannot write the input file");
+            std::abort();
+        }
+    }
+    expect_clean_failure(
+        [&] {
+            const auto state =
+                nadyn::make_initial(nadyn::initial_spec::parse("file:" + path), n, d, 1, 1.0);
+            // What make_initial promises: n unit rows and n positive, finite magnitudes.
+            if (state.theta.size() != n * d || state.r.size() != n) std::abort();
+            for (std::size_t k = 0; k < n; ++k) {
+                double norm2 = 0.0;
+                for (std::size_t a = 0; a < d; ++a)
+                    norm2 += state.theta[k * d + a] * state.theta[k * d + a];
+                if (!(std::abs(norm2 - 1.0) < 1e-12)) {
+                    std::fprintf(stderr, "nadyn fuzz: row %zu of theta has |theta|^2 = %g\n", k,
+                                 norm2);
+                    std::abort();
+                }
+                if (!(state.r[k] > 0.0 && std::isfinite(state.r[k]))) std::abort();
+            }
+        },
+        "make_initial");
+    expect_clean_failure(
+        [&] {
+            const auto weights =
+                nadyn::make_weights(nadyn::weights_spec::parse("file:" + path), d, 1);
+            for (const auto& head : weights.heads)
+                for (const auto* m : {&head.Q, &head.K, &head.V})
+                    if (m->size() != 0 &&
+                        (m->rows() != Eigen::Index(d) || m->cols() != Eigen::Index(d)))
+                        std::abort();
+        },
+        "make_weights");
+    return 0;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan, in build-fuzz/) and runs each for
+# SECONDS (default 60) from its committed seeds (fuzz/seeds/<target>/) and the corpus grown
+# so far (fuzz/corpus/<target>/, not committed). Inputs that found something go to
+# fuzz/crashes/; the script fails if any of them is a bug of nadyn's (see fuzz/README.md).
+#
+#   bash scripts/fuzz.sh [SECONDS]
+#   build-fuzz/fuzz/fuzz_input_files fuzz/crashes/input_files-crash-...   # replay one input
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-60}"
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
+    echo "usage: scripts/fuzz.sh [SECONDS]   (whole seconds per target, default 60)" >&2
+    exit 2
+fi
+
+# The packages of scripts/setup.sh that the build needs, clang with its sanitizer runtimes
+# (libFuzzer) and the OpenMP runtime clang links against; only the missing ones install.
+packages=(build-essential cmake libboost-dev libeigen3-dev libhdf5-dev libcli11-dev
+          clang libclang-rt-14-dev libomp-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+build="$root/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNADYN_FUZZ=ON -DNADYN_BUILD_TESTS=OFF -DNADYN_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j2 --target fuzz_input_files fuzz_cli_parse fuzz_hdf5_alone
+
+# Leaks are bugs too (libFuzzer checks after each input; HDF5's own are suppressed, see
+# fuzz/lsan.supp); UBSan stops at the first report. HDF5 mallocs sizes read from a malformed
+# file (up to 2^64 - 1 bytes) before it finds that the file is too short for them, and handles
+# a null result: an allocation over 2 GiB fails here as on a small machine (ASan would
+# otherwise report it, or spend seconds poisoning shadow memory for a block never touched).
+# Our own code meeting such a failure as std::bad_alloc is still reported as a bug.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/fuzz/lsan.supp:print_suppressions=0}"
+# The input_files target writes its input to a scratch directory under TMPDIR.
+export TMPDIR="${TMPDIR:-/tmp}"
+
+# Whether HDF5 alone fails on an input_files input: fuzz_hdf5_alone (fuzz/hdf5_alone.cpp)
+# makes the same HDF5 calls as nadyn's readers, correctly and with no nadyn code, under ASan.
+# libhdf5 1.10 crashes or overflows buffers on some malformed files (fuzz/README.md); those
+# inputs are reported, kept in fuzz/crashes/hdf5/ and not counted as nadyn's bugs.
+hdf5_alone_fails() {
+    local status
+    # In a group with stderr closed: bash's own "Aborted" line for the child is noise here.
+    status=$( { timeout 20 "$build/fuzz/fuzz_hdf5_alone" "$1" >/dev/null 2>&1; echo $?; } \
+              2>/dev/null)
+    ((status != 0 && status != 2))
+}
+
+mkdir -p "$root/fuzz/crashes/hdf5"
+failed=()
+for target in input_files cli_parse; do
+    corpus="$root/fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    # Fork mode: a crash ends one child, not the run, so one HDF5 bug cannot hide the rest
+    # of the time budget; every input that found something is kept and classified below.
+    options=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
+             -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
+             -artifact_prefix="$root/fuzz/crashes/$target-")
+    case "$target" in
+    input_files) options+=(-max_len=20000) ;;
+    cli_parse) options+=(-max_len=512 -dict="$root/fuzz/cli_parse.dict") ;;
+    esac
+    echo "== fuzz_$target for ${seconds} s" >&2
+    log="$build/fuzz_$target.log"
+    stamp="$build/fuzz_$target.start"
+    touch "$stamp"
+    # New inputs go to the first directory (the grown corpus); the seeds are only read.
+    status=0
+    "$build/fuzz/fuzz_$target" "${options[@]}" "$corpus" "$root/fuzz/seeds/$target" \
+        >"$log" 2>&1 || status=$?
+    # The last progress line: executions so far, executions per second, crashes.
+    grep -E '^#[0-9]+:' "$log" | tail -n 1 | sed "s/^/fuzz_$target /" >&2 || true
+    ours=()
+    while IFS= read -r -d '' artifact; do
+        if [[ "$target" == input_files ]] && hdf5_alone_fails "$artifact"; then
+            echo "fuzz_$target: HDF5 alone fails on $(basename "$artifact") too" \
+                 "(fuzz_hdf5_alone); kept in fuzz/crashes/hdf5/" >&2
+            mv "$artifact" "$root/fuzz/crashes/hdf5/"
+        else
+            ours+=("$artifact")
+        fi
+    done < <(find "$root/fuzz/crashes" -maxdepth 1 -type f -name "$target-*" -newer "$stamp" \
+             -print0)
+    if ((status != 0 || ${#ours[@]})); then
+        tail -n 60 "$log" >&2
+        for artifact in "${ours[@]}"; do echo "bug input: $artifact" >&2; done
+        failed+=("$target")
+    fi
+done
+
+if ((${#failed[@]})); then
+    echo "fuzzing found a bug in: ${failed[*]}; replay an input with" >&2
+    echo "  $build/fuzz/fuzz_<target> <input>" >&2
+    exit 1
+fi
+echo "fuzzing: nothing found in nadyn in ${seconds} s per target" >&2

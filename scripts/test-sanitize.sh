@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (the `sanitize`
+# preset: RelWithDebInfo, build-sanitize/). The nadyn binary that the cli/ tests and
+# numeric/paper_tables spawn is built sanitized too, and inherits the options below.
+#
+#   bash scripts/test-sanitize.sh [CTEST ARGS...]     e.g. -R cli/
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The packages of scripts/setup.sh (the sanitizer runtimes come with gcc); only the missing
+# ones install. Installing here, not via setup.sh, spares a Release build nobody asked for.
+packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
+          doctest-dev libcli11-dev python3-numpy python3-scipy python3-h5py python3-matplotlib)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cd "$root"
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j2
+
+# Stop at the first report of either sanitizer, leaks included. exitcode=86: a report must
+# not pass for the exit status 1 (I/O error) or 2 (bad input) that cli/ tests expect.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:exitcode=86:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=86}"
+cd "$root/build-sanitize"
+ctest --output-on-failure -j2 "$@"
