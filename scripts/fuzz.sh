@@ -18,17 +18,8 @@ fi
 # (libFuzzer) and the OpenMP runtime clang links against; only the missing ones install.
 packages=(build-essential cmake libboost-dev libeigen3-dev libhdf5-dev libcli11-dev
           clang libclang-rt-14-dev libomp-dev)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    echo "installing: ${missing[*]}" >&2
-    sudo=""
-    [[ $(id -u) -ne 0 ]] && sudo="sudo"
-    $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+source "$root/scripts/lib/install_missing.sh"
+install_missing "${packages[@]}"
 
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

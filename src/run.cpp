@@ -37,16 +37,9 @@ parameter_list statistics_of(const run_summary& s) {
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
-    const initial_state start =
-        make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0);
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
                              m_config.weights.kind == weights_kind::random_per_layer ? 0 : -1);
-    m_theta_initial = start.theta;
-    m_r_initial = start.r;
-    m_state.resize(state_size(m_config.n, m_config.d));
-    std::copy(start.theta.begin(), start.theta.end(), m_state.begin());
-    std::copy(start.r.begin(), start.r.end(),
-              m_state.begin() + static_cast<std::ptrdiff_t>(m_config.n * m_config.d));
+    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0));
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
@@ -56,6 +49,10 @@ simulation::simulation(run_config config, const initial_state& start, attention_
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
+    set_start(start);
+}
+
+void simulation::set_start(const initial_state& start) {
     m_theta_initial = start.theta;
     m_r_initial = start.r;
     m_state.resize(state_size(m_config.n, m_config.d));

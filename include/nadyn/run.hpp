@@ -71,6 +71,7 @@ class simulation {
     [[nodiscard]] parameter_list parameters() const;
 
   private:
+    void set_start(const initial_state& start); // the state of t = 0 (and of displacement)
     void write_header(trajectory_writer& writer) const;
     run_summary run_with_writer(trajectory_writer& writer, const std::atomic<bool>* stop,
                                 const progress_callback& progress, const resume_point* resume,
