@@ -1,5 +1,7 @@
 #include "nadyn/attention.hpp"
 
+#include "nadyn/detail/parallel.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -103,22 +105,6 @@ double max_of(const double* x, std::size_t count) {
         part[l] = std::max(part[l], x[j]);
     return std::max(std::max(std::max(part[0], part[4]), std::max(part[1], part[5])),
                     std::max(std::max(part[2], part[6]), std::max(part[3], part[7])));
-}
-
-// Runs body(i) for every i < count, on the OpenMP threads when `parallel`: an explicit
-// branch rather than `#pragma omp parallel if (...)`, because libgomp allocates a thread
-// team even for a region that its if clause turns off (and the step must not allocate).
-// One item at a time goes to whichever thread is free (blocks, lanes); each item is one
-// thread's work, so the results do not depend on the number of threads.
-template <class Body> void for_each_dynamic(std::size_t count, bool parallel, const Body& body) {
-    if (parallel) {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (std::size_t i = 0; i < count; ++i)
-            body(i);
-    } else {
-        for (std::size_t i = 0; i < count; ++i)
-            body(i);
-    }
 }
 
 // -min(x), the largest of -x_j. Like max_of it skips NaN entries: a NaN token still makes
@@ -396,7 +382,7 @@ void attention_kernel::add_general(const double* q_data, const double* k_data, c
     const double beta = options.beta;
 
     const bool parallel = blocks > 1 && threads > 1 && worth_parallel(m_n, m_d);
-    for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
+    detail::for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
         const auto b = static_cast<Eigen::Index>(item);
         const Eigen::Index first = b * block;
         const Eigen::Index rows = std::min(block, n - first);
@@ -487,7 +473,7 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     const small_tile_function small_tile = small_tile_for(d);
 
     const bool parallel = lanes > 1 && threads > 1 && worth_parallel(n, d);
-    for_each_dynamic(lanes, parallel, [&](std::size_t lane) {
+    detail::for_each_dynamic(lanes, parallel, [&](std::size_t lane) {
         matrix& sum = m_lane_sum[lane];
         std::vector<double>& norm = m_lane_norm[lane];
         if (sum.rows() != sum_rows || sum.cols() != sum_cols) sum.resize(sum_rows, sum_cols);

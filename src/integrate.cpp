@@ -1,5 +1,6 @@
 #include "nadyn/integrate.hpp"
 
+#include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 
 #include <boost/numeric/odeint.hpp>
@@ -237,8 +238,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
 
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
                  double* theta, double* r, std::size_t n, std::size_t d) {
-#pragma omp parallel for schedule(static) if (n * d > 65536)
-    for (std::size_t k = 0; k < n; ++k) {
+    detail::for_each_static(n, n * d > detail::parallel_token_values, [&](std::size_t k) {
         const double* a = attention + k * d;
         double* th = theta + k * d;
         double a_norm2 = 0.0;
@@ -282,7 +282,7 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
         for (std::size_t c = 0; c < d; ++c)
             th[c] /= y_norm;
         if (!keeps_magnitude) r[k] = y_norm;
-    }
+    });
 }
 
 integration_outcome integrate(attention_system& system, state_type& x,

@@ -1,5 +1,7 @@
 #include "nadyn/system.hpp"
 
+#include "nadyn/detail/parallel.hpp"
+
 #include <cmath>
 
 namespace nadyn {
@@ -38,16 +40,7 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
             dtheta[k * d + c] = (a_k[c] - along * theta_k[c]) * rate.inverse_speed;
         dr[k] = rate.radial_rate;
     };
-    // An explicit branch, not `omp parallel if (...)`: libgomp allocates a thread team even
-    // for a region its if clause turns off, and the step must not allocate.
-    if (n * d > 65536) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t k = 0; k < n; ++k)
-            token(k);
-    } else {
-        for (std::size_t k = 0; k < n; ++k)
-            token(k);
-    }
+    detail::for_each_static(n, n * d > detail::parallel_token_values, token);
 }
 
 void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
@@ -60,14 +53,7 @@ void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
         for (std::size_t c = 0; c < d; ++c)
             row[c] *= inverse;
     };
-    if (n * d > 65536) { // explicit branch: see operator()
-#pragma omp parallel for schedule(static)
-        for (std::size_t k = 0; k < n; ++k)
-            token(k);
-    } else {
-        for (std::size_t k = 0; k < n; ++k)
-            token(k);
-    }
+    detail::for_each_static(n, n * d > detail::parallel_token_values, token);
 }
 
 } // namespace nadyn
