@@ -2,6 +2,7 @@
 // Shared set-up for the numeric and invariant suites: the symmetric orthogonal start and
 // small random configurations, built through the library's public API.
 #include "nadyn/initial.hpp"
+#include "nadyn/random.hpp"
 #include "nadyn/system.hpp"
 
 #include <cmath>
@@ -24,6 +25,15 @@ inline state_type uniform_start(std::size_t n, std::size_t d, std::uint64_t seed
     std::copy(s.theta.begin(), s.theta.end(), x.begin());
     std::copy(s.r.begin(), s.r.end(), x.begin() + static_cast<std::ptrdiff_t>(n * d));
     return x;
+}
+
+// A d x d matrix of Gaussian entries times `scale` (random Q, K, V for the kernel tests).
+inline matrix random_matrix(random_source& source, std::size_t d, double scale) {
+    matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            m(i, j) = scale * source.normal();
+    return m;
 }
 
 inline double relative_error(double value, double reference) {

@@ -18,14 +18,6 @@ using namespace nadyn;
 
 namespace {
 
-matrix random_matrix(random_source& source, std::size_t d, double scale) {
-    matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j)
-            m(i, j) = scale * source.normal();
-    return m;
-}
-
 // The kernel against the reference, and the path it took.
 attention_kernel::path check_against_reference(std::size_t n, std::size_t d, std::size_t block,
                                                const attention_weights& weights, double beta,
@@ -85,9 +77,9 @@ TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes")
 
     random_source source(5);
     attention_weights shared; // Q = K given (random), V random
-    shared.heads[0].Q = random_matrix(source, 12, 0.3);
+    shared.heads[0].Q = testing::random_matrix(source, 12, 0.3);
     shared.heads[0].K = shared.heads[0].Q;
-    shared.heads[0].V = random_matrix(source, 12, 0.3);
+    shared.heads[0].V = testing::random_matrix(source, 12, 0.3);
     CHECK(check_against_reference(101, 12, 16, shared, 3.0) == attention_kernel::path::symmetric);
     attention_weights shared_identity_values = shared; // V = I
     shared_identity_values.heads[0].V = matrix();
@@ -95,7 +87,7 @@ TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes")
           attention_kernel::path::symmetric);
     // Two heads, the second general (Q != K): the heads' outputs add up.
     attention_weights two = shared;
-    two.heads.push_back({random_matrix(source, 12, 0.3), random_matrix(source, 12, 0.3), {}});
+    two.heads.push_back({testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3), {}});
     CHECK(check_against_reference(90, 12, 16, two, 3.0) == attention_kernel::path::general);
 }
 
@@ -157,7 +149,7 @@ TEST_CASE("both paths give bitwise the same result with one and with two threads
     REQUIRE(omp_get_max_threads() >= 2);
     random_source source(9);
     attention_weights general;
-    general.heads[0] = {random_matrix(source, 9, 0.4), random_matrix(source, 9, 0.4), {}};
+    general.heads[0] = {testing::random_matrix(source, 9, 0.4), testing::random_matrix(source, 9, 0.4), {}};
     const attention_weights identity;
     for (const attention_weights* weights : {&std::as_const(general), &identity}) {
         const attention_weights& w = *weights;

@@ -12,14 +12,6 @@ using namespace nadyn;
 
 namespace {
 
-matrix random_matrix(random_source& source, std::size_t d, double scale) {
-    matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j)
-            m(i, j) = scale * source.normal();
-    return m;
-}
-
 void check_against_reference(std::size_t n, std::size_t d, std::size_t block,
                              const attention_weights& weights, double beta, bool causal) {
     CAPTURE(n);
@@ -50,12 +42,12 @@ TEST_CASE("blocked kernel equals the naive loop: identity weights, across block 
 TEST_CASE("blocked kernel equals the naive loop: random Q, K, V and several heads") {
     random_source source(3);
     attention_weights one;
-    one.heads[0] = {random_matrix(source, 12, 0.3), random_matrix(source, 12, 0.3),
-                    random_matrix(source, 12, 0.3)};
+    one.heads[0] = {testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3),
+                    testing::random_matrix(source, 12, 0.3)};
     attention_weights partial; // only K given: Q and V stay the identity
-    partial.heads[0].K = random_matrix(source, 12, 0.3);
+    partial.heads[0].K = testing::random_matrix(source, 12, 0.3);
     attention_weights two = one;
-    two.heads.push_back({random_matrix(source, 12, 0.3), {}, random_matrix(source, 12, 0.3)});
+    two.heads.push_back({testing::random_matrix(source, 12, 0.3), {}, testing::random_matrix(source, 12, 0.3)});
     for (bool causal : {false, true}) {
         check_against_reference(101, 12, 16, one, 3.0, causal);
         check_against_reference(101, 12, 16, partial, 3.0, causal);
