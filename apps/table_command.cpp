@@ -52,11 +52,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // The data behind the figures: reduced trajectories, terminal series, sphere snapshots.
 void write_figure_data(const std::filesystem::path& dir, const table_options& o,
                        const std::vector<terminal_row>& terminal) {
@@ -312,7 +307,6 @@ command add_table(CLI::App& app) {
         }
         note("done in " + std::to_string(int(seconds_since(start))) + " s; see " +
              (dir / "README.md").string());
-        (void)read_file;
         return 0;
     };
 }
