@@ -38,6 +38,7 @@ struct simulate_options {
     double r0 = 1.0, alpha = 1.0;
     double t_switch = -1.0;
     bool causal = false;
+    std::string precision = "double";
     std::int64_t every = 0;
     std::string positions = "all";
     int threads = 0;
@@ -138,6 +139,7 @@ int resume(const CLI::App& app, const simulate_options& o,
                                                          {"--alpha", "alpha"},
                                                          {"--t-switch", "t_switch"},
                                                          {"--causal", "causal"},
+                                                         {"--precision", "precision"},
                                                          {"--every", "every"},
                                                          {"--positions", "positions"},
                                                          {"--cluster-eps", "cluster_eps"},
@@ -200,6 +202,10 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
     auto* t_switch_option =
         app.add_option("--t-switch", o->t_switch, "mix-ln switch time (default 0.25 T)");
     app.add_flag("--causal", o->causal, "Causal mask: token k attends to j <= k");
+    app.add_option("--precision", o->precision,
+                   "Arithmetic of the attention kernel: double | float (float: about "
+                   "beta * 1e-7 relative error in A, faster for large n)")
+        ->capture_default_str();
     app.add_option("--every", o->every, "Write a frame every K steps (default: about 100 frames)")
         ->transform(decimal_integer<std::int64_t>());
     app.add_option("--positions", o->positions,
@@ -250,6 +256,7 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         c.alpha = o->alpha;
         if (t_switch_option->count() > 0) c.t_switch = o->t_switch;
         c.causal = o->causal;
+        c.arithmetic = parse_precision(o->precision);
         if (o->positions != "all" && o->positions != "none")
             throw input_error("unknown positions '" + o->positions + "'; valid choices: all, none");
         c.positions = o->positions == "all";

@@ -4,6 +4,7 @@
 //   nadyn-bench table   --n 32,256 --d 3,64 [--budget S] [--reps R] [--threads T]
 //   nadyn-bench gemm    --size 2048 [--reps R] [--threads T]
 //   nadyn-bench threads --n 4096 --d 64 [--reps R]
+//   nadyn-bench precision --n 1024,4096 --d 64,512 [--reps R] [--threads T]
 //   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] --out FILE
 //
 // Every command prints one JSON object per line. Times are medians over repetitions; the
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -310,6 +312,57 @@ int command_table(const arguments& args) {
     return 0;
 }
 
+// The kernel in double (its default path) and in single precision (--precision float),
+// interleaved, and the float result's largest deviation relative to max |A|.
+int command_precision(const arguments& args) {
+    const int reps = static_cast<int>(args.number("reps", 5));
+    const int threads = static_cast<int>(args.number("threads", omp_get_num_procs()));
+    omp_set_num_threads(threads);
+    for (std::size_t n : args.sizes("n", "1024,4096")) {
+        for (std::size_t d : args.sizes("d", "64,512")) {
+            const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+            const simulation start(c);
+            const state_type x = start.state();
+            attention_kernel kernel(n, d);
+            std::vector<double> in_double(n * d), in_float(n * d);
+            const attention_options double_options{c.beta, false, precision::double_precision};
+            const attention_options float_options{c.beta, false, precision::single_precision};
+            kernel.compute(x.data(), start.weights(), double_options, in_double.data());
+            const auto double_path = kernel.last_path();
+            kernel.compute(x.data(), start.weights(), float_options, in_float.data());
+            std::vector<double> double_s, float_s;
+            for (int r = 0; r < reps; ++r) {
+                auto began = clock_type::now();
+                kernel.compute(x.data(), start.weights(), double_options, in_double.data());
+                double_s.push_back(seconds_since(began));
+                began = clock_type::now();
+                kernel.compute(x.data(), start.weights(), float_options, in_float.data());
+                float_s.push_back(seconds_since(began));
+            }
+            double deviation = 0.0, scale = 0.0;
+            for (std::size_t i = 0; i < n * d; ++i) {
+                deviation = std::max(deviation, std::abs(in_float[i] - in_double[i]));
+                scale = std::max(scale, std::abs(in_double[i]));
+            }
+            const double flops = 4.0 * double(n) * double(n) * double(d);
+            print_json({{"what", str("precision")},
+                        {"n", num(double(n))},
+                        {"d", num(double(d))},
+                        {"threads", num(threads)},
+                        {"double_ms", num(median(double_s) * 1e3)},
+                        {"double_path", str(double_path == attention_kernel::path::symmetric
+                                                ? "symmetric"
+                                                : "general")},
+                        {"float_ms", num(median(float_s) * 1e3)},
+                        {"float_gflops", num(flops / median(float_s) / 1e9)},
+                        {"speedup", num(median(double_s) / median(float_s))},
+                        {"relative_deviation", num(deviation / scale)},
+                        {"reps", num(reps)}});
+        }
+    }
+    return 0;
+}
+
 // The right-hand side at 1 and at 2 threads, interleaved (1, 2, 1, 2, ...).
 int command_threads(const arguments& args) {
     const auto n = static_cast<std::size_t>(args.number("n", 4096));
@@ -408,6 +461,7 @@ int main(int argc, char** argv) {
         if (command == "table") return command_table(args);
         if (command == "gemm") return command_gemm(args);
         if (command == "threads") return command_threads(args);
+        if (command == "precision") return command_precision(args);
         if (command == "peer") return command_peer(args);
     } catch (const std::exception& e) {
         std::cerr << "nadyn-bench: " << e.what() << "\n";

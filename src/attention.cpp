@@ -334,6 +334,10 @@ attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t blo
 
 void attention_kernel::compute(const double* theta, const attention_weights& weights,
                                const attention_options& options, double* out) {
+    if (options.arithmetic == precision::single_precision) {
+        compute_single(theta, weights, options, out);
+        return;
+    }
     const auto n = static_cast<Eigen::Index>(m_n);
     const auto d = static_cast<Eigen::Index>(m_d);
     const const_row_map tokens(theta, n, d);

@@ -110,7 +110,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                             const progress_callback& progress, const resume_point* resume) {
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
-    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings()};
+    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
     attention_system system(model, m_weights, c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps);
     run_summary summary;

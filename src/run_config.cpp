@@ -121,6 +121,7 @@ parameter_list run_config::to_parameters() const {
     p.set("alpha", alpha);
     p.set("t_switch", switch_time());
     p.set("causal", integer(causal ? 1 : 0));
+    p.set("precision", std::string(to_string(arithmetic)));
     p.set("every", integer(frame_interval()));
     p.set("positions", std::string(positions ? "all" : "none"));
     p.set("compress", integer(compress ? 1 : 0));
@@ -168,6 +169,8 @@ run_config run_config::from_parameters(const parameter_list& p) {
     c.alpha = required(p.number("alpha"), "alpha");
     c.t_switch = required(p.number("t_switch"), "t_switch");
     c.causal = required(p.integer("causal"), "causal") != 0;
+    // Files written before --precision existed were computed in double.
+    c.arithmetic = parse_precision(p.text("precision").value_or("double"));
     c.positions = required(p.text("positions"), "positions") == "all";
     c.compress = required(p.integer("compress"), "compress") != 0;
     c.swmr = p.integer("swmr").value_or(0) != 0;

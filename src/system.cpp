@@ -12,7 +12,7 @@ attention_system::attention_system(const model_parameters& model, attention_weig
       m_attention(model.n * model.d) {}
 
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(theta, m_weights, {m_model.beta, m_model.causal}, out);
+    m_kernel.compute(theta, m_weights, {m_model.beta, m_model.causal, m_model.arithmetic}, out);
 }
 
 void attention_system::operator()(const state_type& x, state_type& dxdt, double t) {

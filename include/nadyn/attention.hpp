@@ -4,7 +4,7 @@
 //     w_kj = exp(beta <Q theta_k, K theta_j>) / sum_l exp(beta <Q theta_k, K theta_l>)
 //     A_k  = sum_j w_kj V theta_j        (summed over heads)
 //
-// Two paths, both built from GEMMs on blocks (Eigen) and a vectorised exp:
+// Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
 //   max-subtracted softmax per row, one GEMM with the values. Memory O(block x n) per
@@ -20,10 +20,14 @@
 //   flops. The denominator holds E_kk a_k = a_k, so nothing overflows or vanishes as long
 //   as the spread of h is moderate (checked; the general path is taken otherwise).
 //
-// Both are deterministic and independent of the number of threads (bitwise): a general
+// - single precision (--precision float): the general path with float logits, exp and GEMMs;
+//   the result is written to out in double. Relative error about beta * 1e-7.
+//
+// All are deterministic and independent of the number of threads (bitwise): a general
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
 // each lane sums its tiles in a fixed order into its own accumulator, and the lanes are
 // added in lane order. After the first call, compute() allocates nothing of its own.
+#include "nadyn/precision.hpp"
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
@@ -34,6 +38,8 @@ namespace nadyn {
 struct attention_options {
     double beta = 1.0;
     bool causal = false; // token k attends to j <= k only
+    // single_precision: the general path in float (compute_single(), precision.hpp).
+    precision arithmetic = precision::double_precision;
 };
 
 class attention_kernel {
@@ -52,7 +58,7 @@ class attention_kernel {
     [[nodiscard]] std::size_t tile() const { return m_tile; }
 
     // Which path the last head of the last compute() took (for tests and benchmarks).
-    enum class path { general, symmetric };
+    enum class path { general, symmetric, single_precision };
     [[nodiscard]] path last_path() const { return m_last_path; }
 
   private:
@@ -73,6 +79,18 @@ class attention_kernel {
         m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
     std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)
     path m_last_path = path::general;
+
+    // Single precision (src/attention_float.cpp): the tokens and each head's projections in
+    // float, the general path's blocks in float, the heads' sum written to out in double.
+    void compute_single(const double* theta, const attention_weights& weights,
+                        const attention_options& options, double* out);
+    void add_general_single(const float* queries, const float* keys, const float* values,
+                            const attention_options& options);
+    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    float_matrix m_tokens_single, m_queries_single, m_keys_single, m_values_single;
+    float_matrix m_weight_single; // one head's Q, K or V in float
+    float_matrix m_result_single; // sum over heads of A, n x d
+    std::vector<float_matrix> m_logits_single; // one block x n workspace per thread
 };
 
 // The plain O(n^2 d) definition, one pair at a time: the reference the fast kernel is
@@ -84,10 +102,13 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
 namespace detail {
 
 // exp(x) in place for every x <= 709, vectorised (compiled for the build's SIMD width):
-// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-13 Taylor polynomial (truncation
-// below 5e-18), 2^k from the exponent bits. Relative error within a few 1e-16 of std::exp;
+// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-11 minimax polynomial (truncation
+// below 2e-17), 2^k from the exponent bits. Relative error within a few 1e-16 of std::exp;
 // x < -708 gives 0 (no subnormals reach the GEMMs); NaN stays NaN.
 void exp_in_place(double* values, std::size_t count);
+// The same in single precision for every x <= 88: degree-7 Taylor polynomial (truncation
+// below 6e-9), relative error within 4 float ulps of exp; x < -87 gives 0 (no subnormals).
+void exp_in_place(float* values, std::size_t count);
 
 } // namespace detail
 

@@ -5,6 +5,7 @@
 #include "nadyn/initial.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/parameters.hpp"
+#include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
 #include "nadyn/weights.hpp"
 
@@ -23,6 +24,7 @@ struct run_config {
     double alpha = 1.0;
     std::optional<double> t_switch; // mix-ln; default 0.25 T
     bool causal = false;
+    precision arithmetic = precision::double_precision; // of the attention kernel
     integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
     initial_spec init;
     weights_spec weights;

@@ -8,6 +8,7 @@
 // so a frame is one block), then the n magnitudes. It is an Odeint system, a callable
 // sys(x, dxdt, t); it owns workspaces, so pass it to Odeint with std::ref.
 #include "nadyn/attention.hpp"
+#include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
 #include "nadyn/weights.hpp"
 
@@ -25,6 +26,7 @@ struct model_parameters {
     double beta = 1.0;
     bool causal = false;
     scheme_parameters scheme;
+    precision arithmetic = precision::double_precision; // of the attention kernel
 };
 
 class attention_system {

@@ -103,6 +103,7 @@ TEST_CASE("unknown names are refused with the valid choices") {
                   {{"--weights", "gaussian"}, {"unknown weights 'gaussian'", weights_list}},
                   {{"--weights", "file:"}, {"'file:'", weights_list}},
                   {{"--positions", "bogus"}, {"'bogus'", "all, none"}},
+                  {{"--precision", "half"}, {"unknown precision 'half'", "double, float"}},
               });
 }
 
@@ -392,6 +393,7 @@ TEST_CASE("no or unknown subcommand is status 2; help is status 0") {
         {"--alpha", "=1"},
         {"--t-switch", "0.25 T"},
         {"--causal", ""},
+        {"--precision", "=double"},
         {"--every", "about 100 frames"},
         {"--positions", "=all"},
         {"--threads", "=0"},

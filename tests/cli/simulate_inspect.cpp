@@ -454,6 +454,31 @@ TEST_CASE("output options: positions none, every, causal") {
         CHECK(with_mask.positions(0) == without.positions(0)); // same seed, same start
         CHECK(with_mask.observable("mean_cos").back() != without.observable("mean_cos").back());
     }
+    SUBCASE("--precision float is recorded, rerun and resumed in float") {
+        const std::string single = dir + "/float.h5", full = dir + "/double.h5";
+        simulate_ok(single, with(tiny, {"--precision", "float"}));
+        simulate_ok(full, tiny);
+        nadyn::trajectory_reader in_float(single), in_double(full);
+        CHECK(text_param(in_float, "precision") == "float");
+        CHECK(text_param(in_double, "precision") == "double");
+        // A's float error (about beta * 1e-7, tests/unit/attention_float.cpp) moves the
+        // trajectory by far less than 1e-5, but it moves it.
+        const double a = in_float.observable("mean_cos").back();
+        const double b = in_double.observable("mean_cos").back();
+        CHECK(a != b);
+        CHECK(std::abs(a - b) < 1e-5);
+        // rerun reads the precision from the file: bitwise the same trajectory.
+        const std::string again = dir + "/float_rerun.h5";
+        REQUIRE(run_nadyn({"rerun", single, "--out", again}).status == 0);
+        nadyn::trajectory_reader rerun(again);
+        CHECK(rerun.positions(rerun.frame_count() - 1) ==
+              in_float.positions(in_float.frame_count() - 1));
+        // --resume keeps it; a different one is refused by name.
+        const run_result refused =
+            run_nadyn({"simulate", "--resume", single, "--precision", "double", "--quiet"});
+        CHECK(refused.status == 2);
+        CHECK(contains(refused.err, "precision"));
+    }
 }
 
 TEST_CASE("other HDF5 readers accept the files") {

@@ -1,0 +1,170 @@
+// The single-precision path of the attention kernel (--precision float, precision.hpp).
+#include "nadyn/attention.hpp"
+
+#include "nadyn/detail/parallel.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace nadyn {
+
+namespace detail {
+
+void exp_in_place(float* values, std::size_t count) {
+    constexpr float log2e = 1.44269504f;
+    // ln 2 = ln2_hi + ln2_lo with ln2_hi exact in 12 bits: k ln2_hi is exact for |k| < 2^11.
+    constexpr float ln2_hi = 0.693359375f;
+    constexpr float ln2_lo = -2.12194440e-4f;
+    // Adding 1.5 * 2^23 rounds to an integer and leaves it in the low mantissa bits.
+    constexpr float shifter = 0x1.8p23f;
+    // 1/m!, m = 7 .. 2: the remainder r^8/8! is below 6e-9 for |r| <= ln2/2.
+    constexpr float c7 = 1.0f / 5040.0f, c6 = 1.0f / 720.0f, c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f,
+                    c3 = 1.0f / 6.0f, c2 = 0.5f;
+    // Below this, exp(x) is subnormal in float: flushed to 0 (subnormals are slow in GEMMs).
+    constexpr float lowest = -87.0f;
+#if defined(__FMA__)
+    auto madd = [](float a, float b, float c) { return std::fma(a, b, c); };
+#else
+    auto madd = [](float a, float b, float c) { return a * b + c; };
+#endif
+    for (std::size_t i = 0; i < count; ++i) {
+        const float x = values[i];
+        const float clamped = std::min(std::max(x, lowest), 88.0f);
+        const float shifted = madd(clamped, log2e, shifter);
+        const float k = shifted - shifter;
+        float r = clamped - k * ln2_hi;
+        r = r - k * ln2_lo;
+        float p = madd(c7, r, c6);
+        p = madd(p, r, c5);
+        p = madd(p, r, c4);
+        p = madd(p, r, c3);
+        p = madd(p, r, c2);
+        p = madd(p, r, 1.0f);
+        p = madd(p, r, 1.0f);
+        // 2^k: k + 127 (in [2, 254] here) into the exponent field.
+        const std::uint32_t bits = (std::bit_cast<std::uint32_t>(shifted) + 127) << 23;
+        const float result = p * std::bit_cast<float>(bits);
+        values[i] = x < lowest ? 0.0f : result;
+    }
+}
+
+} // namespace detail
+
+namespace {
+
+using float_map = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+using const_float_map =
+    Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+
+float largest_of(const float* x, std::size_t count) {
+    float part[16];
+    std::fill(part, part + 16, -std::numeric_limits<float>::infinity());
+    std::size_t j = 0;
+    for (; j + 16 <= count; j += 16)
+        for (std::size_t l = 0; l < 16; ++l)
+            part[l] = std::max(part[l], x[j + l]);
+    for (std::size_t l = 0; j < count; ++j, ++l)
+        part[l] = std::max(part[l], x[j]);
+    return *std::max_element(part, part + 16);
+}
+
+// The softmax denominator in double: a float sum of n terms would add an error growing
+// with n to every weight.
+double total_of(const float* x, std::size_t count) {
+    double part[8] = {};
+    std::size_t j = 0;
+    for (; j + 8 <= count; j += 8)
+        for (std::size_t l = 0; l < 8; ++l)
+            part[l] += static_cast<double>(x[j + l]);
+    for (std::size_t l = 0; j < count; ++j, ++l)
+        part[l] += static_cast<double>(x[j]);
+    return ((part[0] + part[4]) + (part[1] + part[5])) +
+           ((part[2] + part[6]) + (part[3] + part[7]));
+}
+
+// Below this many pair operations a call runs on one thread (as the double paths do).
+bool worth_parallel_single(std::size_t n, std::size_t d) {
+    return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d + 16) > 4e6;
+}
+
+} // namespace
+
+void attention_kernel::compute_single(const double* theta, const attention_weights& weights,
+                                      const attention_options& options, double* out) {
+    const auto n = static_cast<Eigen::Index>(m_n);
+    const auto d = static_cast<Eigen::Index>(m_d);
+    m_tokens_single.resize(n, d);
+    m_tokens_single = Eigen::Map<const matrix>(theta, n, d).cast<float>();
+    m_result_single.setZero(n, d);
+
+    // One head's projection X M^T in float; M is converted into a reused d x d workspace.
+    auto project_single = [&](const matrix& m, float_matrix& projected) {
+        m_weight_single = m.cast<float>();
+        projected.resize(n, d);
+        projected.noalias() = m_tokens_single * m_weight_single.transpose();
+        return projected.data();
+    };
+    for (const attention_head& head : weights.heads) {
+        const float* tokens = m_tokens_single.data();
+        const float* q = head.Q.size() != 0 ? project_single(head.Q, m_queries_single) : tokens;
+        const bool same_keys =
+            head.Q.size() == head.K.size() && (head.K.size() == 0 || head.Q == head.K);
+        const float* k = same_keys            ? q
+                         : head.K.size() != 0 ? project_single(head.K, m_keys_single)
+                                              : tokens;
+        const float* v = head.V.size() != 0 ? project_single(head.V, m_values_single) : tokens;
+        add_general_single(q, k, v, options);
+    }
+    Eigen::Map<matrix>(out, n, d) = m_result_single.cast<double>();
+    m_last_path = path::single_precision;
+}
+
+void attention_kernel::add_general_single(const float* q_data, const float* k_data,
+                                          const float* v_data, const attention_options& options) {
+    const auto n = static_cast<Eigen::Index>(m_n);
+    const auto d = static_cast<Eigen::Index>(m_d);
+    const auto block = static_cast<Eigen::Index>(m_block);
+    const const_float_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
+    float_map result(m_result_single.data(), n, d);
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    if (m_logits_single.size() < threads) m_logits_single.resize(threads);
+    const Eigen::Index blocks = (n + block - 1) / block;
+    const auto beta = static_cast<float>(options.beta);
+
+    const bool parallel = blocks > 1 && threads > 1 && worth_parallel_single(m_n, m_d);
+    detail::for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
+        const auto b = static_cast<Eigen::Index>(item);
+        const Eigen::Index first = b * block;
+        const Eigen::Index rows = std::min(block, n - first);
+        const Eigen::Index cols = options.causal ? first + rows : n;
+        float_matrix& logits = m_logits_single[static_cast<std::size_t>(omp_get_thread_num())];
+        if (logits.rows() < block || logits.cols() < n) logits.resize(block, n);
+        auto s = logits.topLeftCorner(rows, cols);
+        s.noalias() = queries.middleRows(first, rows) * keys.topRows(cols).transpose();
+
+        for (Eigen::Index i = 0; i < rows; ++i) {
+            const Eigen::Index visible = options.causal ? first + i + 1 : cols;
+            const auto count = static_cast<std::size_t>(visible);
+            float* row = &s(i, 0);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= beta;
+            const float largest = largest_of(row, count);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] -= largest;
+            detail::exp_in_place(row, count);
+            const auto inverse_total = static_cast<float>(1.0 / total_of(row, count));
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= inverse_total;
+            for (Eigen::Index j = visible; j < cols; ++j)
+                row[j] = 0.0f;
+        }
+        result.middleRows(first, rows).noalias() += s * values.topRows(cols);
+    });
+}
+
+} // namespace nadyn
