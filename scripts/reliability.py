@@ -437,6 +437,8 @@ class Report:
             ("random-per-layer with rk4",
              ["--weights", "random-per-layer", "--integrator", "rk4"],
              ["'random-per-layer' needs --integrator layers"]),
+            ("unknown precision", ["--precision", "half"],
+             ["unknown precision 'half'", "double, float"]),
             ("CLI parse error --bogus", ["--bogus"], ["--bogus"]),
             ("--n 010x", ["--n", "010x"], ["--n", "010x"]),
         ]
