@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace nadyn {
@@ -22,28 +23,32 @@ void exp_in_place(double* values, std::size_t count) {
     constexpr double ln2_lo = 1.90821492927058770002e-10;
     // Adding 1.5 * 2^52 rounds to an integer and leaves it in the low mantissa bits.
     constexpr double shifter = 0x1.8p52;
-    // 1/m!, m = 13 .. 2: the Taylor remainder r^14/14! is below 5e-18 for |r| <= ln2/2.
-    constexpr double c13 = 1.0 / 6227020800.0, c12 = 1.0 / 479001600.0, c11 = 1.0 / 39916800.0,
-                     c10 = 1.0 / 3628800.0, c9 = 1.0 / 362880.0, c8 = 1.0 / 40320.0,
-                     c7 = 1.0 / 5040.0, c6 = 1.0 / 720.0, c5 = 1.0 / 120.0, c4 = 1.0 / 24.0,
-                     c3 = 1.0 / 6.0, c2 = 0.5;
+    // exp(r) ~ 1 + r (c1 + r (c2 + ... + r c11)) on |r| <= ln2/2: the minimax polynomial for
+    // the relative error (Remez exchange on (e^r - 1)/r with weight r e^-r), below 2e-17
+    // before rounding: two terms fewer than Taylor's for the same accuracy. The constant
+    // term stays 1, so that exp(0) = 1 exactly (E_kk = 1 in the symmetric path).
+    constexpr double c1 = 0x1.0000000000003p+0, c2 = 0x1.0000000000005p-1,
+                     c3 = 0x1.5555555554827p-3, c4 = 0x1.55555555520f6p-5,
+                     c5 = 0x1.1111111379cbdp-7, c6 = 0x1.6c16c17f33016p-10,
+                     c7 = 0x1.a019f6263ff19p-13, c8 = 0x1.a019a698a225fp-16,
+                     c9 = 0x1.71f60f0b72c71p-19, c10 = 0x1.28a295f2b01edp-22,
+                     c11 = 0x1.8ad0e0854c435p-26;
 #if defined(__FMA__)
     auto madd = [](double a, double b, double c) { return std::fma(a, b, c); };
 #else
     auto madd = [](double a, double b, double c) { return a * b + c; };
 #endif
     // Written as a plain loop over independent elements so that the compiler vectorises it
-    // (SSE2 by default, AVX-512 with NADYN_NATIVE); max/min keep a NaN a NaN.
+    // (SSE2 by default, AVX-512 with NADYN_NATIVE). No clamp of x (a tenth of the work): below
+    // -708, where k leaves the exponent's range and r may be NaN, the result is replaced by 0
+    // at the end; a NaN x stays NaN throughout.
     for (std::size_t i = 0; i < count; ++i) {
         const double x = values[i];
-        const double clamped = std::min(std::max(x, -708.0), 709.0);
-        const double shifted = madd(clamped, log2e, shifter);
+        const double shifted = madd(x, log2e, shifter);
         const double k = shifted - shifter;
-        double r = clamped - k * ln2_hi;
+        double r = x - k * ln2_hi;
         r = r - k * ln2_lo;
-        double p = madd(c13, r, c12);
-        p = madd(p, r, c11);
-        p = madd(p, r, c10);
+        double p = madd(c11, r, c10);
         p = madd(p, r, c9);
         p = madd(p, r, c8);
         p = madd(p, r, c7);
@@ -52,11 +57,13 @@ void exp_in_place(double* values, std::size_t count) {
         p = madd(p, r, c4);
         p = madd(p, r, c3);
         p = madd(p, r, c2);
+        p = madd(p, r, c1);
         p = madd(p, r, 1.0);
-        p = madd(p, r, 1.0);
-        // 2^k: k + 1023 (in [2, 2046] here) into the exponent field.
-        const std::uint64_t bits = (std::bit_cast<std::uint64_t>(shifted) + 1023) << 52;
-        const double result = p * std::bit_cast<double>(bits);
+        // p 2^k: k added to p's exponent field (one integer add instead of building 2^k and
+        // multiplying); the result is normal for x >= -708. The low bits of `shifted` hold k,
+        // so shifting them up by 52 gives k << 52 (two's complement, modulo 2^64).
+        const std::uint64_t scale = std::bit_cast<std::uint64_t>(shifted) << 52;
+        const double result = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + scale);
         values[i] = x < -708.0 ? 0.0 : result;
     }
 }
@@ -165,163 +172,377 @@ bool same_projection(const matrix& a, const matrix& b) {
 // depths much larger than 3) for plain vector loops: add_tile_small().
 constexpr std::size_t small_dimension = 16;
 
-struct small_operands {
-    std::size_t n, d;
-    double minus_half_beta;
-    const double* queries;         // n x d
-    const double* queries_t;       // d x n
-    const double* scaled_values_t; // d x n: a_j V theta_j, transposed
-    const double* key_weight;      // a_j
-};
+// Tokens per sub-block of a small-d tile: a whole number of SIMD vectors of doubles (one
+// AVX-512, two AVX2 or four SSE2 vectors), so that no loop over tokens has a scalar remainder.
+constexpr std::size_t group = 8;
+constexpr std::size_t group_square = group * group;
 
-// Row i of a tile of E, e[j] = E_{i, j0 + j} for j < count, added to the lane's sums twice:
-// to token i (dot products) and, E being symmetric, to the tokens j0 + j (axpys).
-void add_row(const small_operands& op, const double* e, std::size_t i, std::size_t j0,
-             std::size_t count, double* sum_t, double* norm) {
-    const std::size_t n = op.n;
-    norm[i] += dot_of(e, op.key_weight + j0, count);
-    const double w = op.key_weight[i];
-    double* norm_j = norm + j0;
-    for (std::size_t j = 0; j < count; ++j)
-        norm_j[j] += w * e[j];
-    for (std::size_t c = 0; c < op.d; ++c) {
-        const double* values_c = op.scaled_values_t + c * n;
-        double* sum_c = sum_t + c * n;
-        sum_c[i] += dot_of(e, values_c + j0, count);
-        const double v = values_c[i];
-        double* sum_j = sum_c + j0;
-        for (std::size_t j = 0; j < count; ++j)
-            sum_j[j] += v * e[j];
-    }
+// One group of doubles as a GCC/Clang vector: the compiler splits it into the target's SIMD
+// registers. Auto-vectorisation of the sub-block loops is fragile (GCC vectorises them across
+// the components instead, through the stack), and the transpose needs explicit shuffles.
+using group_vector = double __attribute__((vector_size(group * sizeof(double))));
+
+// n rounded up to whole groups: the stride of the transposed operands and sums.
+std::size_t padded(std::size_t n) {
+    return (n + group - 1) / group * group;
 }
 
+struct small_operands {
+    std::size_t d, stride;
+    double minus_half_beta;
+    // d x stride, then a zero row: a group read from any token stays inside the matrix.
+    const double* queries_t;
+    // (d + 1) x stride: a_j V theta_j transposed, then a_j (the norm's weights).
+    const double* weighted_t;
+};
+
 // The dimension as a compile-time constant D (common small d), or op.d when D = 0: with D
-// known the loops over the components unroll and the loops over tokens carry them in
-// registers.
+// known the loops over the components unroll and the sums stay in registers.
 template <std::size_t D> std::size_t dimension(const small_operands& op) {
     return D == 0 ? op.d : D;
 }
 
-// out[j] = -beta/2 ‖q_i - q_{j0 + j}‖^2 for j < count: the exponent of E_ij, computed from the
-// difference (no cancellation between beta G_ij and h_i + h_j).
-template <std::size_t D>
-void exponents(const small_operands& op, std::size_t i, std::size_t j0, std::size_t count,
-               double* __restrict out) {
-    const std::size_t d = dimension<D>(op), n = op.n;
-    const double* q = op.queries + i * d;
-    const double* __restrict columns = op.queries_t + j0;
-    if constexpr (D != 0) {
-        for (std::size_t j = 0; j < count; ++j) {
-            double distance2 = 0.0;
-            for (std::size_t c = 0; c < D; ++c) {
-                const double diff = q[c] - columns[c * n + j];
-                distance2 += diff * diff;
-            }
-            out[j] = op.minus_half_beta * distance2;
-        }
-    } else {
-        std::fill(out, out + count, 0.0);
-        for (std::size_t c = 0; c < d; ++c) {
-            const double q_c = q[c];
-            for (std::size_t j = 0; j < count; ++j) {
-                const double diff = q_c - columns[c * n + j];
-                out[j] += diff * diff;
-            }
-        }
-        for (std::size_t j = 0; j < count; ++j)
-            out[j] *= op.minus_half_beta;
-    }
+// The helpers on group vectors are always inlined: a call would spill the sums held in
+// vector registers across it.
+[[gnu::always_inline]] inline void load(group_vector& v, const double* from) {
+    std::memcpy(&v, from, sizeof v);
 }
 
-// norm[dst + i] += a_src e[i] and sum_t(c, dst + i) += (a V)_{src, c} e[i] for i < count.
-template <std::size_t D>
-void scatter(const small_operands& op, const double* __restrict e, std::size_t src, std::size_t dst,
-             std::size_t count, double* sum_t, double* norm) {
-    const std::size_t d = dimension<D>(op), n = op.n;
-    const double w = op.key_weight[src];
-    double* __restrict norm_dst = norm + dst;
-    if constexpr (D != 0) {
-        double v[D];
-        double* __restrict sum_dst[D];
-        for (std::size_t c = 0; c < D; ++c) {
-            v[c] = op.scaled_values_t[c * n + src];
-            sum_dst[c] = sum_t + c * n + dst;
-        }
-        for (std::size_t i = 0; i < count; ++i) {
-            norm_dst[i] += w * e[i];
-            for (std::size_t c = 0; c < D; ++c)
-                sum_dst[c][i] += v[c] * e[i];
-        }
-    } else {
-        for (std::size_t i = 0; i < count; ++i)
-            norm_dst[i] += w * e[i];
-        for (std::size_t c = 0; c < d; ++c) {
-            const double v = op.scaled_values_t[c * n + src];
-            double* __restrict sum_dst = sum_t + c * n + dst;
-            for (std::size_t i = 0; i < count; ++i)
-                sum_dst[i] += v * e[i];
-        }
-    }
+[[gnu::always_inline]] inline void store(double* to, const group_vector& v) {
+    std::memcpy(to, &v, sizeof v);
 }
 
-// A diagonal tile of up to this many rows is mirrored into a full square (it stays in L1),
-// so that every contribution is an axpy: short rows make dot products (horizontal sums)
-// the expensive part of small systems.
-constexpr std::size_t mirrored_tile = 64;
-
-// The tile (I, J) of E for small d, added to a lane's sums; `buffer` holds 2 tile x tile.
-// All exponentials of the tile in one exp call. A diagonal tile computes only its strict
-// lower triangle (packed rows), with E_ii = exp(0) = 1.
-template <std::size_t D>
-void add_tile_small(const small_operands& op, std::size_t i0, std::size_t rows, std::size_t j0,
-                    std::size_t cols, double* buffer, double* sum_t, double* norm) {
-    const bool diagonal = i0 == j0;
-    auto offset = [&](std::size_t i) { return diagonal ? i * (i - 1) / 2 : i * cols; };
-    auto length = [&](std::size_t i) { return diagonal ? i : cols; };
-    for (std::size_t i = 0; i < rows; ++i)
-        exponents<D>(op, i0 + i, j0, length(i), buffer + offset(i));
-    detail::exp_in_place(buffer, offset(rows));
-    if (diagonal && rows <= mirrored_tile) {
-        // E (rows x rows) after the packed triangle. E is symmetric, so
-        // sum_j E_ij (a V)_j = sum_j (a V)_j E_j. : axpys over the rows of E.
-        double* square = buffer + offset(rows);
-        for (std::size_t i = 0; i < rows; ++i) {
-            const double* packed = buffer + offset(i);
-            for (std::size_t j = 0; j < i; ++j) {
-                square[i * rows + j] = packed[j];
-                square[j * rows + i] = packed[j];
-            }
-            square[i * rows + i] = 1.0;
-        }
-        for (std::size_t j = 0; j < rows; ++j)
-            scatter<D>(op, square + j * rows, i0 + j, i0, rows, sum_t, norm);
+// sums[l] += v[l] for l < count: a whole vector, or the lanes that a partial group owns.
+[[gnu::always_inline]] inline void add_to(double* sums, const group_vector& v, std::size_t count) {
+    if (count == group) {
+        group_vector s;
+        load(s, sums);
+        store(sums, s + v);
         return;
     }
-    for (std::size_t i = 0; i < rows; ++i)
-        add_row(op, buffer + offset(i), i0 + i, j0, length(i), sum_t, norm);
-    if (!diagonal) return;
-    for (std::size_t i = i0; i < i0 + rows; ++i) {
-        norm[i] += op.key_weight[i];
-        for (std::size_t c = 0; c < op.d; ++c)
-            sum_t[c * op.n + i] += op.scaled_values_t[c * op.n + i];
+    for (std::size_t l = 0; l < count; ++l)
+        sums[l] += v[l];
+}
+
+// t[l][r] = e[r][l] for the group x group sub-block e: three rounds of shuffles, pairs of
+// rows, then of 128-bit and 256-bit halves.
+[[gnu::always_inline]] inline void transpose(const group_vector (&e)[group],
+                                             group_vector (&t)[group]) {
+    static_assert(group == 8);
+    group_vector a[group], b[group];
+    for (std::size_t k = 0; k < group; k += 2) {
+        a[k] = __builtin_shufflevector(e[k], e[k + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+        a[k + 1] = __builtin_shufflevector(e[k], e[k + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (std::size_t k = 0; k < group; k += 4)
+        for (std::size_t h = 0; h < 2; ++h) {
+            b[k + h] = __builtin_shufflevector(a[k + h], a[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            b[k + h + 2] =
+                __builtin_shufflevector(a[k + h], a[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    // b[k] holds columns k and k + 4 of rows 0-3, b[k + 4] the same of rows 4-7 (k < 4).
+    for (std::size_t k = 0; k < 4; ++k) {
+        t[k] = __builtin_shufflevector(b[k], b[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        t[k + 4] = __builtin_shufflevector(b[k], b[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     }
 }
 
-using small_tile_function = void (*)(const small_operands&, std::size_t, std::size_t, std::size_t,
-                                     std::size_t, double*, double*, double*);
+// out[r * group + l] = -beta/2 ‖q_{i + r} - q_{j + l}‖^2 for r, l < group: a sub-block of the
+// exponents of E, from the differences (no cancellation between beta G_ij and h_i + h_j).
+// Rows or columns past the tile's end read other tokens or the padding: finite, never added.
+template <std::size_t D>
+void exponents(const small_operands& op, std::size_t i, std::size_t j, double* out) {
+    constexpr std::size_t most = D == 0 ? small_dimension : D;
+    const std::size_t d = dimension<D>(op), stride = op.stride;
+    const double* q_t = op.queries_t;
+    group_vector q_j[most];
+    for (std::size_t c = 0; c < d; ++c)
+        load(q_j[c], q_t + c * stride + j);
+    for (std::size_t r = 0; r < group; ++r) {
+        group_vector distance2 = {};
+        for (std::size_t c = 0; c < d; ++c) {
+            const group_vector diff = q_t[c * stride + i + r] - q_j[c];
+            distance2 += diff * diff;
+        }
+        store(out + r * group, op.minus_half_beta * distance2);
+    }
+}
 
-small_tile_function small_tile_for(std::size_t d) {
+// The exponents of the diagonal sub-block at token i (as exponents()), and with `pair` the
+// upper triangle replaced by that of the next diagonal sub-block, at i + group.
+template <std::size_t D>
+void diagonal_exponents(const small_operands& op, std::size_t i, bool pair, double* out) {
+    constexpr std::size_t most = D == 0 ? small_dimension : D;
+    const std::size_t d = dimension<D>(op), stride = op.stride, next = pair ? group : 0;
+    const double* q_t = op.queries_t;
+    const group_vector lane = {0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0};
+    group_vector q_a[most], q_b[most];
+    for (std::size_t c = 0; c < d; ++c) {
+        load(q_a[c], q_t + c * stride + i);
+        load(q_b[c], q_t + c * stride + i + next);
+    }
+    for (std::size_t r = 0; r < group; ++r) {
+        group_vector distance_a = {}, distance_b = {};
+        for (std::size_t c = 0; c < d; ++c) {
+            const group_vector diff_a = q_t[c * stride + i + r] - q_a[c];
+            const group_vector diff_b = q_t[c * stride + i + next + r] - q_b[c];
+            distance_a += diff_a * diff_a;
+            distance_b += diff_b * diff_b;
+        }
+        const group_vector distance2 = lane > static_cast<double>(r) ? distance_b : distance_a;
+        store(out + r * group, op.minus_half_beta * distance2);
+    }
+}
+
+// sums[c][j + l] += sum_{r < row_count} w_c(i + r) e[r][l] for l < col_count: the sub-block
+// e (rows i + r, columns j + l) added down its columns, to the tokens j + l. The sums over
+// c are sum_j E_kj a_j V theta_j, then sum_j E_kj a_j.
+template <std::size_t D>
+[[gnu::always_inline]] inline void
+add_down_columns(const small_operands& op, const group_vector (&e)[group], std::size_t i,
+                 std::size_t row_count, std::size_t j, std::size_t col_count, double* sums) {
+    constexpr std::size_t most = (D == 0 ? small_dimension : D) + 1;
+    const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
+    group_vector col_sums[most] = {};
+    for (std::size_t r = 0; r < row_count; ++r)
+        for (std::size_t c = 0; c < m; ++c)
+            col_sums[c] += op.weighted_t[c * stride + i + r] * e[r];
+    for (std::size_t c = 0; c < m; ++c)
+        add_to(sums + c * stride + j, col_sums[c], col_count);
+}
+
+// row_sums[c][r] += sum_{l < col_count} w_c(j + l) e[r][l]: the sub-block e added along its
+// rows, to the tokens i + r, as vector sums down the columns of its transpose.
+template <std::size_t D>
+[[gnu::always_inline]] inline void add_along_rows(const small_operands& op,
+                                                  const group_vector (&e)[group], std::size_t j,
+                                                  std::size_t col_count, group_vector* row_sums) {
+    const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
+    group_vector e_t[group];
+    transpose(e, e_t);
+    for (std::size_t l = 0; l < col_count; ++l)
+        for (std::size_t c = 0; c < m; ++c)
+            row_sums[c] += op.weighted_t[c * stride + j + l] * e_t[l];
+}
+
+// q_t (d x stride, then a zero row) from the n x d queries, zero-padded, and
+// h_k = beta/2 ‖q_k‖^2.
+template <std::size_t D>
+void transpose_queries(std::size_t d, std::size_t n, std::size_t stride, const double* queries,
+                       double beta, double* q_t, double* h) {
+    if constexpr (D != 0) d = D;
+    for (std::size_t k = 0; k < n; ++k) {
+        double norm2 = 0.0;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double q = queries[k * d + c];
+            q_t[c * stride + k] = q;
+            norm2 += q * q;
+        }
+        h[k] = norm2 * (0.5 * beta);
+    }
+    for (std::size_t c = 0; c < d; ++c)
+        std::fill(q_t + c * stride + n, q_t + (c + 1) * stride, 0.0);
+    std::fill(q_t + d * stride, q_t + (d + 1) * stride, 0.0);
+}
+
+// w_t ((d + 1) x stride, zero-padded): a_k V theta_k transposed, then a_k.
+template <std::size_t D>
+void weight_values(std::size_t d, std::size_t n, std::size_t stride, const double* values,
+                   const double* a, double* w_t) {
+    if constexpr (D != 0) d = D;
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            w_t[c * stride + k] = values[k * d + c] * a[k];
+    std::copy(a, a + n, w_t + d * stride);
+    for (std::size_t c = 0; c <= d; ++c)
+        std::fill(w_t + c * stride + n, w_t + (c + 1) * stride, 0.0);
+}
+
+// out += A: the sums over j of E_kj a_j V theta_j (transposed) over sum_j E_kj a_j.
+// `inverse_total` is room for n values.
+template <std::size_t D>
+void add_quotient(std::size_t d, std::size_t n, std::size_t stride, const double* sums,
+                  double* inverse_total, double* out) {
+    if constexpr (D != 0) d = D;
+    for (std::size_t k = 0; k < n; ++k)
+        inverse_total[k] = 1.0 / sums[d * stride + k];
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            out[k * d + c] += sums[c * stride + k] * inverse_total[k];
+}
+
+// A tile (I, J) of E: rows i0 .. i0 + rows, columns j0 .. j0 + cols.
+struct tile_extent {
+    std::size_t i0, rows, j0, cols;
+    [[nodiscard]] bool diagonal() const { return i0 == j0; }
+};
+
+// The tile of E for small d is taken in sub-blocks of group x group, added to a lane's sums
+// ((d + 1) x stride: sum_j E_kj a_j V theta_j transposed, then sum_j E_kj a_j) as vector sums
+// over whole groups: short rows make horizontal sums the expensive part of small systems.
+// Each sub-block below a diagonal tile's diagonal, or of an off-diagonal tile, is added down
+// its columns and along its rows. Diagonal sub-blocks are symmetric: two of them (A below B)
+// share one exponential block X, A's lower triangle and B's upper one. With Y = exp(X),
+// E_A[r][l] is Y[r][l] for l < r and Y[l][r] otherwise, E_B the other way round; both
+// diagonals are exp(0) = 1. Their column sums are their row sums.
+// Rows of sub-blocks are taken two at a time (a batch, starting at row bi of the tile): the
+// batch's exponents, one exp call over them, then their sums.
+
+// Sub-blocks off the diagonal in row bi of the tile: left of it in a diagonal tile, all
+// in another tile.
+std::size_t row_width(const tile_extent& tile, std::size_t bi) {
+    return tile.diagonal() ? bi : tile.cols;
+}
+
+std::size_t batch_rows(const tile_extent& tile, std::size_t bi) {
+    return tile.rows - bi > group ? 2 : 1;
+}
+
+// The batch's exponents into buffer; returns the number of sub-blocks written.
+template <std::size_t D>
+std::size_t batch_exponents(const small_operands& op, const tile_extent& tile, std::size_t bi,
+                            double* buffer) {
+    const std::size_t batch = batch_rows(tile, bi);
+    std::size_t blocks = 0;
+    for (std::size_t k = 0; k < batch; ++k)
+        for (std::size_t bj = 0; bj < row_width(tile, bi + k * group); bj += group)
+            exponents<D>(op, tile.i0 + bi + k * group, tile.j0 + bj,
+                         buffer + group_square * blocks++);
+    if (tile.diagonal())
+        diagonal_exponents<D>(op, tile.i0 + bi, batch == 2, buffer + group_square * blocks++);
+    return blocks;
+}
+
+// The batch's exponentials (from batch_exponents(), then exp) added to the sums; returns
+// the number of sub-blocks read.
+template <std::size_t D>
+std::size_t add_batch(const small_operands& op, const tile_extent& tile, std::size_t bi,
+                      const double* buffer, double* sums) {
+    constexpr std::size_t most = (D == 0 ? small_dimension : D) + 1;
+    const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
+    const std::size_t batch = batch_rows(tile, bi);
+    const double* e_next = buffer;
+    for (std::size_t k = 0; k < batch; ++k) {
+        const std::size_t i = tile.i0 + bi + k * group;
+        const std::size_t row_count = std::min(group, tile.i0 + tile.rows - i);
+        group_vector row_sums[most] = {};
+        for (std::size_t bj = 0; bj < row_width(tile, bi + k * group);
+             bj += group, e_next += group_square) {
+            const std::size_t col_count = std::min(group, tile.cols - bj);
+            group_vector e[group];
+            for (std::size_t r = 0; r < group; ++r)
+                load(e[r], e_next + r * group);
+            add_down_columns<D>(op, e, i, row_count, tile.j0 + bj, col_count, sums);
+            add_along_rows<D>(op, e, tile.j0 + bj, col_count, row_sums);
+        }
+        for (std::size_t c = 0; c < m; ++c)
+            add_to(sums + c * stride + i, row_sums[c], row_count);
+    }
+    if (!tile.diagonal()) return static_cast<std::size_t>(e_next - buffer) / group_square;
+    group_vector y[group];
+    for (std::size_t r = 0; r < group; ++r)
+        load(y[r], e_next + r * group);
+    const std::size_t i = tile.i0 + bi, row_count = std::min(group, tile.rows - bi);
+    if (batch == 1) {
+        add_down_columns<D>(op, y, i, row_count, i, row_count, sums);
+    } else {
+        const group_vector lane = {0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0};
+        group_vector y_t[group], e[group];
+        transpose(y, y_t);
+        for (std::size_t r = 0; r < group; ++r)
+            e[r] = lane < static_cast<double>(r) ? y[r] : y_t[r];
+        add_down_columns<D>(op, e, i, group, i, group, sums);
+        const std::size_t lower_count = std::min(group, tile.rows - bi - group);
+        for (std::size_t r = 0; r < group; ++r)
+            e[r] = lane < static_cast<double>(r) ? y_t[r] : y[r];
+        add_down_columns<D>(op, e, i + group, lower_count, i + group, lower_count, sums);
+    }
+    return static_cast<std::size_t>(e_next - buffer) / group_square + 1;
+}
+
+// Sub-blocks of the largest batch: the room add_tile_small() needs in `buffer`.
+std::size_t batch_blocks(std::size_t tile) {
+    return 2 * padded(tile) / group;
+}
+
+// The tile (I, J) of E for small d added to a lane's sums, batch by batch.
+template <std::size_t D>
+void add_tile_small(const small_operands& op, std::size_t i0, std::size_t rows, std::size_t j0,
+                    std::size_t cols, double* buffer, double* sums) {
+    const tile_extent tile{i0, rows, j0, cols};
+    for (std::size_t bi = 0; bi < rows; bi += 2 * group) {
+        const std::size_t blocks = batch_exponents<D>(op, tile, bi, buffer);
+        detail::exp_in_place(buffer, group_square * blocks);
+        add_batch<D>(op, tile, bi, buffer, sums);
+    }
+}
+
+// Sub-blocks of all batches of a diagonal tile of n tokens.
+std::size_t tile_blocks(std::size_t n) {
+    std::size_t blocks = 0;
+    const tile_extent tile{0, n, 0, n};
+    for (std::size_t bi = 0; bi < n; bi += 2 * group) {
+        for (std::size_t k = 0; k < batch_rows(tile, bi); ++k)
+            blocks += row_width(tile, bi + k * group) / group;
+        ++blocks;
+    }
+    return blocks;
+}
+
+// Up to this many tokens, and within one tile, the symmetric path takes all exponentials in
+// one exp call (add_single_tile()): each call costs a pipeline's fill and drain, which for a
+// few dozen tokens is a good part of the kernel. 32 sub-blocks then fill 16 KiB (L1).
+constexpr std::size_t single_tile = 64;
+
+// The sums of all of E for n tokens in one tile, with the values' weights a_k =
+// exp(h_k - max h) taken in the same exp call as E (weighted_t is written here).
+template <std::size_t D>
+void add_single_tile(const small_operands& op, std::size_t n, const double* h, double h_max,
+                     const double* values, double* weighted_t, double* buffer, double* sums) {
+    const tile_extent tile{0, n, 0, n};
+    std::size_t blocks = 0;
+    for (std::size_t bi = 0; bi < n; bi += 2 * group)
+        blocks += batch_exponents<D>(op, tile, bi, buffer + group_square * blocks);
+    double* a = buffer + group_square * blocks;
+    for (std::size_t k = 0; k < n; ++k)
+        a[k] = h[k] - h_max;
+    detail::exp_in_place(buffer, group_square * blocks + n);
+    weight_values<D>(op.d, n, op.stride, values, a, weighted_t);
+    std::fill(sums, sums + (op.d + 1) * op.stride, 0.0);
+    const double* e = buffer;
+    for (std::size_t bi = 0; bi < n; bi += 2 * group)
+        e += group_square * add_batch<D>(op, tile, bi, e, sums);
+}
+
+// The small-d symmetric path's loops, for one dimension.
+struct small_path {
+    void (*transpose_queries)(std::size_t, std::size_t, std::size_t, const double*, double, double*,
+                              double*);
+    void (*weight_values)(std::size_t, std::size_t, std::size_t, const double*, const double*,
+                          double*);
+    void (*add_tile)(const small_operands&, std::size_t, std::size_t, std::size_t, std::size_t,
+                     double*, double*);
+    void (*add_quotient)(std::size_t, std::size_t, std::size_t, const double*, double*, double*);
+    void (*add_single_tile)(const small_operands&, std::size_t, const double*, double,
+                            const double*, double*, double*, double*);
+};
+
+template <std::size_t D>
+constexpr small_path small_path_of{transpose_queries<D>, weight_values<D>, add_tile_small<D>,
+                                   add_quotient<D>, add_single_tile<D>};
+
+const small_path& small_path_for(std::size_t d) {
     switch (d) {
     case 2:
-        return add_tile_small<2>;
+        return small_path_of<2>;
     case 3:
-        return add_tile_small<3>;
+        return small_path_of<3>;
     case 4:
-        return add_tile_small<4>;
+        return small_path_of<4>;
     case 8:
-        return add_tile_small<8>;
+        return small_path_of<8>;
     default:
-        return add_tile_small<0>;
+        return small_path_of<0>;
     }
 }
 
@@ -427,19 +648,14 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     double* a = m_key_weight.data();
     const auto ni = static_cast<Eigen::Index>(n), di = static_cast<Eigen::Index>(d);
     const const_row_map queries(q_data, ni, di), values(v_data, ni, di);
-    // Small d: the operands and the lane sums are held transposed (d x n), see
-    // add_tile_small(); otherwise n x d for the GEMMs.
+    // Small d: the operands and the lane sums are held transposed and zero-padded to whole
+    // groups (rows of `stride`), see add_tile_small(); otherwise n x d for the GEMMs.
     const bool small = d <= small_dimension;
+    const std::size_t stride = padded(n);
+    const small_path& small_d = small_path_for(d);
     if (small) {
-        m_queries_t.resize(di, ni);
-        m_queries_t.noalias() = queries.transpose();
-        const double* q_t = m_queries_t.data();
-        std::fill(h, h + n, 0.0);
-        for (std::size_t c = 0; c < d; ++c)
-            for (std::size_t k = 0; k < n; ++k)
-                h[k] += q_t[c * n + k] * q_t[c * n + k];
-        for (std::size_t k = 0; k < n; ++k)
-            h[k] *= 0.5 * beta;
+        m_queries_t.resize(di + 1, static_cast<Eigen::Index>(stride));
+        small_d.transpose_queries(d, n, stride, q_data, beta, m_queries_t.data(), h);
     } else {
         for (std::size_t k = 0; k < n; ++k)
             h[k] = 0.5 * beta * dot_of(q_data + k * d, q_data + k * d, d);
@@ -447,15 +663,36 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     const double h_max = max_of(h, n);
     const double spread = h_max + max_of_negated(h, n);
     if (!(spread <= largest_shift_spread)) return false; // also NaN: the general path reports it
+    if (m_lane_sum.empty()) {
+        m_lane_sum.resize(1);
+        m_lane_norm.resize(1);
+    }
+    if (small && n <= single_tile && n <= m_tile) {
+        if (m_tiles.empty()) m_tiles.resize(1);
+        matrix& buffer = m_tiles[0];
+        const auto blocks = static_cast<Eigen::Index>(tile_blocks(n) + 1); // and a
+        if (buffer.rows() < blocks || buffer.cols() < static_cast<Eigen::Index>(group_square))
+            buffer.resize(blocks, static_cast<Eigen::Index>(group_square));
+        matrix& sum = m_lane_sum[0];
+        sum.resize(di + 1, static_cast<Eigen::Index>(stride));
+        m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
+        const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
+                                      m_scaled_values.data()};
+        small_d.add_single_tile(operands, n, h, h_max, v_data, m_scaled_values.data(),
+                                buffer.data(), sum.data());
+        small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
+        return true;
+    }
     for (std::size_t k = 0; k < n; ++k)
         a[k] = h[k] - h_max;
     detail::exp_in_place(a, n);
 
-    const Eigen::Index sum_rows = small ? di : ni, sum_cols = small ? ni : di;
+    const Eigen::Index sum_rows = small ? di + 1 : ni,
+                       sum_cols = small ? static_cast<Eigen::Index>(stride) : di;
     const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
     if (small) {
-        m_scaled_values.resize(di, ni);
-        m_scaled_values.noalias() = values.transpose() * weight;
+        m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
+        small_d.weight_values(d, n, stride, v_data, a, m_scaled_values.data());
     } else {
         m_scaled_values.resize(ni, di);
         m_scaled_values.noalias() = weight * values;
@@ -472,21 +709,27 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     const auto threads = static_cast<std::size_t>(omp_get_max_threads());
     if (m_tiles.size() < threads) m_tiles.resize(threads);
     const matrix& scaled = m_scaled_values;
-    const small_operands operands{
-        n, d, -0.5 * beta, q_data, m_queries_t.data(), m_scaled_values.data(), a};
-    const small_tile_function small_tile = small_tile_for(d);
+    const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
+                                  m_scaled_values.data()};
 
     const bool parallel = lanes > 1 && threads > 1 && worth_parallel(n, d);
     detail::for_each_dynamic(lanes, parallel, [&](std::size_t lane) {
         matrix& sum = m_lane_sum[lane];
         std::vector<double>& norm = m_lane_norm[lane];
         if (sum.rows() != sum_rows || sum.cols() != sum_cols) sum.resize(sum_rows, sum_cols);
-        norm.resize(n);
         sum.setZero();
-        std::fill(norm.begin(), norm.end(), 0.0);
+        if (!small) {
+            norm.resize(n);
+            std::fill(norm.begin(), norm.end(), 0.0);
+        }
         matrix& buffer = m_tiles[static_cast<std::size_t>(omp_get_thread_num())];
         const auto ti = static_cast<Eigen::Index>(tile);
-        if (buffer.rows() < 2 * ti || buffer.cols() < ti) buffer.resize(2 * ti, ti);
+        // Small d: two rows of sub-blocks; otherwise a tile of E and room for its transpose.
+        const Eigen::Index buffer_rows =
+                               small ? static_cast<Eigen::Index>(batch_blocks(tile)) : 2 * ti,
+                           buffer_cols = small ? static_cast<Eigen::Index>(group_square) : ti;
+        if (buffer.rows() < buffer_rows || buffer.cols() < buffer_cols)
+            buffer.resize(buffer_rows, buffer_cols);
 
         // Tile pairs (I, J), J <= I, in row order; pair p belongs to lane p mod lanes.
         std::size_t p = 0;
@@ -496,8 +739,7 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                 const std::size_t i0 = I * tile, j0 = J * tile;
                 const std::size_t rows = std::min(tile, n - i0), cols = std::min(tile, n - j0);
                 if (small) {
-                    small_tile(operands, i0, rows, j0, cols, buffer.data(), sum.data(),
-                               norm.data());
+                    small_d.add_tile(operands, i0, rows, j0, cols, buffer.data(), sum.data());
                     continue;
                 }
                 const auto ri = static_cast<Eigen::Index>(rows),
@@ -545,6 +787,16 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
 
     // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j),
     // lanes added in lane order (into lane 0, whose sums are reset by the next call).
+    if (small) {
+        double* sum = m_lane_sum[0].data();
+        for (std::size_t lane = 1; lane < lanes; ++lane) {
+            const double* other = m_lane_sum[lane].data();
+            for (std::size_t i = 0; i < (d + 1) * stride; ++i)
+                sum[i] += other[i];
+        }
+        small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
+        return true;
+    }
     double* total = m_lane_norm[0].data();
     for (std::size_t lane = 1; lane < lanes; ++lane)
         for (std::size_t k = 0; k < n; ++k)
@@ -557,15 +809,9 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         for (std::size_t i = 0; i < n * d; ++i)
             sum[i] += other[i];
     }
-    if (small) {
+    for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
-            for (std::size_t k = 0; k < n; ++k)
-                out[k * d + c] += sum[c * n + k] * total[k];
-    } else {
-        for (std::size_t k = 0; k < n; ++k)
-            for (std::size_t c = 0; c < d; ++c)
-                out[k * d + c] += sum[k * d + c] * total[k];
-    }
+            out[k * d + c] += sum[k * d + c] * total[k];
     return true;
 }
 

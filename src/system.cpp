@@ -2,9 +2,156 @@
 
 #include "nadyn/detail/parallel.hpp"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <cmath>
 
 namespace nadyn {
+
+namespace {
+
+// Tokens per chunk of the per-token loops: the chunk's scalars live in arrays on the stack,
+// and the loops over a chunk's tokens vectorise.
+constexpr std::size_t token_chunk = 64;
+
+// x = sqrt(x) for `count` values. A loop of std::sqrt stays scalar (it may set errno);
+// the vector instruction rounds the same way (sqrt is correctly rounded). AVX, not AVX-512:
+// GCC 12's _mm512_sqrt_pd trips -Wmaybe-uninitialized inside its own header.
+void square_roots(double* x, std::size_t count) {
+    std::size_t k = 0;
+#if defined(__AVX__)
+    for (; k + 4 <= count; k += 4)
+        _mm256_storeu_pd(x + k, _mm256_sqrt_pd(_mm256_loadu_pd(x + k)));
+#endif
+    for (; k < count; ++k)
+        x[k] = std::sqrt(x[k]);
+}
+
+// sum_c x_c y_c with eight partial sums in a fixed order: the loop over the components
+// vectorises without reassociating flags (a sum in order is a chain of scalar adds). Not
+// inlined: inside a loop over tokens GCC vectorises across the tokens instead.
+[[gnu::noinline]] double dot_of(const double* x, const double* y, std::size_t count) {
+    double part[8] = {};
+    std::size_t c = 0;
+    for (; c + 8 <= count; c += 8)
+        for (std::size_t l = 0; l < 8; ++l)
+            part[l] += x[c + l] * y[c + l];
+    for (std::size_t l = 0; c < count; ++c, ++l)
+        part[l] += x[c] * y[c];
+    return ((part[0] + part[4]) + (part[1] + part[5])) +
+           ((part[2] + part[6]) + (part[3] + part[7]));
+}
+
+struct stage {
+    const scheme_parameters& scheme;
+    double t, step_start;
+};
+
+// rates() for `count` tokens with the scheme fixed at compile time: its switch folds away
+// and the loop over the tokens vectorises.
+template <scheme S>
+void chunk_rates_of(const stage& s, const double* r, const double* along, const double* norm,
+                    double* inverse_speed, double* radial, std::size_t count) {
+    scheme_parameters p = s.scheme;
+    p.id = S;
+    for (std::size_t k = 0; k < count; ++k) {
+        const token_rates rate = rates(p, s.t, s.step_start, r[k], along[k], norm[k]);
+        inverse_speed[k] = rate.inverse_speed;
+        radial[k] = rate.radial_rate;
+    }
+}
+
+void chunk_rates(const stage& s, const double* r, const double* along, const double* norm,
+                 double* inverse_speed, double* radial, std::size_t count) {
+    switch (s.scheme.id) {
+    case scheme::post_ln:
+        return chunk_rates_of<scheme::post_ln>(s, r, along, norm, inverse_speed, radial, count);
+    case scheme::pre_ln:
+        return chunk_rates_of<scheme::pre_ln>(s, r, along, norm, inverse_speed, radial, count);
+    case scheme::mix_ln:
+        return chunk_rates_of<scheme::mix_ln>(s, r, along, norm, inverse_speed, radial, count);
+    case scheme::peri_ln:
+        return chunk_rates_of<scheme::peri_ln>(s, r, along, norm, inverse_speed, radial, count);
+    case scheme::ngpt:
+        return chunk_rates_of<scheme::ngpt>(s, r, along, norm, inverse_speed, radial, count);
+    case scheme::sqrt_scaling:
+        return chunk_rates_of<scheme::sqrt_scaling>(s, r, along, norm, inverse_speed, radial,
+                                                    count);
+    }
+}
+
+// The right-hand side of `count` tokens (pointers at the chunk's first token). D > 0 fixes
+// the dimension at compile time (common small d: the loops over tokens vectorise), D = 0
+// reads it from d.
+template <std::size_t D>
+void chunk_derivative(const stage& s, std::size_t d, const double* __restrict theta,
+                      const double* __restrict attention, const double* r,
+                      double* __restrict dtheta, double* dr, std::size_t count) {
+    if constexpr (D != 0) d = D;
+    // Initialised, although only `count` entries are used: GCC cannot see that.
+    double along[token_chunk] = {}, norm[token_chunk] = {}, inverse_speed[token_chunk];
+    if constexpr (D != 0) {
+        // A few components: the loop over tokens vectorises.
+        for (std::size_t k = 0; k < count; ++k) {
+            double along_k = 0.0, norm2 = 0.0;
+            for (std::size_t c = 0; c < d; ++c) {
+                along_k += theta[k * d + c] * attention[k * d + c];
+                norm2 += attention[k * d + c] * attention[k * d + c];
+            }
+            along[k] = along_k;
+            norm[k] = norm2;
+        }
+    } else {
+        for (std::size_t k = 0; k < count; ++k) {
+            along[k] = dot_of(theta + k * d, attention + k * d, d);
+            norm[k] = dot_of(attention + k * d, attention + k * d, d);
+        }
+    }
+    square_roots(norm, count);
+    chunk_rates(s, r, along, norm, inverse_speed, dr, count);
+    for (std::size_t k = 0; k < count; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            dtheta[k * d + c] =
+                (attention[k * d + c] - along[k] * theta[k * d + c]) * inverse_speed[k];
+}
+
+using chunk_derivative_function = void (*)(const stage&, std::size_t, const double*, const double*,
+                                           const double*, double*, double*, std::size_t);
+
+chunk_derivative_function chunk_derivative_for(std::size_t d) {
+    switch (d) {
+    case 2:
+        return chunk_derivative<2>;
+    case 3:
+        return chunk_derivative<3>;
+    case 4:
+        return chunk_derivative<4>;
+    default:
+        return chunk_derivative<0>;
+    }
+}
+
+template <std::size_t D> void chunk_to_sphere(std::size_t d, double* theta, std::size_t count) {
+    if constexpr (D != 0) d = D;
+    double inverse[token_chunk];
+    for (std::size_t k = 0; k < count; ++k) {
+        double norm2 = 0.0;
+        for (std::size_t c = 0; c < d; ++c)
+            norm2 += theta[k * d + c] * theta[k * d + c];
+        inverse[k] = norm2;
+    }
+    square_roots(inverse, count);
+    for (std::size_t k = 0; k < count; ++k)
+        inverse[k] = 1.0 / inverse[k];
+    for (std::size_t k = 0; k < count; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            theta[k * d + c] *= inverse[k];
+}
+
+} // namespace
 
 attention_system::attention_system(const model_parameters& model, attention_weights weights,
                                    std::size_t block)
@@ -24,36 +171,26 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
     double* dr = dxdt.data() + n * d;
     attend(theta, m_attention.data());
     const double* attention = m_attention.data();
-    const scheme_parameters scheme = m_model.scheme;
-    const double step_start = std::isnan(m_step_start) ? t : m_step_start;
-
-    auto token = [&](std::size_t k) {
-        const double* theta_k = theta + k * d;
-        const double* a_k = attention + k * d;
-        double along = 0.0, norm2 = 0.0;
-        for (std::size_t c = 0; c < d; ++c) {
-            along += theta_k[c] * a_k[c];
-            norm2 += a_k[c] * a_k[c];
-        }
-        const token_rates rate = rates(scheme, t, step_start, r[k], along, std::sqrt(norm2));
-        for (std::size_t c = 0; c < d; ++c)
-            dtheta[k * d + c] = (a_k[c] - along * theta_k[c]) * rate.inverse_speed;
-        dr[k] = rate.radial_rate;
-    };
-    detail::for_each_static(n, n * d > detail::parallel_token_values, token);
+    const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start};
+    const chunk_derivative_function derivative = chunk_derivative_for(d);
+    const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
+    detail::for_each_static(chunks, n * d > detail::parallel_token_values, [&](std::size_t i) {
+        const std::size_t k = i * token_chunk;
+        derivative(s, d, theta + k * d, attention + k * d, r + k, dtheta + k * d, dr + k,
+                   std::min(token_chunk, n - k));
+    });
 }
 
 void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
-    auto token = [&](std::size_t k) {
-        double* row = theta + k * d;
-        double norm2 = 0.0;
-        for (std::size_t c = 0; c < d; ++c)
-            norm2 += row[c] * row[c];
-        const double inverse = 1.0 / std::sqrt(norm2);
-        for (std::size_t c = 0; c < d; ++c)
-            row[c] *= inverse;
-    };
-    detail::for_each_static(n, n * d > detail::parallel_token_values, token);
+    void (*to_sphere)(std::size_t, double*, std::size_t) = d == 2   ? chunk_to_sphere<2>
+                                                           : d == 3 ? chunk_to_sphere<3>
+                                                           : d == 4 ? chunk_to_sphere<4>
+                                                                    : chunk_to_sphere<0>;
+    const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
+    detail::for_each_static(chunks, n * d > detail::parallel_token_values, [&](std::size_t i) {
+        const std::size_t k = i * token_chunk;
+        to_sphere(d, theta + k * d, std::min(token_chunk, n - k));
+    });
 }
 
 } // namespace nadyn

@@ -14,8 +14,9 @@
 // | sqrt-scaling  | sqrt(t + 1)            | 0                      |
 //
 // A new scheme is one enumerator, one row of scheme_table and one case in each switch on
-// `scheme` (rates() here, breakpoint(), apply_layer(), initial_velocity_closed_form(),
-// predicted_law(); -Wswitch names the places). See ARCHITECTURE.md.
+// `scheme` (rates() here, chunk_rates() in src/system.cpp, breakpoint(), apply_layer(),
+// initial_velocity_closed_form(), predicted_law(); -Wswitch names the places). See
+// ARCHITECTURE.md.
 #include <array>
 #include <cmath>
 #include <optional>

@@ -1,15 +1,18 @@
 // Every fast path of the attention kernel against the plain definition (reference_attention):
 // the vectorised exp, the symmetric path for Q = K (tiles, lanes, its fall-back to the
-// general path), and their independence of the thread count. No timing here: speed is
-// measured by bench/ (scripts/benchmark.sh).
+// general path, the small-d sub-blocks and single tile), and their independence of the
+// thread count; and the right-hand side's per-token loop (chunks of tokens) against rates().
+// No timing here: speed is measured by bench/ (scripts/benchmark.sh).
 #include "test_support.hpp"
 
 #include "nadyn/attention.hpp"
 #include "nadyn/random.hpp"
+#include "nadyn/system.hpp"
 
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -165,5 +168,94 @@ TEST_CASE("both paths give bitwise the same result with one and with two threads
         // Repeated calls reuse the workspaces: the same result again.
         kernel.compute(x.data(), w, {3.0, false}, one.data());
         CHECK(one == two);
+    }
+}
+
+TEST_CASE("small d, one tile: every n around the groups of 8 and the single-tile limit") {
+    const attention_weights identity;
+    // d = 5 and 7 take the runtime-dimension code, the others a compile-time one.
+    for (std::size_t d : {1, 2, 3, 4, 5, 7, 8, 16})
+        for (std::size_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 63, 64, 65, 70})
+            CHECK(check_against_reference(n, d, 0, identity, 4.0) ==
+                  attention_kernel::path::symmetric);
+    // Large beta: most of E underflows to 0 (exponents below -708), the diagonal stays 1.
+    for (double beta : {60.0, 1e3, 1e4})
+        CHECK(check_against_reference(37, 3, 0, identity, beta) ==
+              attention_kernel::path::symmetric);
+    random_source source(12);
+    attention_weights shared; // Q = K given, V random: the weighted values are not the queries
+    shared.heads[0].Q = testing::random_matrix(source, 3, 0.5);
+    shared.heads[0].K = shared.heads[0].Q;
+    shared.heads[0].V = testing::random_matrix(source, 3, 0.5);
+    CHECK(check_against_reference(29, 3, 0, shared, 2.0) == attention_kernel::path::symmetric);
+}
+
+TEST_CASE("small d, many tiles: tiles that are not whole groups of 8, and off-diagonal tiles") {
+    const attention_weights identity;
+    for (std::size_t block : {1, 3, 5, 8, 12, 20, 33})
+        for (std::size_t d : {2, 3, 6})
+            CHECK(check_against_reference(71, d, block, identity, 3.0) ==
+                  attention_kernel::path::symmetric);
+    CHECK(check_against_reference(200, 3, 0, identity, 5.0) == attention_kernel::path::symmetric);
+}
+
+TEST_CASE("small d: bitwise the same result with one, two and three threads") {
+    const attention_weights identity;
+    for (std::size_t n : {40, 700}) { // one tile; many tiles, lanes, and a parallel region
+        CAPTURE(n);
+        const std::size_t d = 3;
+        state_type x = testing::uniform_start(n, d, 6);
+        std::vector<double> one(n * d), other(n * d);
+        attention_kernel kernel(n, d, 64);
+        omp_set_num_threads(1);
+        kernel.compute(x.data(), identity, {4.0, false}, one.data());
+        for (int threads : {2, 3}) {
+            omp_set_num_threads(threads);
+            kernel.compute(x.data(), identity, {4.0, false}, other.data());
+            CHECK(one == other);
+        }
+        omp_set_num_threads(2);
+    }
+}
+
+TEST_CASE("right-hand side in chunks of tokens equals the per-token rates of every scheme") {
+    // n = 70 crosses a chunk of 64 tokens; d = 3 and 4 take compile-time dimensions, 5 not.
+    for (std::size_t d : {3, 4, 5}) {
+        for (const scheme_info& row : scheme_table) {
+            CAPTURE(d);
+            CAPTURE(row.name);
+            const std::size_t n = 70;
+            model_parameters model;
+            model.n = n;
+            model.d = d;
+            model.beta = 3.0;
+            model.scheme = {row.id, 0.7, 0.2};
+            attention_system system(model, attention_weights{});
+            state_type x = testing::uniform_start(n, d, 8, 1.5);
+            double* r = magnitudes(x, n, d);
+            for (std::size_t k = 0; k < n; ++k)
+                r[k] += 0.01 * static_cast<double>(k);
+            state_type dxdt(x.size());
+            system.begin_step(0.1);
+            system(x, dxdt, 0.3);
+            const std::vector<double>& a = system.attention();
+            double worst = 0.0;
+            for (std::size_t k = 0; k < n; ++k) {
+                double along = 0.0, norm2 = 0.0;
+                for (std::size_t c = 0; c < d; ++c) {
+                    along += x[k * d + c] * a[k * d + c];
+                    norm2 += a[k * d + c] * a[k * d + c];
+                }
+                const token_rates rate =
+                    rates(model.scheme, 0.3, 0.1, r[k], along, std::sqrt(norm2));
+                for (std::size_t c = 0; c < d; ++c) {
+                    const double expected =
+                        (a[k * d + c] - along * x[k * d + c]) * rate.inverse_speed;
+                    worst = std::max(worst, std::abs(dxdt[k * d + c] - expected));
+                }
+                worst = std::max(worst, std::abs(dxdt[n * d + k] - rate.radial_rate));
+            }
+            CHECK(worst < 1e-15);
+        }
     }
 }
