@@ -4,6 +4,10 @@
 
 #include <omp.h>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -13,9 +17,11 @@
 
 namespace nadyn {
 
-namespace detail {
+namespace {
 
-void exp_in_place(double* values, std::size_t count) {
+// exp(x) for count values, the portable algorithm of detail::exp_in_place() (see there): an
+// inline loop, so that exp_groups() without AVX-512 becomes straight-line vector code.
+[[gnu::always_inline]] inline void exp_lanes(double* values, std::size_t count) {
     constexpr double log2e = 1.4426950408889634;
     // ln 2 = ln2_hi + ln2_lo with 21 trailing zero bits in ln2_hi (fdlibm's split): k ln2_hi
     // is exact, and so is x - k ln2_hi, for every k of the domain.
@@ -66,6 +72,114 @@ void exp_in_place(double* values, std::size_t count) {
         const double result = std::bit_cast<double>(std::bit_cast<std::uint64_t>(p) + scale);
         values[i] = x < -708.0 ? 0.0 : result;
     }
+}
+
+// Tokens per sub-block of a small-d tile: a whole number of SIMD vectors of doubles (one
+// AVX-512, two AVX2 or four SSE2 vectors), so that no loop over tokens has a scalar remainder.
+constexpr std::size_t group = 8;
+// One group of doubles as a GCC/Clang vector: the compiler splits it into the target's SIMD
+// registers. Auto-vectorisation of the sub-block loops is fragile (GCC vectorises them across
+// the components instead, through the stack), and the transpose needs explicit shuffles.
+using group_vector = double __attribute__((vector_size(group * sizeof(double))));
+
+#if defined(__AVX512F__)
+// AVX-512: exp(x) = 2^(k/16) exp(r), |r| <= ln2/32, with 2^(j/16) (j = k mod 16) from a
+// 16-entry table held in two registers (one permute): a degree-6 polynomial suffices
+// (Chebyshev fit of (e^r - 1)/r, relative error below 1.4e-17 before rounding) instead of
+// degree 11. Each entry is stored with j << 48 subtracted from its bits, so that adding
+// k << 48 (the low bits of `shifted`, moved up) gives the bits of 2^(k/16) directly.
+constexpr double two_to_sixteenths[16] = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
+
+constexpr double table_entry(std::size_t j) {
+    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(two_to_sixteenths[j]) -
+                                 (std::uint64_t{j} << 48));
+}
+
+// x[v] = exp(x[v]) in place for N groups, each step of the algorithm for all N before the
+// next: the exp of one group is a chain of about 14 dependent operations, and only
+// independent neighbours keep the FMA units busy (with one group at a time the out-of-order
+// window holds too few of them). Arrays, not vectors by value: that would change the ABI
+// without AVX-512 (GCC warns).
+template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(group_vector (&x)[N]) {
+    constexpr double log2e_16 = 16.0 * 1.4426950408889634;
+    // fdlibm's split of ln 2 over 16 (a power of two: still exact products k ln2_hi / 16).
+    constexpr double ln2_hi_16 = 6.93147180369123816490e-01 / 16.0;
+    constexpr double ln2_lo_16 = 1.90821492927058770002e-10 / 16.0;
+    constexpr double shifter = 0x1.8p52;
+    constexpr double c1 = 0x1.0000000000003p+0, c2 = 0x1.0000000000001p-1,
+                     c3 = 0x1.555555547d216p-3, c4 = 0x1.55555554e93b7p-5,
+                     c5 = 0x1.11123d01366d4p-7, c6 = 0x1.6c17ed5c1f49ep-10;
+    const __m512d table_low =
+        _mm512_setr_pd(table_entry(0), table_entry(1), table_entry(2), table_entry(3),
+                       table_entry(4), table_entry(5), table_entry(6), table_entry(7));
+    const __m512d table_high =
+        _mm512_setr_pd(table_entry(8), table_entry(9), table_entry(10), table_entry(11),
+                       table_entry(12), table_entry(13), table_entry(14), table_entry(15));
+    __m512d shifted[N], r[N], p[N];
+    for (std::size_t v = 0; v < N; ++v)
+        shifted[v] = _mm512_fmadd_pd(x[v], _mm512_set1_pd(log2e_16), _mm512_set1_pd(shifter));
+    for (std::size_t v = 0; v < N; ++v)
+        p[v] = _mm512_sub_pd(shifted[v], _mm512_set1_pd(shifter)); // k
+    for (std::size_t v = 0; v < N; ++v)
+        r[v] = _mm512_fnmadd_pd(p[v], _mm512_set1_pd(ln2_hi_16), x[v]);
+    for (std::size_t v = 0; v < N; ++v)
+        r[v] = _mm512_fnmadd_pd(p[v], _mm512_set1_pd(ln2_lo_16), r[v]);
+    for (std::size_t v = 0; v < N; ++v)
+        p[v] = _mm512_fmadd_pd(_mm512_set1_pd(c6), r[v], _mm512_set1_pd(c5));
+    for (const double c : {c4, c3, c2, c1, 1.0}) // the last with 1: exp(0) = 1 exactly
+        for (std::size_t v = 0; v < N; ++v)
+            p[v] = _mm512_fmadd_pd(p[v], r[v], _mm512_set1_pd(c));
+    for (std::size_t v = 0; v < N; ++v) {
+        // The permute reads the low 4 bits of each index, k mod 16; 2^(k/16) stays normal
+        // for x >= -708. A NaN x gives a NaN p, so the product stays NaN.
+        const __m512i bits = _mm512_castpd_si512(shifted[v]);
+        const __m512d entry = _mm512_permutex2var_pd(table_low, bits, table_high);
+        // Integer vector arithmetic, not _mm512_slli_epi64: GCC 12's version of that trips
+        // -Wmaybe-uninitialized inside its own header.
+        using lanes_bits = std::uint64_t __attribute__((vector_size(sizeof(__m512i))));
+        const __m512d scale = reinterpret_cast<__m512d>(reinterpret_cast<lanes_bits>(entry) +
+                                                        (reinterpret_cast<lanes_bits>(bits) << 48));
+        const __mmask8 flushed = _mm512_cmp_pd_mask(x[v], _mm512_set1_pd(-708.0), _CMP_LT_OQ);
+        x[v] = _mm512_maskz_mul_pd(static_cast<__mmask8>(~flushed), p[v], scale);
+    }
+}
+#else
+template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(group_vector (&x)[N]) {
+    double lanes[N * group];
+    std::memcpy(lanes, &x, sizeof x);
+    exp_lanes(lanes, N * group);
+    std::memcpy(&x, lanes, sizeof x);
+}
+#endif
+
+} // namespace
+
+namespace detail {
+
+void exp_in_place_portable(double* values, std::size_t count) {
+    exp_lanes(values, count);
+}
+
+void exp_in_place(double* values, std::size_t count) {
+#if defined(__AVX512F__)
+    std::size_t i = 0;
+    for (; i + 4 * group <= count; i += 4 * group) {
+        group_vector x[4];
+        std::memcpy(&x, values + i, sizeof x);
+        exp_groups(x);
+        std::memcpy(values + i, &x, sizeof x);
+    }
+    // The rest with the portable loop: short rows (diagonal tiles of the GEMM path) are
+    // common, and for a few values its vectorised loop with a scalar tail is faster than
+    // whole groups. Both are within a few 1e-16 of exp.
+    exp_lanes(values + i, count - i);
+#else
+    exp_lanes(values, count);
+#endif
 }
 
 } // namespace detail
@@ -172,16 +286,6 @@ bool same_projection(const matrix& a, const matrix& b) {
 // depths much larger than 3) for plain vector loops: add_tile_small().
 constexpr std::size_t small_dimension = 16;
 
-// Tokens per sub-block of a small-d tile: a whole number of SIMD vectors of doubles (one
-// AVX-512, two AVX2 or four SSE2 vectors), so that no loop over tokens has a scalar remainder.
-constexpr std::size_t group = 8;
-constexpr std::size_t group_square = group * group;
-
-// One group of doubles as a GCC/Clang vector: the compiler splits it into the target's SIMD
-// registers. Auto-vectorisation of the sub-block loops is fragile (GCC vectorises them across
-// the components instead, through the stack), and the transpose needs explicit shuffles.
-using group_vector = double __attribute__((vector_size(group * sizeof(double))));
-
 // n rounded up to whole groups: the stride of the transposed operands and sums.
 std::size_t padded(std::size_t n) {
     return (n + group - 1) / group * group;
@@ -247,31 +351,37 @@ template <std::size_t D> std::size_t dimension(const small_operands& op) {
     }
 }
 
-// out[r * group + l] = -beta/2 ‖q_{i + r} - q_{j + l}‖^2 for r, l < group: a sub-block of the
-// exponents of E, from the differences (no cancellation between beta G_ij and h_i + h_j).
-// Rows or columns past the tile's end read other tokens or the padding: finite, never added.
+// e[r][l] = exp(-beta/2 ‖q_{i + r} - q_{j + l}‖^2) for r, l < group: a sub-block of E, from
+// the differences (no cancellation between beta G_ij and h_i + h_j), exponentiated while in
+// registers. Rows or columns past the tile's end read other tokens or the padding: finite,
+// never added.
 template <std::size_t D>
-void exponents(const small_operands& op, std::size_t i, std::size_t j, double* out) {
+[[gnu::always_inline]] inline void exponentials(const small_operands& op, std::size_t i,
+                                                std::size_t j, group_vector (&e)[group]) {
     constexpr std::size_t most = D == 0 ? small_dimension : D;
     const std::size_t d = dimension<D>(op), stride = op.stride;
     const double* q_t = op.queries_t;
     group_vector q_j[most];
     for (std::size_t c = 0; c < d; ++c)
         load(q_j[c], q_t + c * stride + j);
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < group; ++r) {
         group_vector distance2 = {};
         for (std::size_t c = 0; c < d; ++c) {
-            const group_vector diff = q_t[c * stride + i + r] - q_j[c];
+            // q_j - q_i, not q_i - q_j: the scalar can be an operand broadcast from memory.
+            const group_vector diff = q_j[c] - q_t[c * stride + i + r];
             distance2 += diff * diff;
         }
-        store(out + r * group, op.minus_half_beta * distance2);
+        e[r] = op.minus_half_beta * distance2;
     }
+    exp_groups(e);
 }
 
-// The exponents of the diagonal sub-block at token i (as exponents()), and with `pair` the
-// upper triangle replaced by that of the next diagonal sub-block, at i + group.
+// The diagonal sub-block at token i (as exponentials()), and with `pair` the upper triangle
+// replaced by that of the next diagonal sub-block, at i + group.
 template <std::size_t D>
-void diagonal_exponents(const small_operands& op, std::size_t i, bool pair, double* out) {
+[[gnu::always_inline]] inline void diagonal_exponentials(const small_operands& op, std::size_t i,
+                                                         bool pair, group_vector (&y)[group]) {
     constexpr std::size_t most = D == 0 ? small_dimension : D;
     const std::size_t d = dimension<D>(op), stride = op.stride, next = pair ? group : 0;
     const double* q_t = op.queries_t;
@@ -281,17 +391,19 @@ void diagonal_exponents(const small_operands& op, std::size_t i, bool pair, doub
         load(q_a[c], q_t + c * stride + i);
         load(q_b[c], q_t + c * stride + i + next);
     }
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < group; ++r) {
         group_vector distance_a = {}, distance_b = {};
         for (std::size_t c = 0; c < d; ++c) {
-            const group_vector diff_a = q_t[c * stride + i + r] - q_a[c];
-            const group_vector diff_b = q_t[c * stride + i + next + r] - q_b[c];
+            const group_vector diff_a = q_a[c] - q_t[c * stride + i + r];
+            const group_vector diff_b = q_b[c] - q_t[c * stride + i + next + r];
             distance_a += diff_a * diff_a;
             distance_b += diff_b * diff_b;
         }
         const group_vector distance2 = lane > static_cast<double>(r) ? distance_b : distance_a;
-        store(out + r * group, op.minus_half_beta * distance2);
+        y[r] = op.minus_half_beta * distance2;
     }
+    exp_groups(y);
 }
 
 // sums[c][j + l] += sum_{r < row_count} w_c(i + r) e[r][l] for l < col_count: the sub-block
@@ -304,9 +416,17 @@ add_down_columns(const small_operands& op, const group_vector (&e)[group], std::
     constexpr std::size_t most = (D == 0 ? small_dimension : D) + 1;
     const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
     group_vector col_sums[most] = {};
-    for (std::size_t r = 0; r < row_count; ++r)
-        for (std::size_t c = 0; c < m; ++c)
-            col_sums[c] += op.weighted_t[c * stride + i + r] * e[r];
+    if (row_count == group) {
+        // A whole sub-block (the common case) with a constant count: e stays in registers.
+#pragma GCC unroll 8
+        for (std::size_t r = 0; r < group; ++r)
+            for (std::size_t c = 0; c < m; ++c)
+                col_sums[c] += op.weighted_t[c * stride + i + r] * e[r];
+    } else {
+        for (std::size_t r = 0; r < row_count; ++r)
+            for (std::size_t c = 0; c < m; ++c)
+                col_sums[c] += op.weighted_t[c * stride + i + r] * e[r];
+    }
     for (std::size_t c = 0; c < m; ++c)
         add_to(sums + c * stride + j, col_sums[c], col_count);
 }
@@ -320,9 +440,47 @@ template <std::size_t D>
     const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
     group_vector e_t[group];
     transpose(e, e_t);
+    if (col_count == group) {
+#pragma GCC unroll 8
+        for (std::size_t l = 0; l < group; ++l)
+            for (std::size_t c = 0; c < m; ++c)
+                row_sums[c] += op.weighted_t[c * stride + j + l] * e_t[l];
+        return;
+    }
     for (std::size_t l = 0; l < col_count; ++l)
         for (std::size_t c = 0; c < m; ++c)
             row_sums[c] += op.weighted_t[c * stride + j + l] * e_t[l];
+}
+
+// For d = 3 the token-major matrices (n x 3) are converted to and from the transposed ones
+// a group of tokens (three vectors) at a time, with shuffles: the loops over tokens with a
+// stride of 3 stay scalar otherwise, and at a few dozen tokens they are a good part of a call.
+// x[c][k] = row[3 k + c] for k < group.
+[[gnu::always_inline]] inline void split_three(const double* row, group_vector (&x)[3]) {
+    group_vector in[3];
+    for (std::size_t v = 0; v < 3; ++v)
+        load(in[v], row + v * group);
+    const group_vector t0 = __builtin_shufflevector(in[0], in[1], 0, 3, 6, 9, 12, 15, 0, 0);
+    const group_vector t1 = __builtin_shufflevector(in[0], in[1], 1, 4, 7, 10, 13, 0, 0, 0);
+    const group_vector t2 = __builtin_shufflevector(in[0], in[1], 2, 5, 8, 11, 14, 0, 0, 0);
+    x[0] = __builtin_shufflevector(t0, in[2], 0, 1, 2, 3, 4, 5, 10, 13);
+    x[1] = __builtin_shufflevector(t1, in[2], 0, 1, 2, 3, 4, 8, 11, 14);
+    x[2] = __builtin_shufflevector(t2, in[2], 0, 1, 2, 3, 4, 9, 12, 15);
+}
+
+// row[3 k + c] += x[c][k] for k < group: the inverse of split_three(), added.
+[[gnu::always_inline]] inline void add_joined_three(const group_vector (&x)[3], double* row) {
+    const group_vector t0 = __builtin_shufflevector(x[0], x[1], 0, 8, 0, 1, 9, 1, 2, 10);
+    const group_vector t1 = __builtin_shufflevector(x[0], x[1], 3, 3, 11, 3, 4, 12, 4, 5);
+    const group_vector t2 = __builtin_shufflevector(x[0], x[1], 13, 13, 6, 14, 6, 7, 15, 7);
+    const group_vector out[3] = {__builtin_shufflevector(t0, x[2], 0, 1, 8, 3, 4, 9, 6, 7),
+                                 __builtin_shufflevector(t1, x[2], 10, 1, 2, 11, 4, 5, 12, 7),
+                                 __builtin_shufflevector(t2, x[2], 0, 13, 2, 3, 14, 5, 6, 15)};
+    for (std::size_t v = 0; v < 3; ++v) {
+        group_vector sum;
+        load(sum, row + v * group);
+        store(row + v * group, sum + out[v]);
+    }
 }
 
 // q_t (d x stride, then a zero row) from the n x d queries, zero-padded, and
@@ -331,7 +489,17 @@ template <std::size_t D>
 void transpose_queries(std::size_t d, std::size_t n, std::size_t stride, const double* queries,
                        double beta, double* q_t, double* h) {
     if constexpr (D != 0) d = D;
-    for (std::size_t k = 0; k < n; ++k) {
+    std::size_t first = 0;
+    if constexpr (D == 3) {
+        for (; first + group <= n; first += group) {
+            group_vector q[3];
+            split_three(queries + 3 * first, q);
+            for (std::size_t c = 0; c < 3; ++c)
+                store(q_t + c * stride + first, q[c]);
+            store(h + first, (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) * (0.5 * beta));
+        }
+    }
+    for (std::size_t k = first; k < n; ++k) {
         double norm2 = 0.0;
         for (std::size_t c = 0; c < d; ++c) {
             const double q = queries[k * d + c];
@@ -350,7 +518,17 @@ template <std::size_t D>
 void weight_values(std::size_t d, std::size_t n, std::size_t stride, const double* values,
                    const double* a, double* w_t) {
     if constexpr (D != 0) d = D;
-    for (std::size_t k = 0; k < n; ++k)
+    std::size_t first = 0;
+    if constexpr (D == 3) {
+        for (; first + group <= n; first += group) {
+            group_vector v[3], weight;
+            split_three(values + 3 * first, v);
+            load(weight, a + first);
+            for (std::size_t c = 0; c < 3; ++c)
+                store(w_t + c * stride + first, v[c] * weight);
+        }
+    }
+    for (std::size_t k = first; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
             w_t[c * stride + k] = values[k * d + c] * a[k];
     std::copy(a, a + n, w_t + d * stride);
@@ -364,9 +542,22 @@ template <std::size_t D>
 void add_quotient(std::size_t d, std::size_t n, std::size_t stride, const double* sums,
                   double* inverse_total, double* out) {
     if constexpr (D != 0) d = D;
-    for (std::size_t k = 0; k < n; ++k)
+    std::size_t first = 0;
+    if constexpr (D == 3) {
+        for (; first + group <= n; first += group) {
+            group_vector total, quotient[3];
+            load(total, sums + 3 * stride + first);
+            const group_vector inverse = 1.0 / total;
+            for (std::size_t c = 0; c < 3; ++c) {
+                load(quotient[c], sums + c * stride + first);
+                quotient[c] *= inverse;
+            }
+            add_joined_three(quotient, out + 3 * first);
+        }
+    }
+    for (std::size_t k = first; k < n; ++k)
         inverse_total[k] = 1.0 / sums[d * stride + k];
-    for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t k = first; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
             out[k * d + c] += sums[c * stride + k] * inverse_total[k];
 }
@@ -385,8 +576,9 @@ struct tile_extent {
 // share one exponential block X, A's lower triangle and B's upper one. With Y = exp(X),
 // E_A[r][l] is Y[r][l] for l < r and Y[l][r] otherwise, E_B the other way round; both
 // diagonals are exp(0) = 1. Their column sums are their row sums.
-// Rows of sub-blocks are taken two at a time (a batch, starting at row bi of the tile): the
-// batch's exponents, one exp call over them, then their sums.
+// Rows of sub-blocks are taken two at a time (a batch, starting at row bi of the tile), for
+// the pairs of diagonal sub-blocks. Each sub-block's exponentials stay in registers from the
+// exponents to the sums.
 
 // Sub-blocks off the diagonal in row bi of the tile: left of it in a diagonal tile, all
 // in another tile.
@@ -398,51 +590,31 @@ std::size_t batch_rows(const tile_extent& tile, std::size_t bi) {
     return tile.rows - bi > group ? 2 : 1;
 }
 
-// The batch's exponents into buffer; returns the number of sub-blocks written.
+// The batch's sub-blocks, each exponentiated in registers and added to the sums at once:
+// no round trip of the exponents through memory.
 template <std::size_t D>
-std::size_t batch_exponents(const small_operands& op, const tile_extent& tile, std::size_t bi,
-                            double* buffer) {
-    const std::size_t batch = batch_rows(tile, bi);
-    std::size_t blocks = 0;
-    for (std::size_t k = 0; k < batch; ++k)
-        for (std::size_t bj = 0; bj < row_width(tile, bi + k * group); bj += group)
-            exponents<D>(op, tile.i0 + bi + k * group, tile.j0 + bj,
-                         buffer + group_square * blocks++);
-    if (tile.diagonal())
-        diagonal_exponents<D>(op, tile.i0 + bi, batch == 2, buffer + group_square * blocks++);
-    return blocks;
-}
-
-// The batch's exponentials (from batch_exponents(), then exp) added to the sums; returns
-// the number of sub-blocks read.
-template <std::size_t D>
-std::size_t add_batch(const small_operands& op, const tile_extent& tile, std::size_t bi,
-                      const double* buffer, double* sums) {
+void add_batch(const small_operands& op, const tile_extent& tile, std::size_t bi, double* sums) {
     constexpr std::size_t most = (D == 0 ? small_dimension : D) + 1;
     const std::size_t m = dimension<D>(op) + 1, stride = op.stride;
     const std::size_t batch = batch_rows(tile, bi);
-    const double* e_next = buffer;
     for (std::size_t k = 0; k < batch; ++k) {
         const std::size_t i = tile.i0 + bi + k * group;
         const std::size_t row_count = std::min(group, tile.i0 + tile.rows - i);
         group_vector row_sums[most] = {};
-        for (std::size_t bj = 0; bj < row_width(tile, bi + k * group);
-             bj += group, e_next += group_square) {
+        for (std::size_t bj = 0; bj < row_width(tile, bi + k * group); bj += group) {
             const std::size_t col_count = std::min(group, tile.cols - bj);
             group_vector e[group];
-            for (std::size_t r = 0; r < group; ++r)
-                load(e[r], e_next + r * group);
+            exponentials<D>(op, i, tile.j0 + bj, e);
             add_down_columns<D>(op, e, i, row_count, tile.j0 + bj, col_count, sums);
             add_along_rows<D>(op, e, tile.j0 + bj, col_count, row_sums);
         }
         for (std::size_t c = 0; c < m; ++c)
             add_to(sums + c * stride + i, row_sums[c], row_count);
     }
-    if (!tile.diagonal()) return static_cast<std::size_t>(e_next - buffer) / group_square;
+    if (!tile.diagonal()) return;
     group_vector y[group];
-    for (std::size_t r = 0; r < group; ++r)
-        load(y[r], e_next + r * group);
     const std::size_t i = tile.i0 + bi, row_count = std::min(group, tile.rows - bi);
+    diagonal_exponentials<D>(op, i, batch == 2, y);
     if (batch == 1) {
         add_down_columns<D>(op, y, i, row_count, i, row_count, sums);
     } else {
@@ -457,61 +629,32 @@ std::size_t add_batch(const small_operands& op, const tile_extent& tile, std::si
             e[r] = lane < static_cast<double>(r) ? y_t[r] : y[r];
         add_down_columns<D>(op, e, i + group, lower_count, i + group, lower_count, sums);
     }
-    return static_cast<std::size_t>(e_next - buffer) / group_square + 1;
-}
-
-// Sub-blocks of the largest batch: the room add_tile_small() needs in `buffer`.
-std::size_t batch_blocks(std::size_t tile) {
-    return 2 * padded(tile) / group;
 }
 
 // The tile (I, J) of E for small d added to a lane's sums, batch by batch.
 template <std::size_t D>
 void add_tile_small(const small_operands& op, std::size_t i0, std::size_t rows, std::size_t j0,
-                    std::size_t cols, double* buffer, double* sums) {
+                    std::size_t cols, double* sums) {
     const tile_extent tile{i0, rows, j0, cols};
-    for (std::size_t bi = 0; bi < rows; bi += 2 * group) {
-        const std::size_t blocks = batch_exponents<D>(op, tile, bi, buffer);
-        detail::exp_in_place(buffer, group_square * blocks);
-        add_batch<D>(op, tile, bi, buffer, sums);
-    }
+    for (std::size_t bi = 0; bi < rows; bi += 2 * group)
+        add_batch<D>(op, tile, bi, sums);
 }
 
-// Sub-blocks of all batches of a diagonal tile of n tokens.
-std::size_t tile_blocks(std::size_t n) {
-    std::size_t blocks = 0;
-    const tile_extent tile{0, n, 0, n};
-    for (std::size_t bi = 0; bi < n; bi += 2 * group) {
-        for (std::size_t k = 0; k < batch_rows(tile, bi); ++k)
-            blocks += row_width(tile, bi + k * group) / group;
-        ++blocks;
-    }
-    return blocks;
-}
-
-// Up to this many tokens, and within one tile, the symmetric path takes all exponentials in
-// one exp call (add_single_tile()): each call costs a pipeline's fill and drain, which for a
-// few dozen tokens is a good part of the kernel. 32 sub-blocks then fill 16 KiB (L1).
+// Up to this many tokens, and within one tile, the symmetric path takes one pass
+// (add_single_tile()): the set-up of lanes and tiles is a good part of a few dozen tokens.
 constexpr std::size_t single_tile = 64;
 
-// The sums of all of E for n tokens in one tile, with the values' weights a_k =
-// exp(h_k - max h) taken in the same exp call as E (weighted_t is written here).
+// The sums of all of E for n tokens in one tile; a holds h_k - max h and receives the
+// values' weights a_k = exp(h_k - max h) (weighted_t is written here).
 template <std::size_t D>
-void add_single_tile(const small_operands& op, std::size_t n, const double* h, double h_max,
-                     const double* values, double* weighted_t, double* buffer, double* sums) {
+void add_single_tile(const small_operands& op, std::size_t n, double* a, const double* values,
+                     double* weighted_t, double* sums) {
     const tile_extent tile{0, n, 0, n};
-    std::size_t blocks = 0;
-    for (std::size_t bi = 0; bi < n; bi += 2 * group)
-        blocks += batch_exponents<D>(op, tile, bi, buffer + group_square * blocks);
-    double* a = buffer + group_square * blocks;
-    for (std::size_t k = 0; k < n; ++k)
-        a[k] = h[k] - h_max;
-    detail::exp_in_place(buffer, group_square * blocks + n);
+    detail::exp_in_place(a, n);
     weight_values<D>(op.d, n, op.stride, values, a, weighted_t);
     std::fill(sums, sums + (op.d + 1) * op.stride, 0.0);
-    const double* e = buffer;
     for (std::size_t bi = 0; bi < n; bi += 2 * group)
-        e += group_square * add_batch<D>(op, tile, bi, e, sums);
+        add_batch<D>(op, tile, bi, sums);
 }
 
 // The small-d symmetric path's loops, for one dimension.
@@ -521,10 +664,10 @@ struct small_path {
     void (*weight_values)(std::size_t, std::size_t, std::size_t, const double*, const double*,
                           double*);
     void (*add_tile)(const small_operands&, std::size_t, std::size_t, std::size_t, std::size_t,
-                     double*, double*);
+                     double*);
     void (*add_quotient)(std::size_t, std::size_t, std::size_t, const double*, double*, double*);
-    void (*add_single_tile)(const small_operands&, std::size_t, const double*, double,
-                            const double*, double*, double*, double*);
+    void (*add_single_tile)(const small_operands&, std::size_t, double*, const double*, double*,
+                            double*);
 };
 
 template <std::size_t D>
@@ -667,19 +810,15 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         m_lane_sum.resize(1);
         m_lane_norm.resize(1);
     }
+    if (small) m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
+    const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
+                                  m_scaled_values.data()};
     if (small && n <= single_tile && n <= m_tile) {
-        if (m_tiles.empty()) m_tiles.resize(1);
-        matrix& buffer = m_tiles[0];
-        const auto blocks = static_cast<Eigen::Index>(tile_blocks(n) + 1); // and a
-        if (buffer.rows() < blocks || buffer.cols() < static_cast<Eigen::Index>(group_square))
-            buffer.resize(blocks, static_cast<Eigen::Index>(group_square));
         matrix& sum = m_lane_sum[0];
         sum.resize(di + 1, static_cast<Eigen::Index>(stride));
-        m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
-        const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
-                                      m_scaled_values.data()};
-        small_d.add_single_tile(operands, n, h, h_max, v_data, m_scaled_values.data(),
-                                buffer.data(), sum.data());
+        for (std::size_t k = 0; k < n; ++k)
+            a[k] = h[k] - h_max;
+        small_d.add_single_tile(operands, n, a, v_data, m_scaled_values.data(), sum.data());
         small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
         return true;
     }
@@ -691,7 +830,6 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                        sum_cols = small ? static_cast<Eigen::Index>(stride) : di;
     const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
     if (small) {
-        m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
         small_d.weight_values(d, n, stride, v_data, a, m_scaled_values.data());
     } else {
         m_scaled_values.resize(ni, di);
@@ -709,8 +847,6 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     const auto threads = static_cast<std::size_t>(omp_get_max_threads());
     if (m_tiles.size() < threads) m_tiles.resize(threads);
     const matrix& scaled = m_scaled_values;
-    const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
-                                  m_scaled_values.data()};
 
     const bool parallel = lanes > 1 && threads > 1 && worth_parallel(n, d);
     detail::for_each_dynamic(lanes, parallel, [&](std::size_t lane) {
@@ -724,12 +860,8 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         }
         matrix& buffer = m_tiles[static_cast<std::size_t>(omp_get_thread_num())];
         const auto ti = static_cast<Eigen::Index>(tile);
-        // Small d: two rows of sub-blocks; otherwise a tile of E and room for its transpose.
-        const Eigen::Index buffer_rows =
-                               small ? static_cast<Eigen::Index>(batch_blocks(tile)) : 2 * ti,
-                           buffer_cols = small ? static_cast<Eigen::Index>(group_square) : ti;
-        if (buffer.rows() < buffer_rows || buffer.cols() < buffer_cols)
-            buffer.resize(buffer_rows, buffer_cols);
+        // A tile of E and room for its transpose (small d keeps its sub-blocks in registers).
+        if (!small && (buffer.rows() < 2 * ti || buffer.cols() < ti)) buffer.resize(2 * ti, ti);
 
         // Tile pairs (I, J), J <= I, in row order; pair p belongs to lane p mod lanes.
         std::size_t p = 0;
@@ -739,7 +871,7 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                 const std::size_t i0 = I * tile, j0 = J * tile;
                 const std::size_t rows = std::min(tile, n - i0), cols = std::min(tile, n - j0);
                 if (small) {
-                    small_d.add_tile(operands, i0, rows, j0, cols, buffer.data(), sum.data());
+                    small_d.add_tile(operands, i0, rows, j0, cols, sum.data());
                     continue;
                 }
                 const auto ri = static_cast<Eigen::Index>(rows),

@@ -101,11 +101,16 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
 
 namespace detail {
 
-// exp(x) in place for every x <= 709, vectorised (compiled for the build's SIMD width):
-// Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-11 minimax polynomial (truncation
-// below 2e-17), 2^k from the exponent bits. Relative error within a few 1e-16 of std::exp;
-// x < -708 gives 0 (no subnormals reach the GEMMs); NaN stays NaN.
+// exp(x) in place for every x <= 709, vectorised (compiled for the build's SIMD width).
+// Portable: Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, degree-11 minimax polynomial
+// (truncation below 2e-17), 2^k from the exponent bits. AVX-512 builds take blocks of 32
+// values through a table of 2^(j/16) held in two registers and a degree-6 polynomial
+// (truncation below 1.4e-17), the rest through the portable loop. Relative error within a few
+// 1e-16 of std::exp; x < -708 gives 0 (no subnormals reach the GEMMs); NaN stays NaN;
+// exp(0) = 1 exactly.
 void exp_in_place(double* values, std::size_t count);
+// The portable algorithm alone, in every build (tests compare the two).
+void exp_in_place_portable(double* values, std::size_t count);
 // The same in single precision for every x <= 88: degree-7 Taylor polynomial (truncation
 // below 6e-9), relative error within 4 float ulps of exp; x < -87 gives 0 (no subnormals).
 void exp_in_place(float* values, std::size_t count);

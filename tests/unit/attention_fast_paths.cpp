@@ -259,3 +259,73 @@ TEST_CASE("right-hand side in chunks of tokens equals the per-token rates of eve
         }
     }
 }
+
+TEST_CASE("exp of this build and the portable exp agree with std::exp and each other") {
+    random_source source(21);
+    std::vector<double> x;
+    for (int i = 0; i < 200000; ++i)
+        x.push_back(-708.0 + 1417.0 * source.uniform());
+    for (int i = 0; i < 20000; ++i)
+        x.push_back(1e-2 * source.normal());
+    // Around the multiples of ln2/16 and ln2/2, where the reductions switch k.
+    for (int k = -16350; k <= 16360; k += 7)
+        for (double offset : {-1e-12, 0.0, 1e-12})
+            x.push_back(k * std::log(2.0) / 32.0 + offset);
+    for (double special : {0.0, -0.0, -708.0, -707.99, 709.0, 1e-300, -1e-300})
+        x.push_back(special);
+    std::vector<double> build = x, portable = x;
+    detail::exp_in_place(build.data(), build.size());
+    detail::exp_in_place_portable(portable.data(), portable.size());
+    double worst_build = 0.0, worst_portable = 0.0, worst_between = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double exact = std::exp(x[i]);
+        worst_build = std::max(worst_build, std::abs(build[i] - exact) / exact);
+        worst_portable = std::max(worst_portable, std::abs(portable[i] - exact) / exact);
+        worst_between = std::max(worst_between, std::abs(build[i] - portable[i]) / exact);
+    }
+    CHECK(worst_build < 1e-15);
+    CHECK(worst_portable < 1e-15);
+    CHECK(worst_between < 1e-15);
+    for (auto exp : {&detail::exp_in_place, &detail::exp_in_place_portable}) {
+        std::vector<double> edge = {0.0,
+                                    -0.0,
+                                    -708.5,
+                                    -1e4,
+                                    -std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::quiet_NaN(),
+                                    -std::numeric_limits<double>::quiet_NaN()};
+        exp(edge.data(), edge.size());
+        CHECK(edge[0] == 1.0);
+        CHECK(edge[1] == 1.0);
+        CHECK(edge[2] == 0.0);
+        CHECK(edge[3] == 0.0);
+        CHECK(edge[4] == 0.0);
+        CHECK(std::isnan(edge[5]));
+        CHECK(std::isnan(edge[6]));
+    }
+    // Any count (whole blocks of 32 values, then the rest): every value within 1e-15 of exp,
+    // nothing written past the end.
+    for (std::size_t count = 0; count <= 70; ++count) {
+        CAPTURE(count);
+        std::vector<double> part(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(count));
+        part.push_back(-5.0); // a guard past the end
+        detail::exp_in_place(part.data(), count);
+        CHECK(part[count] == -5.0);
+        double worst = 0.0;
+        for (std::size_t i = 0; i < count; ++i)
+            worst = std::max(worst, std::abs(part[i] - std::exp(x[i])) / std::exp(x[i]));
+        CHECK(worst < 1e-15);
+    }
+}
+
+TEST_CASE("small-d sub-blocks exponentiated in registers: single tile and tiles, any beta") {
+    const attention_weights identity;
+    // Single tiles (n <= 64) and tiles of 8, 24 and 40 tokens with partial groups, d = 1 .. 5;
+    // beta up to 1e3, where most of E is flushed to 0.
+    for (double beta : {0.0, 0.5, 4.0, 60.0, 1e3})
+        for (std::size_t d : {1, 2, 3, 4, 5})
+            for (std::size_t n : {1, 2, 9, 17, 31, 32, 33, 64})
+                for (std::size_t block : {std::size_t{0}, std::size_t{8}, std::size_t{24}})
+                    CHECK(check_against_reference(n, d, block, identity, beta) ==
+                          attention_kernel::path::symmetric);
+}
