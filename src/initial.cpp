@@ -138,10 +138,10 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         auto theta0 = read_matrix_dataset(
             spec.path, "theta0", false, [&](std::size_t rows, std::size_t cols) {
                 if (rows != n || cols != d)
-                    throw input_error("dataset 'theta0' in init file '" + spec.path +
-                                      "' must be " + std::to_string(n) + " x " +
-                                      std::to_string(d) + " (n x d), found " +
-                                      std::to_string(rows) + " x " + std::to_string(cols));
+                    throw input_error("dataset 'theta0' in init file '" + spec.path + "' must be " +
+                                      std::to_string(n) + " x " + std::to_string(d) +
+                                      " (n x d), found " + std::to_string(rows) + " x " +
+                                      std::to_string(cols));
             });
         if (!theta0)
             throw input_error("init file '" + spec.path +

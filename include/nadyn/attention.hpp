@@ -88,8 +88,8 @@ class attention_kernel {
                             const attention_options& options);
     using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     float_matrix m_tokens_single, m_queries_single, m_keys_single, m_values_single;
-    float_matrix m_weight_single; // one head's Q, K or V in float
-    float_matrix m_result_single; // sum over heads of A, n x d
+    float_matrix m_weight_single;              // one head's Q, K or V in float
+    float_matrix m_result_single;              // sum over heads of A, n x d
     std::vector<float_matrix> m_logits_single; // one block x n workspace per thread
 };
 

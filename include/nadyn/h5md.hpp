@@ -90,7 +90,7 @@ class trajectory_writer {
     std::unique_ptr<impl> m_impl;
     std::string m_path;
     std::size_t m_frames = 0;
-    bool m_swmr = false;         // enter SWMR mode before the first frame
+    bool m_swmr = false; // enter SWMR mode before the first frame
     bool m_swmr_started = false;
 };
 

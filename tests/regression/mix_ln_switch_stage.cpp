@@ -17,8 +17,9 @@ TEST_CASE("a step ending on t_switch is pure post-ln; one starting there pure pr
         attention_system system({n, d, 2.0, false, {id, 1.0, t_switch}}, attention_weights{});
         state_type x = testing::uniform_start(n, d, 3, 2.0);
         solver_statistics statistics;
-        integrate(system, x, {integrator_kind::rk4, T, dt, 1e-8, 1e-10, 1},
-                  [](const state_type&, const state_type&, double, std::int64_t) {}, statistics);
+        integrate(
+            system, x, {integrator_kind::rk4, T, dt, 1e-8, 1e-10, 1},
+            [](const state_type&, const state_type&, double, std::int64_t) {}, statistics);
         return x;
     };
     // Up to the switch, mix-ln is post-ln to the last bit (same operations, same order).

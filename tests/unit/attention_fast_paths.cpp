@@ -90,7 +90,8 @@ TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes")
           attention_kernel::path::symmetric);
     // Two heads, the second general (Q != K): the heads' outputs add up.
     attention_weights two = shared;
-    two.heads.push_back({testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3), {}});
+    two.heads.push_back(
+        {testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3), {}});
     CHECK(check_against_reference(90, 12, 16, two, 3.0) == attention_kernel::path::general);
 }
 
@@ -152,7 +153,8 @@ TEST_CASE("both paths give bitwise the same result with one and with two threads
     REQUIRE(omp_get_max_threads() >= 2);
     random_source source(9);
     attention_weights general;
-    general.heads[0] = {testing::random_matrix(source, 9, 0.4), testing::random_matrix(source, 9, 0.4), {}};
+    general.heads[0] = {
+        testing::random_matrix(source, 9, 0.4), testing::random_matrix(source, 9, 0.4), {}};
     const attention_weights identity;
     for (const attention_weights* weights : {&std::as_const(general), &identity}) {
         const attention_weights& w = *weights;

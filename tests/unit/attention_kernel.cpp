@@ -42,12 +42,14 @@ TEST_CASE("blocked kernel equals the naive loop: identity weights, across block 
 TEST_CASE("blocked kernel equals the naive loop: random Q, K, V and several heads") {
     random_source source(3);
     attention_weights one;
-    one.heads[0] = {testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3),
+    one.heads[0] = {testing::random_matrix(source, 12, 0.3),
+                    testing::random_matrix(source, 12, 0.3),
                     testing::random_matrix(source, 12, 0.3)};
     attention_weights partial; // only K given: Q and V stay the identity
     partial.heads[0].K = testing::random_matrix(source, 12, 0.3);
     attention_weights two = one;
-    two.heads.push_back({testing::random_matrix(source, 12, 0.3), {}, testing::random_matrix(source, 12, 0.3)});
+    two.heads.push_back(
+        {testing::random_matrix(source, 12, 0.3), {}, testing::random_matrix(source, 12, 0.3)});
     for (bool causal : {false, true}) {
         check_against_reference(101, 12, 16, one, 3.0, causal);
         check_against_reference(101, 12, 16, partial, 3.0, causal);
