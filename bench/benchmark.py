@@ -215,7 +215,10 @@ def report(data):
              "check). *kernel*: `attention_kernel::compute` alone; its GFLOP/s count "
              "4 n² d flops (the two products; the symmetric path actually performs about "
              "3 n² d since Q = K), and *of GEMM* is that rate over the 2-thread GEMM rate. "
-             "*alloc/step*: heap allocations per RK4 step once the workspaces exist.")
+             "*alloc/step*: heap allocations per RK4 step once the workspaces exist; at "
+             "d = 512 they are Eigen's GEMM packing buffers (a depth-512 panel exceeds Eigen's "
+             "128 KiB stack limit, so each tile product takes its buffers from malloc), a "
+             "negligible share of such a step; for d <= 64 a step allocates nothing.")
     L.append("")
     L.append("| n | d | RHS (ms) | RK4 step (ms) | kernel (ms) | kernel GFLOP/s | of GEMM | path | alloc/step | runs |")
     L.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -300,6 +303,31 @@ def report(data):
                  f"{floor['peer_rhs_ms'] / floor['flop_ms']:.1f}x over this peer would need fewer "
                  "flops, not faster ones.")
         L.append("")
+    profile = data.get("profile_small")
+    if profile:
+        L.append("### Where a small system's time goes")
+        L.append("")
+        L.append("`perf record` of `nadyn-bench peer --n 32 --d 3 --steps 200000 --dt 0.0001` "
+                 "(the n = 32, d = 3 case, longer), self time per function:")
+        L.append("")
+        L.append("| share | function |")
+        L.append("|---|---|")
+        for share, symbol in profile:
+            L.append(f"| {share:.1f}% | `{symbol}` |")
+        L.append("")
+        L.append("`add_batch` is the symmetric kernel's small-d loop: for each 8 x 8 sub-block "
+                 "of E below the diagonal, the exponents, their exponentials (AVX-512: table of "
+                 "2^(j/16) and a degree-6 polynomial) and the sums to both tokens, in registers; "
+                 "it is bound by FMA throughput (about 500 exponentials and 4 x 500 x 2 "
+                 "multiply-adds per evaluation). The rest is per-token work: the rates "
+                 "(`chunk_derivative`, `chunk_rates`), the kernel's set-up and result "
+                 "(`transpose_queries`, `weight_values`, `add_quotient`, `add_symmetric`) and "
+                 "the step (`integrate`, `check_finite`, `chunk_to_sphere`). What would close "
+                 "the gap to 50x: a cheaper exp that gives up the 1e-15 accuracy contract "
+                 "(e.g. one-constant reduction), or fusing the kernel's final division into "
+                 "the right-hand side's per-token pass and the RK4 stage combinations into one "
+                 "pass per stage.")
+        L.append("")
     L.append("## Peak memory")
     L.append("")
     mem = data["memory"]
@@ -320,6 +348,32 @@ def report(data):
     L.append(f"Total benchmark time: {data['seconds'] / 60:.1f} min.")
     L.append("")
     return "\n".join(L)
+
+
+def profile_small(build):
+    """perf's profile of the n = 32, d = 3 peer case (where the time of a small system
+    goes), as (share, symbol) rows; None when perf is missing or not permitted."""
+    if not shutil.which("perf"):
+        return None
+    bench = os.path.join(build, "bin", "nadyn-bench")
+    with tempfile.TemporaryDirectory(prefix="nadyn-perf-") as work:
+        record = [ "perf", "record", "-q", "-o", os.path.join(work, "perf.data"), bench, "peer",
+                  "--n", "32", "--d", "3", "--steps", "200000", "--dt", "0.0001", "--beta", "4",
+                  "--reps", "1", "--out", os.path.join(work, "final.bin")]
+        done = subprocess.run(record, capture_output=True, text=True,
+                              env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+        if done.returncode != 0:
+            return None
+        report = subprocess.run(["perf", "report", "-i", os.path.join(work, "perf.data"),
+                                 "--stdio", "--no-children", "--sort", "symbol"],
+                                capture_output=True, text=True)
+    rows = []
+    for line in report.stdout.splitlines():
+        m = re.match(r"\s*([0-9.]+)%\s+\[[.k]\]\s+(.*)", line)
+        if m and len(rows) < 12:
+            symbol = re.sub(r"\(anonymous namespace\)::", "", m.group(2).split("  ")[0].strip())
+            rows.append((float(m.group(1)), symbol))
+    return rows or None
 
 
 def openblas_floor(data):
@@ -402,6 +456,9 @@ def main():
     data["threads"] = []
     for n, d in THREAD_CASES:
         data["threads"] += run_json([bench, "threads", "--n", str(n), "--d", str(d), "--reps", "9"], env)
+
+    log("profile of the small case")
+    data["profile_small"] = profile_small(args.build)
 
     log("single precision")
     data["precision"] = []
