@@ -1,6 +1,7 @@
 #include "nadyn/attention.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "softmax_blocks.hpp"
 
 #include <omp.h>
 
@@ -251,16 +252,7 @@ std::size_t default_block(std::size_t n) {
     return std::clamp<std::size_t>(target, 16, 256);
 }
 
-// Below about this many pair operations (n^2 (d + 16): products plus the exponential) a
-// call runs on one thread: a few tens of microseconds gain little from a second thread,
-// and a parallel region costs microseconds, or a whole scheduler time slice when another
-// process holds the other core.
-constexpr double parallel_work = 4e6;
-
-bool worth_parallel(std::size_t n, std::size_t d) {
-    return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d + 16) >
-           parallel_work;
-}
+using detail::worth_parallel;
 
 // Symmetric tiles of 128 x 128 (128 KiB, in L2 next to the operands): the three GEMMs of a
 // tile are large enough for Eigen's kernels, and n = 1024 already gives 36 tiles to share.
@@ -739,47 +731,19 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
 
 void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
                                    const attention_options& options, double* out) {
-    const auto n = static_cast<Eigen::Index>(m_n);
-    const auto d = static_cast<Eigen::Index>(m_d);
-    const auto block = static_cast<Eigen::Index>(m_block);
-    const const_row_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
-    row_map result(out, n, d);
-    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
-    if (m_logits.size() < threads) m_logits.resize(threads);
-    const Eigen::Index blocks = (n + block - 1) / block;
-    const double beta = options.beta;
-
-    const bool parallel = blocks > 1 && threads > 1 && worth_parallel(m_n, m_d);
-    detail::for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
-        const auto b = static_cast<Eigen::Index>(item);
-        const Eigen::Index first = b * block;
-        const Eigen::Index rows = std::min(block, n - first);
-        // Causal: no query in this block sees a key beyond the block's last token.
-        const Eigen::Index cols = options.causal ? first + rows : n;
-        matrix& logits = m_logits[static_cast<std::size_t>(omp_get_thread_num())];
-        if (logits.rows() < block || logits.cols() < n) logits.resize(block, n);
-        auto s = logits.topLeftCorner(rows, cols);
-        s.noalias() = queries.middleRows(first, rows) * keys.topRows(cols).transpose();
-
-        for (Eigen::Index i = 0; i < rows; ++i) {
-            const Eigen::Index visible = options.causal ? first + i + 1 : cols;
-            const auto count = static_cast<std::size_t>(visible);
-            double* row = &s(i, 0);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] *= beta;
-            // Max subtraction (log-sum-exp): beta up to 1e4 stays finite.
-            const double largest = max_of(row, count);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] -= largest;
-            detail::exp_in_place(row, count);
-            const double inverse_total = 1.0 / sum_of(row, count);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] *= inverse_total;
-            for (Eigen::Index j = visible; j < cols; ++j)
-                row[j] = 0.0;
-        }
-        result.middleRows(first, rows).noalias() += s * values.topRows(cols);
-    });
+    // Max subtraction (log-sum-exp): beta up to 1e4 stays finite.
+    auto softmax_row = [](double* row, std::size_t count) {
+        const double largest = max_of(row, count);
+        for (std::size_t j = 0; j < count; ++j)
+            row[j] -= largest;
+        detail::exp_in_place(row, count);
+        const double inverse_total = 1.0 / sum_of(row, count);
+        for (std::size_t j = 0; j < count; ++j)
+            row[j] *= inverse_total;
+    };
+    detail::add_softmax_blocks(q_data, k_data, v_data, options.beta,
+                               {m_n, m_d, m_block, options.causal, worth_parallel(m_n, m_d)},
+                               m_logits, out, softmax_row);
 }
 
 bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,

@@ -1,9 +1,7 @@
 // The single-precision path of the attention kernel (--precision float, precision.hpp).
 #include "nadyn/attention.hpp"
 
-#include "nadyn/detail/parallel.hpp"
-
-#include <omp.h>
+#include "softmax_blocks.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -57,10 +55,6 @@ void exp_in_place(float* values, std::size_t count) {
 
 namespace {
 
-using float_map = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-using const_float_map =
-    Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-
 float largest_of(const float* x, std::size_t count) {
     float part[16];
     std::fill(part, part + 16, -std::numeric_limits<float>::infinity());
@@ -85,11 +79,6 @@ double total_of(const float* x, std::size_t count) {
         part[l] += static_cast<double>(x[j]);
     return ((part[0] + part[4]) + (part[1] + part[5])) +
            ((part[2] + part[6]) + (part[3] + part[7]));
-}
-
-// Below this many pair operations a call runs on one thread (as the double paths do).
-bool worth_parallel_single(std::size_t n, std::size_t d) {
-    return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d + 16) > 4e6;
 }
 
 } // namespace
@@ -126,45 +115,19 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
 
 void attention_kernel::add_general_single(const float* q_data, const float* k_data,
                                           const float* v_data, const attention_options& options) {
-    const auto n = static_cast<Eigen::Index>(m_n);
-    const auto d = static_cast<Eigen::Index>(m_d);
-    const auto block = static_cast<Eigen::Index>(m_block);
-    const const_float_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
-    float_map result(m_result_single.data(), n, d);
-    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
-    if (m_logits_single.size() < threads) m_logits_single.resize(threads);
-    const Eigen::Index blocks = (n + block - 1) / block;
-    const auto beta = static_cast<float>(options.beta);
-
-    const bool parallel = blocks > 1 && threads > 1 && worth_parallel_single(m_n, m_d);
-    detail::for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
-        const auto b = static_cast<Eigen::Index>(item);
-        const Eigen::Index first = b * block;
-        const Eigen::Index rows = std::min(block, n - first);
-        const Eigen::Index cols = options.causal ? first + rows : n;
-        float_matrix& logits = m_logits_single[static_cast<std::size_t>(omp_get_thread_num())];
-        if (logits.rows() < block || logits.cols() < n) logits.resize(block, n);
-        auto s = logits.topLeftCorner(rows, cols);
-        s.noalias() = queries.middleRows(first, rows) * keys.topRows(cols).transpose();
-
-        for (Eigen::Index i = 0; i < rows; ++i) {
-            const Eigen::Index visible = options.causal ? first + i + 1 : cols;
-            const auto count = static_cast<std::size_t>(visible);
-            float* row = &s(i, 0);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] *= beta;
-            const float largest = largest_of(row, count);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] -= largest;
-            detail::exp_in_place(row, count);
-            const auto inverse_total = static_cast<float>(1.0 / total_of(row, count));
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] *= inverse_total;
-            for (Eigen::Index j = visible; j < cols; ++j)
-                row[j] = 0.0f;
-        }
-        result.middleRows(first, rows).noalias() += s * values.topRows(cols);
-    });
+    auto softmax_row = [](float* row, std::size_t count) {
+        const float largest = largest_of(row, count);
+        for (std::size_t j = 0; j < count; ++j)
+            row[j] -= largest;
+        detail::exp_in_place(row, count);
+        const auto inverse_total = static_cast<float>(1.0 / total_of(row, count));
+        for (std::size_t j = 0; j < count; ++j)
+            row[j] *= inverse_total;
+    };
+    detail::add_softmax_blocks(
+        q_data, k_data, v_data, static_cast<float>(options.beta),
+        {m_n, m_d, m_block, options.causal, detail::worth_parallel(m_n, m_d)}, m_logits_single,
+        m_result_single.data(), softmax_row);
 }
 
 } // namespace nadyn

@@ -1,0 +1,83 @@
+#pragma once
+// The general path of the attention kernel, shared by the double and the float arithmetic
+// (src/attention.cpp, src/attention_float.cpp): per block of query tokens one GEMM for the
+// logits against the visible keys, a max-subtracted softmax per row, one GEMM with the
+// values, added to the result. A block is one thread's work, so the result does not depend
+// on the number of threads.
+#include "nadyn/detail/parallel.hpp"
+
+#include <Eigen/Core>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace nadyn::detail {
+
+// Below about this many pair operations (n^2 (d + 16): products plus the exponential) a
+// call runs on one thread: a few tens of microseconds gain little from a second thread,
+// and a parallel region costs microseconds, or a whole scheduler time slice when another
+// process holds the other core.
+inline bool worth_parallel(std::size_t n, std::size_t d) {
+    constexpr double parallel_work = 4e6;
+    return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d + 16) >
+           parallel_work;
+}
+
+template <class Scalar>
+using row_major_matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+struct softmax_blocks_shape {
+    std::size_t n, d, block;
+    bool causal;   // token k attends to j <= k only
+    bool parallel; // blocks dealt to the OpenMP threads
+};
+
+// result (n x d) += softmax(beta Q K^T) V for the n x d row-major queries, keys and values.
+// `softmax_row(row, count)` turns the count logits beta <q_k, k_j> of a row into weights in
+// place (max subtraction, exp, normalisation: the arithmetic's own reductions and exp).
+// `logits` holds one block x n workspace per thread (grown here, reused across calls).
+template <class Scalar, class SoftmaxRow>
+void add_softmax_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar* v_data,
+                        Scalar beta, const softmax_blocks_shape& shape,
+                        std::vector<row_major_matrix<Scalar>>& logits, Scalar* out,
+                        const SoftmaxRow& softmax_row) {
+    using const_map = Eigen::Map<const row_major_matrix<Scalar>>;
+    const auto n = static_cast<Eigen::Index>(shape.n);
+    const auto d = static_cast<Eigen::Index>(shape.d);
+    const auto block = static_cast<Eigen::Index>(shape.block);
+    const const_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
+    Eigen::Map<row_major_matrix<Scalar>> result(out, n, d);
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    if (logits.size() < threads) logits.resize(threads);
+    const Eigen::Index blocks = (n + block - 1) / block;
+
+    const bool parallel = shape.parallel && blocks > 1 && threads > 1;
+    for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
+        const auto b = static_cast<Eigen::Index>(item);
+        const Eigen::Index first = b * block;
+        const Eigen::Index rows = std::min(block, n - first);
+        // Causal: no query in this block sees a key beyond the block's last token.
+        const Eigen::Index cols = shape.causal ? first + rows : n;
+        row_major_matrix<Scalar>& workspace =
+            logits[static_cast<std::size_t>(omp_get_thread_num())];
+        if (workspace.rows() < block || workspace.cols() < n) workspace.resize(block, n);
+        auto s = workspace.topLeftCorner(rows, cols);
+        s.noalias() = queries.middleRows(first, rows) * keys.topRows(cols).transpose();
+
+        for (Eigen::Index i = 0; i < rows; ++i) {
+            const Eigen::Index visible = shape.causal ? first + i + 1 : cols;
+            const auto count = static_cast<std::size_t>(visible);
+            Scalar* row = &s(i, 0);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= beta;
+            softmax_row(row, count);
+            for (Eigen::Index j = visible; j < cols; ++j)
+                row[j] = Scalar(0);
+        }
+        result.middleRows(first, rows).noalias() += s * values.topRows(cols);
+    });
+}
+
+} // namespace nadyn::detail
