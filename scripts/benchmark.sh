@@ -12,19 +12,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-bench"
+source "$root/scripts/lib/install_missing.sh"
+install_missing "${nadyn_packages[@]}" time
 sudo=""
 [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && sudo="sudo"
-
-need=()
-for p in build-essential cmake libboost-dev libeigen3-dev libhdf5-dev libcli11-dev doctest-dev \
-         python3-numpy python3-h5py time; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if ((${#need[@]})); then
-    echo "installing: ${need[*]}" >&2
-    $sudo apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
-fi
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
     echo "python3-torch is missing: trying apt-get install -y python3-torch" >&2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q python3-torch >&2 ||

@@ -9,10 +9,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # The packages of scripts/setup.sh (the sanitizer runtimes come with gcc); only the missing
 # ones install. Installing here, not via setup.sh, spares a Release build nobody asked for.
-packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
-          doctest-dev libcli11-dev python3-numpy python3-scipy python3-h5py python3-matplotlib)
 source "$root/scripts/lib/install_missing.sh"
-install_missing "${packages[@]}"
+install_missing "${nadyn_packages[@]}"
 
 cd "$root"
 cmake --preset sanitize >/dev/null

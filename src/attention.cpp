@@ -1,6 +1,7 @@
 #include "nadyn/attention.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "reductions.hpp"
 #include "softmax_blocks.hpp"
 
 #include <omp.h>
@@ -190,59 +191,10 @@ namespace {
 using row_map = Eigen::Map<matrix>;
 using const_row_map = Eigen::Map<const matrix>;
 
-// Reductions with eight partial sums in a fixed order: vectorisable without reassociating
-// flags, and the same result on every call.
-double sum_of(const double* x, std::size_t count) {
-    double part[8] = {};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] += x[j + l];
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] += x[j];
-    return ((part[0] + part[4]) + (part[1] + part[5])) +
-           ((part[2] + part[6]) + (part[3] + part[7]));
-}
-
-double dot_of(const double* x, const double* y, std::size_t count) {
-    double part[8] = {};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] += x[j + l] * y[j + l];
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] += x[j] * y[j];
-    return ((part[0] + part[4]) + (part[1] + part[5])) +
-           ((part[2] + part[6]) + (part[3] + part[7]));
-}
-
-double max_of(const double* x, std::size_t count) {
-    constexpr double lowest = -std::numeric_limits<double>::infinity();
-    double part[8] = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] = std::max(part[l], x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] = std::max(part[l], x[j]);
-    return std::max(std::max(std::max(part[0], part[4]), std::max(part[1], part[5])),
-                    std::max(std::max(part[2], part[6]), std::max(part[3], part[7])));
-}
-
-// -min(x), the largest of -x_j. Like max_of it skips NaN entries: a NaN token still makes
-// the kernel's output NaN, through its exponentials.
-double max_of_negated(const double* x, std::size_t count) {
-    constexpr double lowest = -std::numeric_limits<double>::infinity();
-    double part[8] = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] = std::max(part[l], -x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] = std::max(part[l], -x[j]);
-    return std::max(std::max(std::max(part[0], part[4]), std::max(part[1], part[5])),
-                    std::max(std::max(part[2], part[6]), std::max(part[3], part[7])));
-}
+using detail::dot_of;
+using detail::max_of;
+using detail::max_of_negated;
+using detail::sum_of;
 
 // About 4 MiB of logits per thread: large enough for GEMM efficiency, small enough that
 // n = 65,536 needs 4 MiB (not 32 GiB) per thread.
@@ -269,10 +221,7 @@ void project(const const_row_map& tokens, const matrix& m, matrix& out) {
     out.noalias() = tokens * m.transpose();
 }
 
-bool same_projection(const matrix& a, const matrix& b) {
-    if (a.size() != b.size()) return false;
-    return a.size() == 0 || a == b;
-}
+using detail::same_projection;
 
 // Below this dimension the symmetric path skips the GEMMs (Eigen's kernels are built for
 // depths much larger than 3) for plain vector loops: add_tile_small().

@@ -101,8 +101,7 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
     for (const attention_head& head : weights.heads) {
         const float* tokens = m_tokens_single.data();
         const float* q = head.Q.size() != 0 ? project_single(head.Q, m_queries_single) : tokens;
-        const bool same_keys =
-            head.Q.size() == head.K.size() && (head.K.size() == 0 || head.Q == head.K);
+        const bool same_keys = detail::same_projection(head.Q, head.K);
         const float* k = same_keys            ? q
                          : head.K.size() != 0 ? project_single(head.K, m_keys_single)
                                               : tokens;

@@ -5,6 +5,7 @@
 // values, added to the result. A block is one thread's work, so the result does not depend
 // on the number of threads.
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/weights.hpp"
 
 #include <Eigen/Core>
 #include <omp.h>
@@ -23,6 +24,13 @@ inline bool worth_parallel(std::size_t n, std::size_t d) {
     constexpr double parallel_work = 4e6;
     return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(d + 16) >
            parallel_work;
+}
+
+// Whether two of a head's projections are the same (both empty, i.e. the identity, or equal):
+// Q = K lets the keys be the queries.
+inline bool same_projection(const matrix& a, const matrix& b) {
+    if (a.size() != b.size()) return false;
+    return a.size() == 0 || a == b;
 }
 
 template <class Scalar>

@@ -1,6 +1,7 @@
 #include "nadyn/system.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "reductions.hpp"
 
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -30,19 +31,11 @@ void square_roots(double* x, std::size_t count) {
         x[k] = std::sqrt(x[k]);
 }
 
-// sum_c x_c y_c with eight partial sums in a fixed order: the loop over the components
-// vectorises without reassociating flags (a sum in order is a chain of scalar adds). Not
-// inlined: inside a loop over tokens GCC vectorises across the tokens instead.
-[[gnu::noinline]] double dot_of(const double* x, const double* y, std::size_t count) {
-    double part[8] = {};
-    std::size_t c = 0;
-    for (; c + 8 <= count; c += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] += x[c + l] * y[c + l];
-    for (std::size_t l = 0; c < count; ++c, ++l)
-        part[l] += x[c] * y[c];
-    return ((part[0] + part[4]) + (part[1] + part[5])) +
-           ((part[2] + part[6]) + (part[3] + part[7]));
+// sum_c x_c y_c (detail::dot_of, eight partial sums: the loop over the components
+// vectorises). Not inlined: inside a loop over tokens GCC vectorises across the tokens
+// instead.
+[[gnu::noinline]] double token_dot(const double* x, const double* y, std::size_t count) {
+    return detail::dot_of(x, y, count);
 }
 
 struct stage {
@@ -106,8 +99,8 @@ void chunk_derivative(const stage& s, std::size_t d, const double* __restrict th
         }
     } else {
         for (std::size_t k = 0; k < count; ++k) {
-            along[k] = dot_of(theta + k * d, attention + k * d, d);
-            norm[k] = dot_of(attention + k * d, attention + k * d, d);
+            along[k] = token_dot(theta + k * d, attention + k * d, d);
+            norm[k] = token_dot(attention + k * d, attention + k * d, d);
         }
     }
     square_roots(norm, count);

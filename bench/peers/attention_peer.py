@@ -39,6 +39,21 @@ def parse():
     return p.parse_args()
 
 
+def rk4_step(rhs, normalize):
+    """One classical RK4 step of (theta, r), then theta's rows projected to unit norm; the
+    same for both backends (their arrays support the same arithmetic)."""
+    def step(theta, r, dt):
+        k1t, k1r = rhs(theta, r)
+        k2t, k2r = rhs(theta + 0.5 * dt * k1t, r + 0.5 * dt * k1r)
+        k3t, k3r = rhs(theta + 0.5 * dt * k2t, r + 0.5 * dt * k2r)
+        k4t, k4r = rhs(theta + dt * k3t, r + dt * k3r)
+        theta = theta + (dt / 6.0) * (k1t + 2.0 * k2t + 2.0 * k3t + k4t)
+        r = r + (dt / 6.0) * (k1r + 2.0 * k2r + 2.0 * k3r + k4r)
+        return normalize(theta), r
+
+    return step
+
+
 def numpy_integrator(np, beta):
     def rhs(theta, r):
         logits = theta @ theta.T
@@ -52,17 +67,11 @@ def numpy_integrator(np, beta):
         dtheta = (a - along[:, None] * theta) / (r * norm)[:, None]
         return dtheta, along / norm
 
-    def step(theta, r, dt):
-        k1t, k1r = rhs(theta, r)
-        k2t, k2r = rhs(theta + 0.5 * dt * k1t, r + 0.5 * dt * k1r)
-        k3t, k3r = rhs(theta + 0.5 * dt * k2t, r + 0.5 * dt * k2r)
-        k4t, k4r = rhs(theta + dt * k3t, r + dt * k3r)
-        theta = theta + (dt / 6.0) * (k1t + 2.0 * k2t + 2.0 * k3t + k4t)
-        r = r + (dt / 6.0) * (k1r + 2.0 * k2r + 2.0 * k3r + k4r)
+    def normalize(theta):
         theta /= np.sqrt(np.einsum("kc,kc->k", theta, theta))[:, None]
-        return theta, r
+        return theta
 
-    return step
+    return rk4_step(rhs, normalize)
 
 
 def torch_integrator(torch, beta):
@@ -73,17 +82,10 @@ def torch_integrator(torch, beta):
         dtheta = (a - along[:, None] * theta) / (r * norm)[:, None]
         return dtheta, along / norm
 
-    def step(theta, r, dt):
-        k1t, k1r = rhs(theta, r)
-        k2t, k2r = rhs(theta + 0.5 * dt * k1t, r + 0.5 * dt * k1r)
-        k3t, k3r = rhs(theta + 0.5 * dt * k2t, r + 0.5 * dt * k2r)
-        k4t, k4r = rhs(theta + dt * k3t, r + dt * k3r)
-        theta = theta + (dt / 6.0) * (k1t + 2.0 * k2t + 2.0 * k3t + k4t)
-        r = r + (dt / 6.0) * (k1r + 2.0 * k2r + 2.0 * k3r + k4r)
-        theta = theta / torch.linalg.vector_norm(theta, dim=1, keepdim=True)
-        return theta, r
+    def normalize(theta):
+        return theta / torch.linalg.vector_norm(theta, dim=1, keepdim=True)
 
-    return step
+    return rk4_step(rhs, normalize)
 
 
 def main():

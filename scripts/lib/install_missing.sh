@@ -1,5 +1,12 @@
 # Sourced by the setup scripts: install_missing PACKAGE... installs (apt-get) those of the
 # Debian packages that are not installed yet, with sudo when not root.
+
+# What building nadyn, its tests and the Python helpers need (setup.sh, test-sanitize.sh,
+# benchmark.sh).
+nadyn_packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
+                doctest-dev libcli11-dev python3-numpy python3-scipy python3-h5py
+                python3-matplotlib)
+
 install_missing() {
     local missing=() p
     for p in "$@"; do
