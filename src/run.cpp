@@ -5,9 +5,14 @@
 
 #include <omp.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
 
 namespace nadyn {
 
@@ -32,7 +37,50 @@ parameter_list statistics_of(const run_summary& s) {
     return stats;
 }
 
+std::string trimmed_number(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return buffer;
+}
+
 } // namespace
+
+std::string reserve_output_name(const run_config& c, const std::string& directory) {
+    const std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    gmtime_r(&now, &parts);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &parts);
+    const std::string stem =
+        (std::filesystem::path(directory) /
+         (std::string(info(c.scheme_id).name) + "_n" + std::to_string(c.n) + "_d" +
+          std::to_string(c.d) + "_beta" + trimmed_number(c.beta) + "_" + stamp))
+            .string();
+    for (int counter = 1; counter < 100000; ++counter) {
+        std::string name = stem + (counter == 1 ? "" : "_" + std::to_string(counter)) + ".h5";
+        const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            ::close(fd);
+            return directory == "." && name.rfind("./", 0) == 0 ? name.substr(2) : name;
+        }
+        if (errno != EEXIST)
+            throw input_error("cannot create an output file in '" + directory +
+                              "': " + std::strerror(errno));
+    }
+    throw input_error("no free output name for '" + stem + ".h5'; pass --out");
+}
+
+void check_output_path(const std::string& path, bool overwrite) {
+    if (path.empty())
+        throw input_error("the output file name is empty (omit --out for a new descriptive name)");
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw input_error("output file '" + path +
+                          "' is a directory; give a file name (for example '" + path + "/run.h5')");
+    if (!overwrite && std::filesystem::exists(path, ec))
+        throw input_error("output file '" + path +
+                          "' already exists; pass --force to overwrite it");
+}
 
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
@@ -245,6 +293,11 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
         const auto step_sizes = file.observable("step_size");
         const std::size_t last = frames - 1;
         const double old_T = file.parameters().number("T").value_or(c.integration.T);
+        // The library guards what the command line guards: a shorter horizon would leave the
+        // fixed-step loop stepping past its end.
+        if (horizon && !(std::isfinite(*horizon) && *horizon >= old_T))
+            throw input_error("T = " + std::to_string(*horizon) + " cannot shorten the run in '" +
+                              path + "' (T = " + std::to_string(old_T) + ")");
         if (file.status() == "complete" && !(horizon && *horizon > old_T))
             throw input_error("'" + path + "' is complete at T = " + std::to_string(old_T) +
                               "; pass a larger --T to extend it");

@@ -85,4 +85,14 @@ class simulation {
     std::vector<double> m_r_initial;
 };
 
+// A new descriptive file name in `directory`: scheme, n, d, beta and the UTC time, with a
+// counter when that name is taken. The name is reserved by creating the file exclusively
+// (O_EXCL), so runs started at the same second, in one process or several, never share a
+// file; the caller then writes it with overwrite = true.
+std::string reserve_output_name(const run_config& config, const std::string& directory = ".");
+
+// Refuses an output path that is empty, a directory, or (unless overwrite) an existing file,
+// with a message that says which.
+void check_output_path(const std::string& path, bool overwrite);
+
 } // namespace nadyn

@@ -144,7 +144,8 @@ TEST_CASE("numbers that are not finite or out of range are refused") {
                   {{"--cluster-eps", "0"}, {"cluster-eps must be in (0, 2]", "got 0"}},
                   {{"--cluster-eps", "3"}, {"cluster-eps must be in (0, 2]", "got 3"}},
                   {{"--threads", "-1"}, {"threads must be >= 0", "got -1"}},
-                  {{"--every", "-1"}, {"every must be >= 1", "got -1"}},
+                  {{"--every", "-1"}, {"every must be at least 1", "got -1"}},
+                  {{"--every", "0"}, {"every must be at least 1", "got 0"}},
                   // -1 was once the "not given" sentinel of --t-switch and slipped through.
                   {{"--t-switch", "-1"}, {"t-switch must be a finite number >= 0", "got -1"}},
                   {{"--t-switch", "-2"}, {"t-switch must be a finite number >= 0", "got -2"}},

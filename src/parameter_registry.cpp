@@ -1,0 +1,402 @@
+#include "nadyn/parameter_registry.hpp"
+
+#include "nadyn/error.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace nadyn {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw input_error(message);
+}
+
+std::string show(double value) {
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    return out.str();
+}
+
+std::string quoted(std::string_view text) {
+    // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "'" + string.
+    std::string out;
+    out.reserve(text.size() + 2);
+    out.push_back('\'');
+    out.append(text);
+    out.push_back('\'');
+    return out;
+}
+
+std::int64_t integer(std::size_t value) {
+    return static_cast<std::int64_t>(value);
+}
+
+std::size_t positive_size(std::string_view text, std::string_view what, std::int64_t least) {
+    const std::int64_t value = parse_integer(text, what);
+    require(value >= least, std::string(what) + " must be at least " + std::to_string(least) +
+                                ", got " + std::string(text));
+    return static_cast<std::size_t>(value);
+}
+
+// Each row's functions are captureless lambdas: the table is plain data.
+const std::array registry{
+    parameter_spec{
+        "scheme", "--scheme", value_type::name, "Normalisation scheme (the speed regulator)",
+        "normalisation scheme: the transformer layer whose continuous-depth limit is "
+        "integrated (docs/model.md section 2)",
+        "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.scheme_id = parse_scheme(t); },
+        [](const run_config& c) -> parameter_value { return std::string(info(c.scheme_id).name); },
+        nullptr},
+    parameter_spec{"n", "--n", value_type::integer, "Number of tokens (>= 1)",
+                   "number of tokens (particles)", "", "", false, true, "",
+                   [](run_config& c, std::string_view t) { c.n = positive_size(t, "n", 1); },
+                   [](const run_config& c) -> parameter_value { return integer(c.n); },
+                   [](const run_config& c) {
+                       require(c.n >= 1, "n must be at least 1 (number of tokens), got " +
+                                             std::to_string(c.n));
+                   }},
+    parameter_spec{
+        "d", "--d", value_type::integer, "Dimension (>= 2); tokens live on S^{d-1}",
+        "dimension of the token space; directions live on the sphere S^{d-1}", "", "", false, true,
+        "", [](run_config& c, std::string_view t) { c.d = positive_size(t, "d", 2); },
+        [](const run_config& c) -> parameter_value { return integer(c.d); },
+        [](const run_config& c) {
+            require(c.d >= 2, "d must be at least 2 (dimension of the sphere S^{d-1}), got " +
+                                  std::to_string(c.d));
+        }},
+    parameter_spec{
+        "beta", "--beta", value_type::number, "Inverse temperature of the softmax",
+        "inverse temperature of the softmax: logits are beta <Q theta_k, K theta_j>", "", "", false,
+        true, "", [](run_config& c, std::string_view t) { c.beta = parse_number(t, "beta"); },
+        [](const run_config& c) -> parameter_value { return c.beta; },
+        [](const run_config& c) {
+            require(std::isfinite(c.beta), "beta must be a finite number, got " + show(c.beta));
+        }},
+    parameter_spec{
+        "T", "--T", value_type::number, "Horizon (final time, continuous depth)",
+        "horizon: the final time (continuous depth; layers times the step h)", "time", "", true,
+        true, "", [](run_config& c, std::string_view t) { c.integration.T = parse_number(t, "T"); },
+        [](const run_config& c) -> parameter_value { return c.integration.T; },
+        [](const run_config& c) {
+            require(std::isfinite(c.integration.T) && c.integration.T >= 0.0,
+                    "T must be a finite number >= 0, got " + show(c.integration.T));
+        }},
+    parameter_spec{
+        "dt", "--dt", value_type::number, "Step (fixed steppers, layers: h), initial step (dopri5)",
+        "step of the fixed-step integrators and of the layers (h); initial step of dopri5", "time",
+        "", false, true, "",
+        [](run_config& c, std::string_view t) { c.integration.dt = parse_number(t, "dt"); },
+        [](const run_config& c) -> parameter_value { return c.integration.dt; },
+        [](const run_config& c) {
+            require(std::isfinite(c.integration.dt) && c.integration.dt > 0.0,
+                    "dt must be a finite number > 0, got " + show(c.integration.dt));
+            require(step_count(c.integration.T, c.integration.dt) < (std::int64_t{1} << 40),
+                    "T / dt is too large (" + show(c.integration.T / c.integration.dt) + " steps)");
+        }},
+    parameter_spec{
+        "integrator", "--integrator", value_type::name, "Integrator: rk4 | dopri5 | euler | layers",
+        "time integrator: rk4, dopri5 (adaptive), euler, or layers (the discrete transformer)", "",
+        "", false, true, "",
+        [](run_config& c, std::string_view t) { c.integration.kind = parse_integrator(t); },
+        [](const run_config& c) -> parameter_value {
+            return std::string(to_string(c.integration.kind));
+        },
+        nullptr},
+    parameter_spec{
+        "rtol", "--rtol", value_type::number, "Relative tolerance (dopri5)",
+        "relative tolerance of the adaptive integrator (dopri5)", "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.integration.rtol = parse_number(t, "rtol"); },
+        [](const run_config& c) -> parameter_value { return c.integration.rtol; },
+        [](const run_config& c) {
+            require(std::isfinite(c.integration.rtol) && c.integration.rtol > 0.0,
+                    "rtol must be a finite number > 0, got " + show(c.integration.rtol));
+        }},
+    parameter_spec{
+        "atol", "--atol", value_type::number, "Absolute tolerance (dopri5)",
+        "absolute tolerance of the adaptive integrator (dopri5)", "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.integration.atol = parse_number(t, "atol"); },
+        [](const run_config& c) -> parameter_value { return c.integration.atol; },
+        [](const run_config& c) {
+            require(std::isfinite(c.integration.atol) && c.integration.atol >= 0.0,
+                    "atol must be a finite number >= 0, got " + show(c.integration.atol));
+        }},
+    parameter_spec{
+        "init", "--init", value_type::name,
+        "Initial directions: uniform | orthogonal | cap:EPS | file:PATH",
+        "initial directions: uniform on the sphere, orthogonal (theta_k = e_k), a cap of "
+        "angular radius EPS around e_1, or read from an HDF5 file",
+        "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },
+        [](const run_config& c) -> parameter_value { return c.init.to_string(); },
+        [](const run_config& c) {
+            require(c.init.kind != initial_kind::orthogonal || c.n <= c.d,
+                    "init 'orthogonal' needs n <= d (theta_k = e_k), got n = " +
+                        std::to_string(c.n) + ", d = " + std::to_string(c.d));
+        }},
+    parameter_spec{
+        "weights", "--weights", value_type::name,
+        "Attention weights: identity | random | random-per-layer | file:PATH",
+        "attention weights Q, K, V: identity, random (Gaussian, variance 1/d, from the seed), "
+        "random-per-layer (redrawn every layer), or read from an HDF5 file",
+        "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.weights = weights_spec::parse(std::string(t)); },
+        [](const run_config& c) -> parameter_value { return c.weights.to_string(); },
+        [](const run_config& c) {
+            require(c.weights.kind != weights_kind::random_per_layer ||
+                        c.integration.kind == integrator_kind::layers,
+                    "weights 'random-per-layer' needs --integrator layers (the ODE has one set "
+                    "of weights); use 'random' with rk4, dopri5 or euler");
+        }},
+    parameter_spec{
+        "seed", "--seed", value_type::integer, "Seed of the initial condition and random weights",
+        "seed of the random initial directions and weights (each draw has its own stream)", "", "",
+        false, true, "",
+        [](run_config& c, std::string_view t) {
+            const std::int64_t value = parse_integer(t, "seed");
+            require(value >= 0, "seed must be a whole number >= 0, got " + std::string(t));
+            c.seed = static_cast<std::uint64_t>(value);
+        },
+        [](const run_config& c) -> parameter_value { return static_cast<std::int64_t>(c.seed); },
+        [](const run_config& c) {
+            require(c.seed < (std::uint64_t{1} << 63),
+                    "seed must be below 2^63 (it is stored as a signed 64-bit attribute), got " +
+                        std::to_string(c.seed));
+        }},
+    parameter_spec{"r0", "--r0", value_type::number, "Initial magnitude of every token",
+                   "initial magnitude r_k(0) of every token", "", "", false, true, "",
+                   [](run_config& c, std::string_view t) { c.r0 = parse_number(t, "r0"); },
+                   [](const run_config& c) -> parameter_value { return c.r0; },
+                   [](const run_config& c) {
+                       require(std::isfinite(c.r0) && c.r0 > 0.0,
+                               "r0 must be a finite number > 0, got " + show(c.r0));
+                   }},
+    parameter_spec{"alpha", "--alpha", value_type::number, "nGPT step alpha",
+                   "nGPT step size alpha (speed divisor ‖A_k‖ / alpha)", "", "", false, true, "",
+                   [](run_config& c, std::string_view t) { c.alpha = parse_number(t, "alpha"); },
+                   [](const run_config& c) -> parameter_value { return c.alpha; },
+                   [](const run_config& c) {
+                       require(std::isfinite(c.alpha) && c.alpha > 0.0,
+                               "alpha must be a finite number > 0, got " + show(c.alpha));
+                   }},
+    parameter_spec{
+        "t_switch", "--t-switch", value_type::number, "mix-ln switch time (default 0.25 T)",
+        "mix-ln: time of the switch from post-ln to pre-ln (default 0.25 T)", "time", "", false,
+        true, "",
+        [](run_config& c, std::string_view t) { c.t_switch = parse_number(t, "t-switch"); },
+        [](const run_config& c) -> parameter_value { return c.switch_time(); },
+        [](const run_config& c) {
+            if (c.t_switch)
+                require(std::isfinite(*c.t_switch) && *c.t_switch >= 0.0,
+                        "t-switch must be a finite number >= 0, got " + show(*c.t_switch));
+        }},
+    parameter_spec{
+        "causal", "--causal", value_type::switch_, "Causal mask: token k attends to j <= k",
+        "causal mask: token k attends only to tokens j <= k (1) or to all tokens (0)", "", "1",
+        false, true, "",
+        [](run_config& c, std::string_view t) { c.causal = parse_switch(t, "causal"); },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.causal ? 1 : 0}; },
+        nullptr},
+    parameter_spec{
+        "precision", "--precision", value_type::name,
+        "Arithmetic of the attention kernel: double | float (float: about beta * 1e-7 "
+        "relative error in A, faster for large n)",
+        "arithmetic of the attention kernel: double or float (state and integrator stay "
+        "double)",
+        "", "", false, true, "double",
+        [](run_config& c, std::string_view t) { c.arithmetic = parse_precision(t); },
+        [](const run_config& c) -> parameter_value { return std::string(to_string(c.arithmetic)); },
+        nullptr},
+    parameter_spec{
+        "every", "--every", value_type::integer,
+        "Write a frame every K steps (default: about 100 frames)",
+        "frame interval: a frame is written every `every` steps (dopri5: every `every` * dt "
+        "in time)",
+        "", "", false, false, "",
+        [](run_config& c, std::string_view t) {
+            const std::int64_t value = parse_integer(t, "every");
+            require(value >= 1, "every must be at least 1 (omit it for about 100 frames), got " +
+                                    std::string(t));
+            c.integration.every = value;
+        },
+        [](const run_config& c) -> parameter_value { return c.frame_interval(); },
+        [](const run_config& c) {
+            require(c.integration.every >= 0,
+                    "every must be >= 1 (or 0 for about 100 frames), got " +
+                        std::to_string(c.integration.every));
+        }},
+    parameter_spec{
+        "positions", "--positions", value_type::name,
+        "all | none (none: magnitudes and observables only, for large n)",
+        "which frames carry the positions theta_k: all, or none (observables and magnitudes "
+        "only)",
+        "", "", false, false, "",
+        [](run_config& c, std::string_view t) {
+            require(t == "all" || t == "none",
+                    "unknown positions " + quoted(t) + "; valid choices: all, none");
+            c.positions = t == "all";
+        },
+        [](const run_config& c) -> parameter_value {
+            return std::string(c.positions ? "all" : "none");
+        },
+        nullptr},
+    parameter_spec{
+        "compress", "--compress", value_type::switch_,
+        "Deflate + shuffle the positions (slower writes)",
+        "positions stored with deflate + shuffle compression (1) or uncompressed (0)", "", "1",
+        false, false, "",
+        [](run_config& c, std::string_view t) { c.compress = parse_switch(t, "compress"); },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.compress ? 1 : 0}; },
+        nullptr},
+    parameter_spec{
+        "swmr", "--no-swmr", value_type::switch_,
+        "Write without HDF5's single-writer/multiple-reader mode (for file systems without "
+        "the locking it needs; the file then uses the HDF5 1.8 format)",
+        "written in HDF5's single-writer/multiple-reader mode, readable while it grows (1), "
+        "or not (0)",
+        "", "0", true, false, "0",
+        [](run_config& c, std::string_view t) { c.swmr = parse_switch(t, "swmr"); },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.swmr ? 1 : 0}; },
+        nullptr},
+    parameter_spec{
+        "cluster_eps", "--cluster-eps", value_type::number,
+        "Tokens with cosine >= 1 - eps are in one cluster (single linkage)",
+        "clusters observable: tokens whose cosine is >= 1 - cluster_eps are linked (single "
+        "linkage)",
+        "", "", false, true, "",
+        [](run_config& c, std::string_view t) { c.cluster_eps = parse_number(t, "cluster-eps"); },
+        [](const run_config& c) -> parameter_value { return c.cluster_eps; },
+        [](const run_config& c) {
+            require(std::isfinite(c.cluster_eps) && c.cluster_eps > 0.0 && c.cluster_eps <= 2.0,
+                    "cluster-eps must be in (0, 2], got " + show(c.cluster_eps));
+        }},
+    parameter_spec{
+        "threads", "--threads", value_type::integer, "OpenMP threads of the run (0: all cores)",
+        "OpenMP threads the run asked for (0: all cores); results do not depend on it", "", "",
+        true, false, "",
+        [](run_config& c, std::string_view t) {
+            const std::int64_t value = parse_integer(t, "threads");
+            require(value >= 0, "threads must be >= 0 (0: all cores), got " + std::string(t));
+            require(value <= 4096, "threads = " + std::string(t) +
+                                       " is out of range (0: all cores, at most 4096)");
+            c.threads = static_cast<int>(value);
+        },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.threads}; },
+        [](const run_config& c) {
+            require(c.threads >= 0,
+                    "threads must be >= 0 (0: all cores), got " + std::to_string(c.threads));
+        }},
+    parameter_spec{
+        "block", "--block", value_type::integer,
+        "Query rows per attention block (0: chosen from n; results depend on it in the last "
+        "bits)",
+        "query rows per block of the attention kernel (0: chosen from n)", "", "", false, false,
+        "0", [](run_config& c, std::string_view t) { c.block = positive_size(t, "block", 0); },
+        [](const run_config& c) -> parameter_value { return integer(c.block); }, nullptr},
+};
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    for (char& ch : out)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return out;
+}
+
+} // namespace
+
+std::span<const parameter_spec> parameter_registry() {
+    return registry;
+}
+
+const parameter_spec* find_parameter(std::string_view name) {
+    for (const auto& spec : registry)
+        if (spec.name == name) return &spec;
+    return nullptr;
+}
+
+std::string parameter_names() {
+    std::string names;
+    for (const auto& spec : registry)
+        names += (names.empty() ? "" : ", ") + std::string(spec.name);
+    return names;
+}
+
+const parameter_spec& parameter(std::string_view name) {
+    if (const parameter_spec* spec = find_parameter(name)) return *spec;
+    throw input_error("unknown parameter " + quoted(name) +
+                      "; valid parameters: " + parameter_names());
+}
+
+void assign_parameter(run_config& config, std::string_view name, std::string_view text) {
+    parameter(name).assign(config, text);
+}
+
+std::string parameter_text(const run_config& config, const parameter_spec& spec) {
+    return to_display_string(spec.record(config));
+}
+
+std::string default_text(const parameter_spec& spec) {
+    const run_config defaults;
+    // Defaults resolved from other parameters have no value of their own (the help says).
+    if (spec.name == "t_switch" || spec.name == "every") return "";
+    return parameter_text(defaults, spec);
+}
+
+void check_resume_agreement(const run_config& recorded, const run_config& given,
+                            const std::vector<std::string>& given_names, const std::string& file) {
+    for (const std::string& name : given_names) {
+        const parameter_spec& spec = parameter(name);
+        if (spec.name == "T") {
+            require(std::isfinite(given.integration.T) &&
+                        given.integration.T >= recorded.integration.T,
+                    "T = " + show(given.integration.T) + " cannot shorten the run in '" + file +
+                        "' (T = " + show(recorded.integration.T) + ")");
+            continue;
+        }
+        if (spec.resumable) continue;
+        const std::string want = parameter_text(given, spec);
+        const std::string have = parameter_text(recorded, spec);
+        require(want == have, std::string(spec.name) + " = " + want + " disagrees with '" + file +
+                                  "', which was run with " + std::string(spec.name) + " = " + have +
+                                  " (a resumed run may only extend T)");
+    }
+}
+
+std::int64_t parse_integer(std::string_view text, std::string_view what) {
+    std::int64_t value = 0;
+    const char* last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (error == std::errc::result_out_of_range)
+        throw input_error(std::string(what) + " = " + quoted(text) + " is out of range");
+    require(!text.empty() && error == std::errc() && end == last,
+            std::string(what) + " = " + quoted(text) + " is not a whole number");
+    return value;
+}
+
+double parse_number(std::string_view text, std::string_view what) {
+    double value = 0.0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    if (first != last && *first == '+') ++first; // from_chars refuses a leading '+'
+    const auto [end, error] = std::from_chars(first, last, value);
+    if (error == std::errc::result_out_of_range)
+        throw input_error(std::string(what) + " = " + quoted(text) +
+                          " is out of the range of a double");
+    require(first != last && error == std::errc() && end == last,
+            std::string(what) + " must be a number, got " + quoted(text));
+    return value;
+}
+
+bool parse_switch(std::string_view text, std::string_view what) {
+    const std::string t = lowercase(text);
+    if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+    if (t == "0" || t == "false" || t == "no" || t == "off") return false;
+    throw input_error(std::string(what) + " must be true or false (or 1, 0), got " + quoted(text));
+}
+
+} // namespace nadyn

@@ -1,0 +1,177 @@
+// The parameter registry: one row per input drives parsing, checks, the /parameters record,
+// its read-back and the resume agreement; and the library guards of a run (output names,
+// resume horizon) that used to live only in the command line.
+#include "nadyn/parameter_registry.hpp"
+#include "nadyn/error.hpp"
+#include "nadyn/run.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace nadyn;
+
+namespace {
+
+std::string records(const run_config& c) {
+    std::string out;
+    const parameter_list list = c.to_parameters();
+    for (const auto& [name, value] : list.entries())
+        out += name + "=" + to_display_string(value) + ";";
+    return out;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+    const std::filesystem::path dir = std::filesystem::path(NADYN_TEST_TMPDIR) / "registry" / name;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+} // namespace
+
+TEST_CASE("every row's record reads back to the same value, defaults and non-defaults") {
+    run_config changed;
+    const std::vector<std::pair<const char*, const char*>> values = {{"scheme", "mix-ln"},
+                                                                     {"n", "17"},
+                                                                     {"d", "5"},
+                                                                     {"beta", "0.3"},
+                                                                     {"T", "7.5"},
+                                                                     {"dt", "0.025"},
+                                                                     {"integrator", "euler"},
+                                                                     {"rtol", "1e-6"},
+                                                                     {"atol", "1e-9"},
+                                                                     {"init", "cap:0.5"},
+                                                                     {"weights", "random"},
+                                                                     {"seed", "42"},
+                                                                     {"r0", "2.5"},
+                                                                     {"alpha", "0.5"},
+                                                                     {"t_switch", "1.25"},
+                                                                     {"causal", "true"},
+                                                                     {"precision", "float"},
+                                                                     {"every", "3"},
+                                                                     {"positions", "none"},
+                                                                     {"compress", "1"},
+                                                                     {"swmr", "0"},
+                                                                     {"cluster_eps", "0.01"},
+                                                                     {"threads", "2"},
+                                                                     {"block", "32"}};
+    std::set<std::string> covered;
+    for (const auto& [name, text] : values) {
+        assign_parameter(changed, name, text);
+        covered.insert(name);
+    }
+    // The list above covers the whole registry, so a new row must be added to it.
+    for (const parameter_spec& spec : parameter_registry())
+        CHECK_MESSAGE(covered.count(std::string(spec.name)) == 1, spec.name);
+    CHECK(changed.n == 17);
+    CHECK(changed.scheme_id == scheme::mix_ln);
+    CHECK(changed.causal);
+    CHECK(!changed.swmr);
+    CHECK(changed.switch_time() == 1.25);
+    for (const run_config& c : {run_config{}, changed}) {
+        const run_config back = run_config::from_parameters(c.to_parameters());
+        CHECK(records(back) == records(c));
+        // And through the text form every row prints.
+        run_config through_text;
+        for (const parameter_spec& spec : parameter_registry())
+            spec.assign(through_text, parameter_text(c, spec));
+        CHECK(records(through_text) == records(c));
+    }
+}
+
+TEST_CASE("defaults come from run_config, and the registry's checks are validate()'s") {
+    const run_config defaults;
+    CHECK(default_text(parameter("scheme")) == "peri-ln");
+    CHECK(default_text(parameter("n")) == "64");
+    CHECK(default_text(parameter("beta")) == "4");
+    CHECK(default_text(parameter("t_switch")).empty());
+    CHECK_NOTHROW(defaults.validate());
+
+    const std::vector<std::pair<const char*, const char*>> bad = {
+        {"n", "0"},       {"d", "1"},         {"beta", "inf"},     {"T", "-1"},
+        {"dt", "0"},      {"rtol", "0"},      {"atol", "-1"},      {"r0", "0"},
+        {"alpha", "nan"}, {"t_switch", "-2"}, {"cluster_eps", "3"}};
+    for (const auto& [name, text] : bad) {
+        INFO(std::string(name) << " = " << text);
+        run_config c;
+        // Either the parser or validate() refuses it, naming the parameter (as its flag
+        // spells it), never silently.
+        std::string flag_name = name;
+        std::replace(flag_name.begin(), flag_name.end(), '_', '-');
+        bool refused = false;
+        try {
+            assign_parameter(c, name, text);
+            c.validate();
+        } catch (const input_error& e) {
+            refused = std::string(e.what()).find(flag_name) != std::string::npos;
+        }
+        CHECK(refused);
+    }
+    run_config scratch;
+    CHECK_THROWS_WITH_AS(assign_parameter(scratch, "bogus", "1"),
+                         doctest::Contains("unknown parameter 'bogus'; valid parameters: scheme"),
+                         input_error);
+    CHECK_THROWS_WITH_AS(parse_integer("0x10", "n"), "n = '0x10' is not a whole number",
+                         input_error);
+    CHECK(parse_number("+2.5", "beta") == 2.5);
+    CHECK_THROWS_AS(parse_switch("maybe", "causal"), input_error);
+}
+
+TEST_CASE("a resume may extend T and change resumable rows, nothing else") {
+    run_config recorded;
+    recorded.integration.T = 10.0;
+    run_config given = recorded;
+    given.integration.T = 20.0;
+    given.threads = 7;
+    CHECK_NOTHROW(check_resume_agreement(recorded, given, {"T", "threads"}, "f.h5"));
+    given.beta = 5.0;
+    CHECK_NOTHROW(check_resume_agreement(recorded, given, {"T"}, "f.h5")); // beta not given
+    CHECK_THROWS_WITH_AS(check_resume_agreement(recorded, given, {"beta"}, "f.h5"),
+                         doctest::Contains("beta = 5 disagrees with 'f.h5'"), input_error);
+    given.integration.T = 5.0;
+    CHECK_THROWS_WITH_AS(check_resume_agreement(recorded, given, {"T"}, "f.h5"),
+                         doctest::Contains("cannot shorten"), input_error);
+}
+
+TEST_CASE("the library refuses to resume to a shorter horizon") {
+    const auto dir = fresh_dir("shorter");
+    run_config c;
+    c.n = 8;
+    c.integration.T = 1.0;
+    c.integration.dt = 0.05;
+    c.integration.every = 5;
+    const std::string path = (dir / "run.h5").string();
+    simulation(c).run_to_file(path, false);
+    simulation again = simulation::from_file(path);
+    CHECK_THROWS_WITH_AS(again.resume_file(path, 0.5), doctest::Contains("cannot shorten"),
+                         input_error);
+    CHECK_THROWS_AS(again.resume_file(path, std::nan("")), input_error);
+}
+
+TEST_CASE("output names are reserved atomically, and bad output paths name the problem") {
+    const auto dir = fresh_dir("names");
+    run_config c;
+    std::vector<std::string> names(8);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        threads.emplace_back([&, i] { names[i] = reserve_output_name(c, dir.string()); });
+    for (auto& t : threads)
+        t.join();
+    const std::set<std::string> distinct(names.begin(), names.end());
+    CHECK(distinct.size() == names.size());
+    for (const auto& name : names)
+        CHECK(std::filesystem::exists(name));
+
+    CHECK_THROWS_WITH_AS(check_output_path(dir.string(), false),
+                         doctest::Contains("is a directory"), input_error);
+    CHECK_THROWS_WITH_AS(check_output_path("", false), doctest::Contains("empty"), input_error);
+    CHECK_THROWS_WITH_AS(check_output_path(names.front(), false),
+                         doctest::Contains("already exists; pass --force"), input_error);
+    CHECK_NOTHROW(check_output_path(names.front(), true));
+}
