@@ -28,6 +28,10 @@ app_commands build_app(CLI::App& app) {
     auto* rerun = app.add_subcommand(
         "rerun", "Run the simulation recorded in a trajectory file again (bitwise identical)");
     commands.run[rerun] = add_rerun(*rerun);
+    auto* sweep = app.add_subcommand(
+        "sweep", "Run an experiment (a TOML file of sweep axes) in one process into one "
+                 "labelled file");
+    commands.run[sweep] = add_sweep(*sweep);
     return commands;
 }
 

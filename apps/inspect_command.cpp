@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "nadyn/h5md.hpp"
+#include "nadyn/sweep.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -29,6 +30,10 @@ command add_inspect(CLI::App& app) {
     app.add_option("--rows", o->rows, "Rows of the summary table")->capture_default_str();
 
     return [o]() {
+        if (is_sweep_file(o->path)) {
+            std::printf("%s", describe_sweep_file(o->path).c_str());
+            return 0;
+        }
         trajectory_reader file(o->path);
         const auto steps = file.steps();
         const auto times = file.times();

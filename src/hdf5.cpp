@@ -14,6 +14,14 @@
 
 namespace nadyn::detail {
 
+std::unique_lock<std::recursive_mutex> hdf5_lock() {
+    // Debian's HDF5 is built without its thread-safety option: one lock for the whole
+    // library serialises every call, so runs in several threads of one process (a sweep, the
+    // Python module) can each read and write their files.
+    static std::recursive_mutex library;
+    return std::unique_lock<std::recursive_mutex>(library);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -130,6 +138,7 @@ hdf5_id& hdf5_id::operator=(hdf5_id&& other) noexcept {
 }
 
 void hdf5_id::reset() noexcept {
+    const auto guard = hdf5_lock();
     // A failing close has nowhere to report to from a destructor; data written so far was
     // already flushed by the callers that care.
     if (m_id >= 0 && m_close) m_close(m_id);
@@ -152,6 +161,7 @@ std::string hdf5_object::child_path(const std::string& child) const {
 }
 
 bool hdf5_object::has_attribute(const std::string& name) const {
+    const auto guard = hdf5_lock();
     return check(H5Aexists(id(), name.c_str()),
                  "cannot look up attribute '" + name + "' of " + describe()) > 0;
 }
@@ -170,6 +180,7 @@ void write_new_attribute(hid_t object, const std::string& name, hid_t type, hid_
 } // namespace
 
 void hdf5_object::write_attribute(const std::string& name, const parameter_value& value) {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot write attribute '" + name + "' of " + describe();
     const hdf5_id space = checked_id(H5Screate(H5S_SCALAR), H5Sclose, what);
     std::visit(
@@ -188,12 +199,14 @@ void hdf5_object::write_attribute(const std::string& name, const parameter_value
 }
 
 void hdf5_object::write_attribute(const std::string& name, const std::vector<int>& values) {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot write attribute '" + name + "' of " + describe();
     const hdf5_id space = simple_space({values.size()}, what);
     write_new_attribute(id(), name, H5T_NATIVE_INT, space.get(), values.data(), what);
 }
 
 void hdf5_object::write_attribute(const std::string& name, const std::vector<std::string>& values) {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot write attribute '" + name + "' of " + describe();
     std::vector<const char*> texts;
     for (const auto& value : values)
@@ -232,6 +245,7 @@ std::string read_string_attribute(hid_t attribute, hid_t file_type, const std::s
 } // namespace
 
 std::optional<parameter_value> hdf5_object::read_attribute(const std::string& name) const {
+    const auto guard = hdf5_lock();
     if (!has_attribute(name)) return std::nullopt;
     const std::string what = "cannot read attribute '" + name + "' of " + describe();
     const hdf5_id attribute = checked_id(H5Aopen(id(), name.c_str(), H5P_DEFAULT), H5Aclose, what);
@@ -260,6 +274,7 @@ std::optional<parameter_value> hdf5_object::read_attribute(const std::string& na
 }
 
 std::optional<std::vector<std::int64_t>> hdf5_object::read_integers(const std::string& name) const {
+    const auto guard = hdf5_lock();
     if (!has_attribute(name)) return std::nullopt;
     const std::string what = "cannot read attribute '" + name + "' of " + describe();
     const hdf5_id attribute = checked_id(H5Aopen(id(), name.c_str(), H5P_DEFAULT), H5Aclose, what);
@@ -273,6 +288,7 @@ std::optional<std::vector<std::int64_t>> hdf5_object::read_integers(const std::s
 }
 
 std::vector<std::string> hdf5_object::attribute_names() const {
+    const auto guard = hdf5_lock();
     return in_creation_order(
         [&](H5_index_t index, std::vector<std::string>* out) {
             return H5Aiterate2(id(), index, H5_ITER_INC, nullptr, collect_attribute, out);
@@ -314,6 +330,7 @@ void refuse_damaged_dataset(hid_t dataset, const std::string& description) {
 } // namespace
 
 std::vector<hsize_t> hdf5_dataset::shape() const {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot read the shape of dataset " + describe();
     const hdf5_id space = checked_id(H5Dget_space(id()), H5Sclose, what);
     std::vector<hsize_t> dims(
@@ -323,6 +340,7 @@ std::vector<hsize_t> hdf5_dataset::shape() const {
 }
 
 std::vector<hsize_t> hdf5_dataset::chunk_shape() const {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot read the layout of dataset " + describe();
     const hdf5_id plist = checked_id(H5Dget_create_plist(id()), H5Pclose, what);
     const H5D_layout_t layout = H5Pget_layout(plist.get());
@@ -334,6 +352,7 @@ std::vector<hsize_t> hdf5_dataset::chunk_shape() const {
 }
 
 H5T_class_t hdf5_dataset::type_class() const {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot read the type of dataset " + describe();
     const hdf5_id type = checked_id(H5Dget_type(id()), H5Tclose, what);
     const H5T_class_t type_class = H5Tget_class(type.get());
@@ -342,6 +361,7 @@ H5T_class_t hdf5_dataset::type_class() const {
 }
 
 void hdf5_dataset::write_row(hsize_t row, hid_t memory_type, const void* data) {
+    const auto guard = hdf5_lock();
     const std::string what =
         "cannot write frame " + std::to_string(row) + " of dataset " + describe();
     std::vector<hsize_t> dims = shape();
@@ -361,6 +381,7 @@ void hdf5_dataset::write_row(hsize_t row, hid_t memory_type, const void* data) {
 }
 
 void hdf5_dataset::set_rows(hsize_t rows) {
+    const auto guard = hdf5_lock();
     std::vector<hsize_t> dims = shape();
     if (dims.empty()) throw std::logic_error("set_rows on a scalar dataset " + describe());
     dims[0] = rows;
@@ -368,6 +389,7 @@ void hdf5_dataset::set_rows(hsize_t rows) {
 }
 
 void hdf5_dataset::read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot read dataset " + describe();
     std::vector<hsize_t> dims = shape();
     if (dims.empty() || first + count > dims[0])
@@ -387,6 +409,7 @@ void hdf5_dataset::read_rows(hsize_t first, hsize_t count, hid_t memory_type, vo
 }
 
 void hdf5_dataset::read_all(hid_t memory_type, void* out) const {
+    const auto guard = hdf5_lock();
     refuse_damaged_dataset(id(), describe());
     check(H5Dread(id(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
           "cannot read dataset " + describe());
@@ -395,6 +418,7 @@ void hdf5_dataset::read_all(hid_t memory_type, void* out) const {
 // ---- hdf5_group ---------------------------------------------------------------------------
 
 bool hdf5_group::has(const std::string& path) const {
+    const auto guard = hdf5_lock();
     // H5Lexists fails rather than answers when an intermediate group is missing, and a link
     // may dangle, so walk the path one component at a time.
     const std::string what = "cannot look up '" + path + "' in " + describe();
@@ -417,6 +441,7 @@ bool hdf5_group::has(const std::string& path) const {
 }
 
 H5I_type_t hdf5_group::kind(const std::string& path) const {
+    const auto guard = hdf5_lock();
     const std::string what = "cannot open '" + child_path(path) + "' in '" + m_file_path + "'";
     const hdf5_id object = checked_id(H5Oopen(id(), path.c_str(), H5P_DEFAULT), H5Oclose, what);
     const H5I_type_t type = H5Iget_type(object.get());
@@ -425,6 +450,7 @@ H5I_type_t hdf5_group::kind(const std::string& path) const {
 }
 
 hdf5_group hdf5_group::create_group(const std::string& name, bool track_order) {
+    const auto guard = hdf5_lock();
     const std::string path = child_path(name);
     const std::string what = "cannot create group '" + path + "' in '" + m_file_path + "'";
     const hdf5_id plist = checked_id(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, what);
@@ -439,6 +465,7 @@ hdf5_group hdf5_group::create_group(const std::string& name, bool track_order) {
 }
 
 hdf5_group hdf5_group::open_group(const std::string& path) const {
+    const auto guard = hdf5_lock();
     const std::string full = child_path(path);
     return {checked_id(H5Gopen2(id(), path.c_str(), H5P_DEFAULT), H5Gclose,
                        "cannot open group '" + full + "' in '" + m_file_path + "'"),
@@ -446,6 +473,7 @@ hdf5_group hdf5_group::open_group(const std::string& path) const {
 }
 
 hdf5_dataset hdf5_group::open_dataset(const std::string& path) const {
+    const auto guard = hdf5_lock();
     const std::string full = child_path(path);
     return {checked_id(H5Dopen2(id(), path.c_str(), H5P_DEFAULT), H5Dclose,
                        "cannot open dataset '" + full + "' in '" + m_file_path + "'"),
@@ -455,6 +483,7 @@ hdf5_dataset hdf5_group::open_dataset(const std::string& path) const {
 hdf5_dataset hdf5_group::create_series(const std::string& name, hid_t file_type,
                                        const std::vector<hsize_t>& row_shape,
                                        const std::vector<hsize_t>& chunk, bool compress) {
+    const auto guard = hdf5_lock();
     const std::string path = child_path(name);
     const std::string what = "cannot create dataset '" + path + "' in '" + m_file_path + "'";
     if (chunk.size() != row_shape.size() + 1)
@@ -477,6 +506,7 @@ hdf5_dataset hdf5_group::create_series(const std::string& name, hid_t file_type,
 
 hdf5_dataset hdf5_group::create_dataset(const std::string& name, const std::vector<hsize_t>& shape,
                                         const double* data) {
+    const auto guard = hdf5_lock();
     const std::string path = child_path(name);
     const std::string what = "cannot write dataset '" + path + "' in '" + m_file_path + "'";
     const hdf5_id space = simple_space(shape, what);
@@ -489,6 +519,7 @@ hdf5_dataset hdf5_group::create_dataset(const std::string& name, const std::vect
 }
 
 std::vector<std::string> hdf5_group::children() const {
+    const auto guard = hdf5_lock();
     return in_creation_order(
         [&](H5_index_t index, std::vector<std::string>* out) {
             return H5Literate(id(), index, H5_ITER_INC, nullptr, collect_link, out);
@@ -497,6 +528,7 @@ std::vector<std::string> hdf5_group::children() const {
 }
 
 void hdf5_group::remove(const std::string& name) {
+    const auto guard = hdf5_lock();
     check(H5Ldelete(id(), name.c_str(), H5P_DEFAULT),
           "cannot remove '" + child_path(name) + "' from '" + m_file_path + "'");
 }
@@ -518,6 +550,7 @@ hdf5_id writer_access(const std::string& what, H5F_libver_t format) {
 } // namespace
 
 hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_format) {
+    const auto guard = hdf5_lock();
     silence_errors();
     const std::string what = "cannot create output file '" + path + "'";
     // The 1.8 file format stores attributes that outgrow an object header (box/boundary for
@@ -531,6 +564,7 @@ hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_fo
 }
 
 bool hdf5_file::is_hdf5(const std::string& path) {
+    const auto guard = hdf5_lock();
     silence_errors();
     std::error_code ec;
     const bool exists = fs::exists(path, ec);
@@ -542,6 +576,7 @@ bool hdf5_file::is_hdf5(const std::string& path) {
 }
 
 hdf5_file hdf5_file::open_read_only(const std::string& path) {
+    const auto guard = hdf5_lock();
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
     hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     // A file being written in SWMR mode, or left so by a writer that was killed, opens as a
@@ -552,12 +587,14 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
 }
 
 void hdf5_file::start_swmr_write() {
+    const auto guard = hdf5_lock();
     check(H5Fstart_swmr_write(id()),
           "cannot enter SWMR mode on '" + m_file_path +
               "' (the file system may lack the locking it needs; use --no-swmr)");
 }
 
 bool hdf5_file::supports_swmr() const {
+    const auto guard = hdf5_lock();
     const hdf5_id access =
         checked_id(H5Fget_access_plist(id()), H5Pclose, "cannot query '" + m_file_path + "'");
     H5F_libver_t low = H5F_LIBVER_EARLIEST, high = H5F_LIBVER_LATEST;
@@ -566,6 +603,7 @@ bool hdf5_file::supports_swmr() const {
 }
 
 hdf5_file hdf5_file::open_read_write(const std::string& path, bool clear_swmr_mark) {
+    const auto guard = hdf5_lock();
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
     const std::string what = "cannot open '" + path + "' for writing";
     const hdf5_id access = checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, what);
@@ -585,6 +623,7 @@ hdf5_file hdf5_file::open_read_write(const std::string& path, bool clear_swmr_ma
 }
 
 void hdf5_file::flush() {
+    const auto guard = hdf5_lock();
     check(H5Fflush(id(), H5F_SCOPE_LOCAL), "cannot write to '" + m_file_path + "'");
 }
 

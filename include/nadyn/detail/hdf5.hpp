@@ -8,11 +8,16 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace nadyn::detail {
+
+// Held by every wrapper call (and by code that calls the C API directly): the HDF5 library
+// is not thread-safe, and several runs may use it from several threads of one process.
+std::unique_lock<std::recursive_mutex> hdf5_lock();
 
 // One HDF5 identifier together with the function that releases it.
 class hdf5_id {

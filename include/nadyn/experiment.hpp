@@ -1,0 +1,59 @@
+#pragma once
+// An experiment: a base run and sweep axes over any of its parameters, read from a TOML file
+// (or text), with --set overrides. Its runs are the cartesian product of the axes, the last
+// axis varying fastest.
+//
+//     [run]                                 # the keys of nadyn simulate's flags
+//     scheme = "pre-ln"                     # (the parameter registry's names)
+//     n = 64
+//     positions = "final"                   # none | final | all (default final)
+//
+//     [sweep]                               # one axis per key, in file order
+//     beta = { linspace = [0.1, 15, 20] }   # also: logspace = [a, b, k] (10^a .. 10^b),
+//     seed = { range = [1, 512] }           # range = [first, last(, step)], inclusive,
+//     scheme = ["pre-ln", "peri-ln"]        # or an explicit list
+//
+// Errors name the file, the line and the key, and list the valid keys or values.
+#include "nadyn/run_config.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nadyn {
+
+struct sweep_axis {
+    std::string name;                // a registry parameter
+    std::vector<std::string> values; // as text the registry parses
+};
+
+// What a sweep file keeps of the positions: nothing, the last frame, or every frame.
+enum class sweep_positions { none, final, all };
+
+struct experiment {
+    std::string source;                 // the file's path, or a label for text
+    std::string text;                   // the experiment file's text, recorded in the result
+    std::vector<std::string> overrides; // --set key=value, in order
+    run_config base;
+    std::vector<sweep_axis> axes;
+    sweep_positions positions = sweep_positions::final;
+
+    // Parses an experiment; `overrides` are "table.key=value" (value in TOML syntax, or a
+    // bare word taken as a string), applied before validation. input_error on any problem.
+    static experiment parse(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& overrides = {});
+    static experiment load(const std::string& path, const std::vector<std::string>& overrides = {});
+
+    // Number of runs (the product of the axes' lengths; 1 without axes).
+    [[nodiscard]] std::size_t size() const;
+    // The axis indices of run `index` (row-major over the axes).
+    [[nodiscard]] std::vector<std::size_t> coordinates(std::size_t index) const;
+    // The configuration of run `index`: the base with each axis's value assigned.
+    [[nodiscard]] run_config point(std::size_t index) const;
+    // "beta=0.5 seed=3 scheme=pre-ln" for messages and progress.
+    [[nodiscard]] std::string label(std::size_t index) const;
+};
+
+std::string_view to_string(sweep_positions positions);
+
+} // namespace nadyn
