@@ -640,7 +640,7 @@ std::string describe_plan(const experiment& e, const sweep_plan& plan) {
         out << "\n  " << axis.name << " (" << axis.values.size() << "): ";
         for (std::size_t i = 0; i < axis.values.size(); ++i) {
             if (i == 4 && axis.values.size() > 6) {
-                out << "..., " << axis.values.back();
+                out << ", ..., " << axis.values.back();
                 break;
             }
             out << (i ? ", " : "") << axis.values[i];
