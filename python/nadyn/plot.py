@@ -117,7 +117,7 @@ def sphere(
     _require_sphere(ds, "nadyn.plot.sphere")
     indices = _frame_indices(ds, times)
     n = ds.sizes["token"]
-    size = marker_size if marker_size is not None else max(4.0, 60.0 / math.sqrt(n))
+    size = marker_size if marker_size is not None else max(6.0, 120.0 / math.sqrt(n))
     colors = _token_colors(n)
     fig, axes = plt.subplots(2, len(indices), figsize=(2.4 * len(indices), 4.9), squeeze=False)
     for column, index in enumerate(indices):
@@ -326,7 +326,7 @@ def movie(
         writer = animation.PillowWriter(fps=fps)
 
     n = ds.sizes["token"]
-    size = marker_size if marker_size is not None else max(4.0, 60.0 / math.sqrt(n))
+    size = marker_size if marker_size is not None else max(6.0, 120.0 / math.sqrt(n))
     colors = _token_colors(n)
     fig, (front_ax, back_ax) = plt.subplots(1, 2, figsize=(6.4, 3.6))
     _disk(front_ax, "front z \u2265 0 (from +z)")
