@@ -40,6 +40,10 @@ _PARAMETER_DATASET_DIMS = {
 }
 
 
+# Subgroups of /parameters holding one attribute per parameter, and the suffix its entries get.
+_METADATA_SUFFIX = {"descriptions": "description", "units": "unit"}
+
+
 def _plain(value: Any) -> Any:
     """An HDF5 attribute value as a plain Python/NumPy value (bytes decoded, 0-d unwrapped)."""
     if isinstance(value, bytes):
@@ -243,10 +247,13 @@ def _read_trajectory(
                     dims = tuple(f"{name}_{axis}" for axis in range(values.ndim))
                 variables[name] = (dims, values, _attributes(item))
             elif isinstance(item, h5py.Group):
-                # Per-parameter metadata kept in a subgroup (e.g. descriptions, units):
-                # attribute <parameter> of group <kind> becomes <parameter>_<kind>.
+                # Per-parameter metadata kept in a subgroup, since an attribute cannot carry
+                # attributes: attribute <parameter> of /parameters/descriptions becomes
+                # <parameter>_description (of "units": <parameter>_unit; other groups: the
+                # group's name as the suffix).
+                suffix = _METADATA_SUFFIX.get(name, name)
                 for key, value in _attributes(item).items():
-                    attrs[f"{key}_{name}"] = value
+                    attrs[f"{key}_{suffix}"] = value
     attrs["status"] = root.get("status", "unknown")
     attrs["frames_read"] = int(len(time))
     attrs["file"] = os.fspath(f.filename)
@@ -255,8 +262,10 @@ def _read_trajectory(
         if "h5md/creator" in f:
             attrs["creator"] = " ".join(str(v) for v in _attributes(f["h5md/creator"]).values())
         if "h5md/modules/nadyn" in f:
-            module = _attributes(f["h5md/modules/nadyn"])
-            attrs["file_format_version"] = module.get("version")
+            # nadyn's module: its file format version and what the file holds (the model's
+            # equations, what position, magnitude and time mean) as module_<key>.
+            for key, value in _attributes(f["h5md/modules/nadyn"]).items():
+                attrs["file_format_version" if key == "version" else f"module_{key}"] = value
     for key, value in root.items():
         attrs.setdefault(key, value)
     return xr.Dataset(variables, coords=coords, attrs=attrs)

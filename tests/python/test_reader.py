@@ -109,7 +109,7 @@ def test_dataset_and_group_attributes_are_copied(simulate, tmp_path):
         f[f"{OBS}/gap"].attrs["unit"] = "1"
         f["particles/tokens/magnitude/value"].attrs["description"] = "r_k"
         f["parameters/theta0"].attrs["description"] = "initial directions"
-        descriptions = f["parameters"].create_group("description")
+        descriptions = f["parameters"].create_group("descriptions")
         descriptions.attrs["beta"] = "inverse temperature"
     ds = nadyn.open(path)
     assert ds["gap"].attrs["description"] == "mean of 1 - cos over pairs"
