@@ -67,7 +67,10 @@ def _attributes(obj: h5py.HLObject) -> dict[str, Any]:
 def _open_h5(path: str | os.PathLike) -> h5py.File:
     """Opens for reading; in SWMR-read mode when the file allows it, so a file that a running
     nadyn is still writing (SWMR-write mode) can be read. Files in the older format, or ones
-    whose writer has ended SWMR mode, open normally."""
+    whose writer has ended SWMR mode, open normally. Without HDF5's file locks (locking=False),
+    because a writer holds them for the whole run: a reader would be refused in the moments the
+    writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
+    --no-swmr run, whose flushed frames are readable all the same."""
     try:
         return h5py.File(path, "r", swmr=True, locking=False)
     except (OSError, ValueError):

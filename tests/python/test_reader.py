@@ -249,3 +249,13 @@ def test_sweep_file_dispatch(tmp_path):
     assert list(ds["scheme"].values) == ["pre-ln", "peri-ln"]
     assert ds.attrs["nadyn_kind"] == "sweep"
     assert ds.attrs["n"] == 64
+
+
+def test_no_swmr_file(simulate):
+    # --no-swmr writes the HDF5 1.8 format, which cannot be opened in SWMR-read mode.
+    path = simulate("old.h5", "--n", "6", "--T", "0.2", "--no-swmr")
+    ds = nadyn.open(path)
+    assert ds.attrs["swmr"] == 0
+    with h5py.File(path, "r") as f:
+        assert f.attrs["status"] == ds.attrs["status"] == "complete"
+        np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
