@@ -1,0 +1,30 @@
+"""nadyn from Python: read trajectory and sweep files as xarray Datasets, and plot them.
+
+    import nadyn
+    ds = nadyn.open("run.h5")          # xarray.Dataset: dims time, token, dim
+    ds.mean_cos.plot()
+    import nadyn.plot
+    nadyn.plot.sphere(ds, times=[0, 5, 20])
+
+This part is pure Python (h5py, numpy, xarray, matplotlib). The compiled bindings, when
+built, live in the submodule ``nadyn._core``; their functions are re-exported here, and
+``nadyn.has_core`` says whether they are available.
+"""
+
+from .closed_forms import initial_velocity
+from .io import frame_count, open
+
+__all__ = ["open", "frame_count", "initial_velocity", "has_core"]
+__version__ = "0.1.0"
+
+try:  # The compiled module is optional: files made on a cluster are readable without it.
+    from . import _core  # type: ignore[attr-defined]
+except ImportError:
+    _core = None
+    has_core = False
+else:
+    has_core = True
+    for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
+        if _name not in globals():
+            globals()[_name] = getattr(_core, _name)
+            __all__.append(_name)

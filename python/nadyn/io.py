@@ -1,0 +1,274 @@
+"""Reading nadyn's HDF5 files into xarray Datasets, in pure Python (h5py, numpy, xarray).
+
+A single-run file is an H5MD 1.1 trajectory (README "Output file"):
+
+    /particles/tokens/position/{step,time,value}   value (frames, n, d), optional
+    /particles/tokens/magnitude/{step,time,value}  value (frames, n)
+    /observables/<name>/{step,time,value}          value (frames)
+    /parameters                                    attributes: every input and statistic;
+                                                   datasets theta0, r_initial, Q, K, V
+    / attribute status                             running, complete, interrupted, failed
+
+`open` turns it into a Dataset with dimensions ``time`` (one entry per frame), ``token``
+and ``dim``. A sweep file (root attribute ``nadyn_kind = "sweep"``) is already laid out
+for netCDF readers and is opened with xarray's h5netcdf engine.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import h5py
+import numpy as np
+import xarray as xr
+
+__all__ = ["open", "frame_count", "is_sweep"]
+
+POSITION = "particles/tokens/position"
+MAGNITUDE = "particles/tokens/magnitude"
+OBSERVABLES = "observables"
+PARAMETERS = "parameters"
+# Datasets under /parameters and the dimensions they are labelled with.
+_PARAMETER_DATASET_DIMS = {
+    "theta0": ("token", "dim"),
+    "r_initial": ("token",),
+    # Q, K, V act on column vectors: Q theta is row "dim_out" of Q times column "dim_in".
+    "Q": ("dim_out", "dim_in"),
+    "K": ("dim_out", "dim_in"),
+    "V": ("dim_out", "dim_in"),
+}
+
+
+# Subgroups of /parameters holding one attribute per parameter, and the suffix its entries get.
+_METADATA_SUFFIX = {"descriptions": "description", "units": "unit"}
+
+
+def _plain(value: Any) -> Any:
+    """An HDF5 attribute value as a plain Python/NumPy value (bytes decoded, 0-d unwrapped)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "SO":
+            items = [_plain(v) for v in value.ravel().tolist()]
+            return items[0] if value.ndim == 0 else items
+        if value.ndim == 0:
+            return value.item()
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _attributes(obj: h5py.HLObject) -> dict[str, Any]:
+    return {name: _plain(obj.attrs[name]) for name in obj.attrs}
+
+
+def _open_h5(path: str | os.PathLike) -> h5py.File:
+    """Opens for reading; in SWMR-read mode when the file allows it, so a file that a running
+    nadyn is still writing (SWMR-write mode) can be read. Files in the older format, or ones
+    whose writer has ended SWMR mode, open normally. Without HDF5's file locks (locking=False),
+    because a writer holds them for the whole run: a reader would be refused in the moments the
+    writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
+    --no-swmr run, whose flushed frames are readable all the same."""
+    try:
+        return h5py.File(path, "r", swmr=True, locking=False)
+    except (OSError, ValueError):
+        pass
+    try:
+        return h5py.File(path, "r", locking=False)
+    except OSError as error:
+        raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {error}") from None
+
+
+def is_sweep(root_attributes: dict[str, Any]) -> bool:
+    return root_attributes.get("nadyn_kind") == "sweep"
+
+
+def _series_groups(f: h5py.File) -> dict[str, h5py.Group]:
+    """Every H5MD time series of a trajectory file, keyed by its path."""
+    groups: dict[str, h5py.Group] = {}
+    for path in (POSITION, MAGNITUDE):
+        if path in f:
+            groups[path] = f[path]
+    if OBSERVABLES in f:
+        for name, group in f[OBSERVABLES].items():
+            if isinstance(group, h5py.Group) and "value" in group:
+                groups[f"{OBSERVABLES}/{name}"] = group
+    return groups
+
+
+def _consistent_frames(groups: dict[str, h5py.Group]) -> int:
+    # The writer appends value first, then time, then step, flushing after each frame, so a
+    # run stopped (or read) between two writes has series of different lengths. A frame is
+    # complete once it is present in every value, time and step dataset.
+    lengths = []
+    for group in groups.values():
+        for member in ("value", "time", "step"):
+            if member not in group:
+                raise ValueError(f"'{group.file.filename}': /{group.name} has no '{member}'")
+            dataset = group[member]
+            if dataset.ndim == 0:
+                raise ValueError(f"'{group.file.filename}': {dataset.name} is a scalar")
+            lengths.append(dataset.shape[0])
+    return min(lengths) if lengths else 0
+
+
+def frame_count(path: str | os.PathLike) -> int:
+    """Frames present in every series of a single-run file (what `open` reads)."""
+    with _open_h5(path) as f:
+        return _consistent_frames(_series_groups(f))
+
+
+def open(
+    path: str | os.PathLike,
+    *,
+    positions: bool = True,
+    frames: slice | None = None,
+) -> xr.Dataset:
+    """A nadyn file as an xarray Dataset, read into memory.
+
+    Single-run file: dimensions ``time`` (frames), ``token`` (n), ``dim`` (d); coordinates
+    ``time`` (t of each frame), ``step`` (on ``time``), ``token``, ``dim``; data variables
+    ``theta`` (time, token, dim; absent for ``--positions none`` or ``positions=False``),
+    ``r`` (time, token), one variable per observable (time), and the initial state and
+    weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored).
+    ``ds.attrs`` holds every /parameters attribute, ``status`` and the file's provenance;
+    each variable carries the attributes of its HDF5 group and dataset (e.g. a
+    ``description``).
+
+    Growing files (a run still writing, SWMR) and stopped ones (status ``interrupted``,
+    ``failed``, or ``running`` after a crash) give the frames present in every series.
+    ``frames`` selects frames (e.g. ``slice(None, None, 10)``) before reading.
+
+    Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
+    engine="h5netcdf")``, loaded, with the root and /parameters attributes added.
+    """
+    with _open_h5(path) as f:
+        root = _attributes(f)
+        if is_sweep(root):
+            sweep = True
+        else:
+            sweep = False
+            dataset = _read_trajectory(f, root, positions=positions, frames=frames)
+    if sweep:
+        return _open_sweep(path, root)
+    return dataset
+
+
+def _open_sweep(path: str | os.PathLike, root: dict[str, Any]) -> xr.Dataset:
+    with xr.open_dataset(path, engine="h5netcdf") as opened:
+        dataset = opened.load()
+    attributes = dict(root)
+    with _open_h5(path) as f:
+        if PARAMETERS in f and isinstance(f[PARAMETERS], h5py.Group):
+            for name, value in _attributes(f[PARAMETERS]).items():
+                attributes.setdefault(name, value)
+    attributes.update(dataset.attrs)
+    dataset.attrs = attributes
+    dataset.attrs["file"] = os.fspath(path)
+    return dataset
+
+
+def _read_series(group: h5py.Group, member: str, selection: slice) -> np.ndarray:
+    return np.asarray(group[member][selection])
+
+
+def _variable_attributes(group: h5py.Group) -> dict[str, Any]:
+    # The group's attributes first, then the value dataset's (more specific) ones.
+    attributes = _attributes(group)
+    attributes.update(_attributes(group["value"]))
+    return attributes
+
+
+def _read_trajectory(
+    f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None
+) -> xr.Dataset:
+    if MAGNITUDE not in f or "value" not in f[MAGNITUDE]:
+        raise ValueError(
+            f"'{f.filename}' is not a nadyn trajectory (no /{MAGNITUDE}/value); "
+            "nadyn.open reads single-run files and sweep files"
+        )
+    groups = _series_groups(f)
+    count = _consistent_frames(groups)
+    start, stop, step = (frames or slice(None)).indices(count)
+    if step < 0:
+        raise ValueError("nadyn.open: frames must be an increasing slice")
+    selection = slice(start, stop, step)
+
+    magnitude = f[MAGNITUDE]
+    time = _read_series(magnitude, "time", selection)
+    step_index = _read_series(magnitude, "step", selection)
+    n = magnitude["value"].shape[1]
+    d = None
+    if "particles/tokens/box" in f:
+        d = int(_plain(f["particles/tokens/box"].attrs.get("dimension", 0))) or None
+    if POSITION in f:
+        d = f[POSITION]["value"].shape[2]
+    if d is None:
+        d = int(_plain(f[PARAMETERS].attrs["d"]))
+
+    # Every series carries its own time and step; they agree frame by frame (one writer
+    # call writes the same t into each), which the reader checks instead of trusting.
+    for path, group in groups.items():
+        if path == MAGNITUDE:
+            continue
+        if not np.array_equal(_read_series(group, "time", selection), time) or not np.array_equal(
+            _read_series(group, "step", selection), step_index
+        ):
+            raise ValueError(f"'{f.filename}': /{path} has times or steps that differ from /{MAGNITUDE}")
+
+    coords = {
+        "time": ("time", time, {"long_name": "continuous depth t"}),
+        "step": ("time", step_index, {"long_name": "step index (layer for layers, accepted steps for dopri5)"}),
+        "token": ("token", np.arange(n)),
+        "dim": ("dim", np.arange(d)),
+    }
+    variables: dict[str, Any] = {}
+    if positions and POSITION in f:
+        attributes = {"long_name": "directions theta_k on the unit sphere"}
+        attributes.update(_variable_attributes(f[POSITION]))
+        variables["theta"] = (("time", "token", "dim"), _read_series(f[POSITION], "value", selection), attributes)
+    attributes = {"long_name": "token magnitudes r_k > 0"}
+    attributes.update(_variable_attributes(magnitude))
+    variables["r"] = (("time", "token"), _read_series(magnitude, "value", selection), attributes)
+    for path, group in groups.items():
+        if not path.startswith(OBSERVABLES + "/"):
+            continue
+        name = path[len(OBSERVABLES) + 1 :]
+        variables[name] = (("time",), _read_series(group, "value", selection), _variable_attributes(group))
+
+    attrs: dict[str, Any] = {}
+    if PARAMETERS in f:
+        parameters = f[PARAMETERS]
+        attrs.update(_attributes(parameters))
+        for name, item in parameters.items():
+            if isinstance(item, h5py.Dataset):
+                values = np.asarray(item[()])
+                dims = _PARAMETER_DATASET_DIMS.get(name)
+                if dims is None or len(dims) != values.ndim:
+                    dims = tuple(f"{name}_{axis}" for axis in range(values.ndim))
+                variables[name] = (dims, values, _attributes(item))
+            elif isinstance(item, h5py.Group):
+                # Per-parameter metadata kept in a subgroup, since an attribute cannot carry
+                # attributes: attribute <parameter> of /parameters/descriptions becomes
+                # <parameter>_description (of "units": <parameter>_unit; other groups: the
+                # group's name as the suffix).
+                suffix = _METADATA_SUFFIX.get(name, name)
+                for key, value in _attributes(item).items():
+                    attrs[f"{key}_{suffix}"] = value
+    attrs["status"] = root.get("status", "unknown")
+    attrs["frames_read"] = int(len(time))
+    attrs["file"] = os.fspath(f.filename)
+    if "h5md" in f:
+        attrs["h5md_version"] = _plain(f["h5md"].attrs.get("version"))
+        if "h5md/creator" in f:
+            attrs["creator"] = " ".join(str(v) for v in _attributes(f["h5md/creator"]).values())
+        if "h5md/modules/nadyn" in f:
+            # nadyn's module: its file format version and what the file holds (the model's
+            # equations, what position, magnitude and time mean) as module_<key>.
+            for key, value in _attributes(f["h5md/modules/nadyn"]).items():
+                attrs["file_format_version" if key == "version" else f"module_{key}"] = value
+    for key, value in root.items():
+        attrs.setdefault(key, value)
+    return xr.Dataset(variables, coords=coords, attrs=attrs)

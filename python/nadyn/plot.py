@@ -1,0 +1,408 @@
+"""Pictures of nadyn runs: tokens on the sphere, observables against time, sweep heatmaps,
+and movies.
+
+    import nadyn, nadyn.plot
+    ds = nadyn.open("run.h5")
+    nadyn.plot.sphere(ds, times=[0, 5, 20])                  # d = 3 snapshots
+    nadyn.plot.observables(["a.h5", "b.h5"], law="initial-slope")
+    nadyn.plot.heatmap(sweep, "mean_cos", x="time", y="beta", col="scheme")
+    nadyn.plot.movie("run.h5", out="run.mp4")                # GIF when ffmpeg is missing
+
+From the shell:
+
+    python3 -m nadyn.plot FILE [FILE...] [--sphere OUT.png] [--observables OUT.png]
+                                         [--movie OUT.mp4] [--times T...] [--law initial-slope]
+
+Every function returns the matplotlib Figure (movie: the path written) and leaves showing
+or saving it to the caller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import warnings
+from typing import Iterable, Sequence
+
+import numpy as np
+import xarray as xr
+
+from .closed_forms import initial_velocity
+from .io import open as open_file
+
+__all__ = ["sphere", "observables", "heatmap", "movie", "main", "LAWS"]
+
+# What `observables(law=...)` can overlay.
+LAWS = ("initial-slope",)
+
+
+def _dataset(item: str | os.PathLike | xr.Dataset, *, positions: bool = True) -> xr.Dataset:
+    if isinstance(item, xr.Dataset):
+        return item
+    return open_file(item, positions=positions)
+
+
+def _label(ds: xr.Dataset) -> str:
+    scheme = ds.attrs.get("scheme", "")
+    name = os.path.basename(str(ds.attrs.get("file", "")))
+    parts = [p for p in (scheme, f"n={ds.attrs['n']}" if "n" in ds.attrs else "", name) if p]
+    return ", ".join(parts) or "run"
+
+
+def _require_sphere(ds: xr.Dataset, what: str) -> None:
+    if "theta" not in ds:
+        raise ValueError(
+            f"{what} needs the positions, but '{ds.attrs.get('file', 'the dataset')}' has none "
+            "(written with --positions none)"
+        )
+    if ds.sizes["dim"] != 3:
+        raise ValueError(f"{what} draws tokens on S^2 and needs d = 3, got d = {ds.sizes['dim']}")
+
+
+def _frame_indices(ds: xr.Dataset, times: Iterable[float] | None) -> list[int]:
+    time = ds["time"].values
+    if len(time) == 0:
+        raise ValueError(f"'{ds.attrs.get('file', 'the dataset')}' holds no frame yet")
+    if times is None:
+        return sorted({0, (len(time) - 1) // 2, len(time) - 1})
+    return [int(np.argmin(np.abs(time - float(t)))) for t in times]
+
+
+def _disk(ax, title: str | None = None) -> None:
+    import matplotlib.patches as patches
+
+    ax.add_patch(patches.Circle((0, 0), 1.0, fill=False, lw=0.8, color="0.3"))
+    ax.set_xlim(-1.08, 1.08)
+    ax.set_ylim(-1.08, 1.08)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for side in ax.spines.values():
+        side.set_visible(False)
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def _hemispheres(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Orthographic views of the two hemispheres: z >= 0 seen from +z as (x, y), and z < 0
+    seen from -z, which mirrors x: (-x, y). A token near the equator sits near the rim of
+    both disks, at mirrored places, as on a globe cut in two and opened like a book."""
+    front = theta[:, 2] >= 0.0
+    return front, np.where(front[:, None], theta[:, :2], theta[:, :2] * np.array([-1.0, 1.0]))
+
+
+def _token_colors(n: int):
+    import matplotlib
+
+    return matplotlib.colormaps["viridis"](np.linspace(0.0, 1.0, max(n, 1)))
+
+
+def sphere(
+    data: str | os.PathLike | xr.Dataset,
+    times: Iterable[float] | None = None,
+    *,
+    marker_size: float | None = None,
+):
+    """Snapshots of the tokens on S^2 (d = 3) at the frames nearest to `times` (default:
+    first, middle and last frame). Each snapshot is two orthographic disks: the front
+    hemisphere z >= 0 seen from +z (top row) and the back one z < 0 seen from -z (bottom
+    row, x mirrored). Tokens keep their colour (by index) across snapshots.
+
+    Returns a Figure with 2 axes per snapshot."""
+    import matplotlib.pyplot as plt
+
+    ds = _dataset(data)
+    _require_sphere(ds, "nadyn.plot.sphere")
+    indices = _frame_indices(ds, times)
+    n = ds.sizes["token"]
+    size = marker_size if marker_size is not None else max(6.0, 120.0 / math.sqrt(n))
+    colors = _token_colors(n)
+    fig, axes = plt.subplots(2, len(indices), figsize=(2.4 * len(indices), 4.9), squeeze=False)
+    for column, index in enumerate(indices):
+        theta = ds["theta"].values[index]
+        front, xy = _hemispheres(theta)
+        t = float(ds["time"].values[index])
+        for row, (mask, name) in enumerate(((front, "front z \u2265 0"), (~front, "back z < 0"))):
+            ax = axes[row, column]
+            _disk(ax, f"t = {t:.4g}\n{name}" if row == 0 else name)
+            ax.scatter(xy[mask, 0], xy[mask, 1], s=size, c=colors[mask], edgecolors="none")
+    fig.suptitle(_label(ds), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _initial_slope(ds: xr.Dataset) -> float | None:
+    """gamma'(0) when the run is the symmetric orthogonal start (n <= d, Q = K = V = I)."""
+    a = ds.attrs
+    if a.get("init") != "orthogonal" or a.get("weights") != "identity":
+        return None
+    if not {"scheme", "n", "beta"} <= a.keys():
+        return None
+    try:
+        return initial_velocity(
+            str(a["scheme"]),
+            int(a["n"]),
+            float(a["beta"]),
+            r0=float(a.get("r0", 1.0)),
+            alpha=float(a.get("alpha", 1.0)),
+            t_switch=float(a.get("t_switch", 1.0)),
+        )
+    except ValueError:
+        return None
+
+
+def observables(
+    data: Sequence[str | os.PathLike | xr.Dataset] | str | os.PathLike | xr.Dataset,
+    names: Sequence[str] = ("mean_cos", "velocity"),
+    law: str | None = None,
+    *,
+    labels: Sequence[str] | None = None,
+    logy: bool | Sequence[str] = False,
+):
+    """Observables against time for one or several runs: one panel per name (shared time
+    axis), one line per run, a legend with one entry per run on the first panel.
+
+    law="initial-slope" overlays, dashed in each run's colour, the closed-form start of the
+    symmetric orthogonal start (docs/model.md §3): mean_cos ~ gamma'(0) t, gap ~ 1 - gamma'(0) t
+    and velocity(0) = gamma'(0), with gamma'(0) from `nadyn.closed_forms.initial_velocity`
+    (the formulas of `nadyn table initial`). It applies to runs made with --init orthogonal
+    and --weights identity; a ValueError if none of the runs is one.
+
+    logy: True (every panel) or the names of the panels with a logarithmic y axis."""
+    import matplotlib.pyplot as plt
+
+    if law is not None and law not in LAWS:
+        raise ValueError(f"unknown law '{law}'; valid laws: {', '.join(LAWS)}")
+    items = [data] if isinstance(data, (str, os.PathLike, xr.Dataset)) else list(data)
+    if not items:
+        raise ValueError("nadyn.plot.observables needs at least one file or Dataset")
+    datasets = [_dataset(item, positions=False) for item in items]
+    if labels is not None and len(labels) != len(datasets):
+        raise ValueError(f"{len(labels)} labels for {len(datasets)} runs")
+    for ds in datasets:
+        missing = [name for name in names if name not in ds]
+        if missing:
+            present = [v for v in ds.data_vars if ds[v].dims == ("time",)]
+            raise ValueError(
+                f"'{ds.attrs.get('file', 'dataset')}' has no observable {', '.join(missing)}; "
+                f"valid names: {', '.join(present)}"
+            )
+    slopes = [_initial_slope(ds) for ds in datasets]
+    if law == "initial-slope" and all(s is None for s in slopes):
+        raise ValueError(
+            "law 'initial-slope' applies to runs with --init orthogonal --weights identity "
+            "(n <= d); none of the given runs is one"
+        )
+    fig, axes = plt.subplots(
+        len(names), 1, figsize=(6.4, 2.2 + 1.9 * len(names)), sharex=True, squeeze=False
+    )
+    axes = axes[:, 0]
+    for index, ds in enumerate(datasets):
+        label = labels[index] if labels is not None else _label(ds)
+        color = f"C{index % 10}"
+        t = ds["time"].values
+        for ax, name in zip(axes, names):
+            ax.plot(t, ds[name].values, color=color, lw=1.4, label=label)
+            slope = slopes[index]
+            if law != "initial-slope" or slope is None:
+                continue
+            # The straight line is the first-order start; draw it while it stays in [0, 1].
+            end = min(float(t[-1]) if len(t) else 0.0, 0.5 / slope if slope > 0 else 0.0)
+            line_t = np.linspace(0.0, end, 50)
+            if name == "mean_cos":
+                ax.plot(line_t, slope * line_t, color=color, ls="--", lw=1.0)
+            elif name == "gap":
+                ax.plot(line_t, 1.0 - slope * line_t, color=color, ls="--", lw=1.0)
+            elif name == "velocity":
+                ax.plot([0.0], [slope], marker="x", color=color, ms=8, ls="none")
+    for ax, name in zip(axes, names):
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+        if logy is True or (not isinstance(logy, bool) and name in logy):
+            ax.set_yscale("log")
+    axes[-1].set_xlabel("t")
+    axes[0].legend(fontsize=8)
+    if law == "initial-slope":
+        axes[0].set_title("dashed / x: closed-form initial slope \u03b3'(0)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap(
+    data: xr.Dataset | xr.DataArray,
+    observable: str | None = None,
+    *,
+    x: str = "time",
+    y: str = "beta",
+    col: str | None = "scheme",
+    reduce: str = "mean",
+    cmap: str = "viridis",
+):
+    """An observable of a sweep Dataset over two of its dimensions (default time x beta),
+    one panel per value of `col` (default scheme; None or a missing dimension: one panel).
+    Every other dimension (e.g. seed) is reduced with `reduce` ("mean", "median", "max",
+    "min", "std"). Returns a Figure with one axes per panel plus one colour bar."""
+    import matplotlib.pyplot as plt
+
+    if isinstance(data, xr.Dataset):
+        if observable is None or observable not in data:
+            raise ValueError(
+                f"observable {observable!r} not in the dataset; valid names: "
+                f"{', '.join(str(v) for v in data.data_vars)}"
+            )
+        array = data[observable]
+    else:
+        array = data
+        observable = observable or str(array.name)
+    for dim in (x, y):
+        if dim not in array.dims:
+            raise ValueError(f"dimension '{dim}' not in {observable}'s dims {tuple(array.dims)}")
+    if col is not None and col not in array.dims:
+        col = None
+    keep = {x, y} | ({col} if col else set())
+    others = [dim for dim in array.dims if dim not in keep]
+    if others:
+        if reduce not in ("mean", "median", "max", "min", "std"):
+            raise ValueError(f"unknown reduce '{reduce}'; valid: mean, median, max, min, std")
+        array = getattr(array, reduce)(dim=others)
+    panels = list(array[col].values) if col else [None]
+    vmin = float(np.nanmin(array.values))
+    vmax = float(np.nanmax(array.values))
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(3.6 * len(panels) + 1.2, 3.4), squeeze=False, sharey=True
+    )
+    mesh = None
+    for ax, value in zip(axes[0], panels):
+        panel = array.sel({col: value}) if col else array
+        panel = panel.transpose(y, x)
+        mesh = ax.pcolormesh(
+            panel[x].values, panel[y].values, panel.values, shading="auto", cmap=cmap,
+            vmin=vmin, vmax=vmax,
+        )
+        ax.set_xlabel(x)
+        if value is not None:
+            ax.set_title(f"{col} = {value}", fontsize=9)
+    axes[0, 0].set_ylabel(y)
+    label = observable + (f" ({reduce} over {', '.join(others)})" if others else "")
+    fig.colorbar(mesh, ax=list(axes[0]), label=label)
+    return fig
+
+
+def movie(
+    data: str | os.PathLike | xr.Dataset,
+    out: str | os.PathLike = "run.mp4",
+    *,
+    fps: float = 15,
+    every: int = 1,
+    dpi: int = 100,
+    marker_size: float | None = None,
+) -> str:
+    """Animates the tokens on S^2 (d = 3), one video frame per file frame (every `every`-th
+    frame), with the two hemispheres side by side as in `sphere`. Writes an MP4 (or any
+    container ffmpeg knows from the suffix) with matplotlib's FFMpegWriter; when ffmpeg is
+    missing, writes a GIF with PillowWriter instead, next to `out` with the suffix .gif, and
+    warns. Returns the path written."""
+    import matplotlib.pyplot as plt
+    from matplotlib import animation
+
+    ds = _dataset(data)
+    _require_sphere(ds, "nadyn.plot.movie")
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    theta = ds["theta"].values[::every]
+    times = ds["time"].values[::every]
+    if len(times) == 0:
+        raise ValueError(f"'{ds.attrs.get('file', 'the dataset')}' holds no frame yet")
+    out = os.fspath(out)
+    if animation.writers.is_available("ffmpeg"):
+        writer = animation.FFMpegWriter(fps=fps, metadata={"title": _label(ds)})
+    else:
+        root, suffix = os.path.splitext(out)
+        if suffix.lower() != ".gif":
+            warnings.warn(f"ffmpeg is not available; writing a GIF ({root}.gif) instead of {out}")
+            out = root + ".gif"
+        writer = animation.PillowWriter(fps=fps)
+
+    n = ds.sizes["token"]
+    size = marker_size if marker_size is not None else max(6.0, 120.0 / math.sqrt(n))
+    colors = _token_colors(n)
+    fig, (front_ax, back_ax) = plt.subplots(1, 2, figsize=(6.4, 3.6))
+    _disk(front_ax, "front z \u2265 0 (from +z)")
+    _disk(back_ax, "back z < 0 (from \u2212z)")
+    front_points = front_ax.scatter([], [], s=size, edgecolors="none")
+    back_points = back_ax.scatter([], [], s=size, edgecolors="none")
+    title = fig.suptitle("", fontsize=10)
+    label = _label(ds)
+    mean_cos = ds["mean_cos"].values[::every] if "mean_cos" in ds else None
+
+    def draw(index: int):
+        front, xy = _hemispheres(theta[index])
+        for points, mask in ((front_points, front), (back_points, ~front)):
+            points.set_offsets(xy[mask] if mask.any() else np.empty((0, 2)))
+            points.set_facecolors(colors[mask])
+        text = f"{label}\nt = {times[index]:.4g}"
+        if mean_cos is not None:
+            text += f", mean_cos = {mean_cos[index]:.4f}"
+        title.set_text(text)
+        return front_points, back_points, title
+
+    fig.tight_layout()
+    anim = animation.FuncAnimation(fig, draw, frames=len(times), blit=False, repeat=False)
+    try:
+        anim.save(out, writer=writer, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m nadyn.plot",
+        description="Pictures of nadyn trajectory files: sphere snapshots (d = 3), "
+        "observables against time (every FILE), and a movie of the tokens on S^2.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="nadyn trajectory file(s)")
+    parser.add_argument("--sphere", metavar="OUT.png", help="snapshots of the first FILE (d = 3)")
+    parser.add_argument("--times", type=float, nargs="+", metavar="T",
+                        help="times of the snapshots (default: first, middle, last frame)")
+    parser.add_argument("--observables", metavar="OUT.png", help="observables of every FILE against time")
+    parser.add_argument("--names", nargs="+", default=["mean_cos", "velocity"],
+                        help="observables to plot (default: mean_cos velocity)")
+    parser.add_argument("--law", choices=LAWS, help="closed-form overlay on --observables")
+    parser.add_argument("--movie", metavar="OUT.mp4", help="movie of the first FILE (d = 3)")
+    parser.add_argument("--fps", type=float, default=15, help="movie frames per second (default 15)")
+    parser.add_argument("--every", type=int, default=1, help="movie: every K-th frame (default 1)")
+    parser.add_argument("--dpi", type=int, default=120, help="resolution of the pictures (default 120)")
+    args = parser.parse_args(argv)
+    if not (args.sphere or args.observables or args.movie):
+        parser.error("nothing to do: give --sphere, --observables and/or --movie")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        if args.sphere:
+            fig = sphere(args.files[0], times=args.times)
+            fig.savefig(args.sphere, dpi=args.dpi)
+            plt.close(fig)
+            print(f"wrote {args.sphere}")
+        if args.observables:
+            fig = observables(args.files, names=args.names, law=args.law)
+            fig.savefig(args.observables, dpi=args.dpi)
+            plt.close(fig)
+            print(f"wrote {args.observables}")
+        if args.movie:
+            written = movie(args.files[0], out=args.movie, fps=args.fps, every=args.every)
+            print(f"wrote {written}")
+    except (ValueError, OSError, KeyError) as error:
+        print(f"nadyn.plot: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""nadyn.open on every kind of single-run file the CLI writes, checked against h5py's raw
+reads and against quantities recomputed from the positions."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import h5py
+import numpy as np
+import pytest
+import xarray as xr
+
+import nadyn
+from nadyn.io import frame_count
+
+OBS = "observables"
+
+
+def raw_observable_names(path):
+    with h5py.File(path, "r") as f:
+        return list(f[OBS].keys())
+
+
+def test_dims_coords_and_raw_values(simulate):
+    path = simulate("run.h5", "--n", "12", "--d", "4", "--T", "1", "--dt", "0.01", "--every", "5")
+    ds = nadyn.open(path)
+    assert isinstance(ds, xr.Dataset)
+    with h5py.File(path, "r") as f:
+        frames = f["particles/tokens/position/value"].shape[0]
+        assert frames == 21  # 100 steps, a frame every 5 plus the first
+        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4}
+        assert ds["theta"].dims == ("time", "token", "dim")
+        assert ds["r"].dims == ("time", "token")
+        np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
+        np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
+        np.testing.assert_array_equal(ds["time"].values, f["particles/tokens/position/time"][()])
+        np.testing.assert_array_equal(ds["step"].values, f["particles/tokens/position/step"][()])
+        np.testing.assert_array_equal(ds["step"].values, np.arange(0, 101, 5))
+        np.testing.assert_array_equal(ds["token"].values, np.arange(12))
+        np.testing.assert_array_equal(ds["dim"].values, np.arange(4))
+        for name in f[OBS]:
+            assert ds[name].dims == ("time",)
+            np.testing.assert_array_equal(ds[name].values, f[f"{OBS}/{name}/value"][()])
+            # The time coordinate is every observable's own time series.
+            np.testing.assert_array_equal(ds["time"].values, f[f"{OBS}/{name}/time"][()])
+        np.testing.assert_array_equal(ds["theta0"].values, f["parameters/theta0"][()])
+        np.testing.assert_array_equal(ds["r_initial"].values, f["parameters/r_initial"][()])
+        for name, value in f["parameters"].attrs.items():
+            expected = value.decode() if isinstance(value, bytes) else value
+            assert ds.attrs[name] == expected, name
+        assert ds.attrs["status"] == f.attrs["status"] == "complete"
+    assert ds.attrs["scheme"] == "peri-ln"
+    assert ds.attrs["n"] == 12 and ds.attrs["d"] == 4
+
+
+def test_mean_cos_recomputed_from_positions(simulate):
+    path = simulate("run.h5", "--scheme", "post-ln", "--n", "20", "--d", "3", "--T", "3", "--every", "10")
+    ds = nadyn.open(path)
+    theta = ds["theta"].values
+    n = theta.shape[1]
+    s = theta.sum(axis=1)
+    mean_cos = (np.einsum("fd,fd->f", s, s) - n) / (n * (n - 1))
+    np.testing.assert_allclose(ds["mean_cos"].values, mean_cos, rtol=0, atol=1e-12)
+    # The directions stay on the sphere (the numerical contract), and the run does move.
+    np.testing.assert_allclose(np.linalg.norm(theta, axis=2), 1.0, rtol=0, atol=1e-12)
+    assert ds["mean_cos"].values[-1] != ds["mean_cos"].values[0]
+
+
+def test_random_weights_are_variables(simulate):
+    path = simulate("w.h5", "--n", "5", "--d", "3", "--T", "0.1", "--weights", "random")
+    ds = nadyn.open(path)
+    with h5py.File(path, "r") as f:
+        for name in ("Q", "K", "V"):
+            assert ds[name].dims == ("dim_out", "dim_in")
+            np.testing.assert_array_equal(ds[name].values, f[f"parameters/{name}"][()])
+
+
+def test_positions_none(simulate):
+    path = simulate("nopos.h5", "--n", "10", "--T", "0.5", "--positions", "none")
+    ds = nadyn.open(path)
+    assert "theta" not in ds
+    assert dict(ds.sizes) == {"time": 51, "token": 10, "dim": 3}  # 50 steps, every one a frame
+    with h5py.File(path, "r") as f:
+        assert "particles/tokens/position" not in f
+        np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
+        np.testing.assert_array_equal(ds["mean_cos"].values, f[f"{OBS}/mean_cos/value"][()])
+    # positions=False skips them in a file that has them.
+    full = simulate("full.h5", "--n", "10", "--T", "0.5")
+    assert "theta" not in nadyn.open(full, positions=False)
+
+
+def test_frames_selection(simulate):
+    path = simulate("run.h5", "--n", "6", "--T", "1")
+    every_tenth = nadyn.open(path, frames=slice(None, None, 10))
+    ds = nadyn.open(path)
+    xr.testing.assert_identical(every_tenth.drop_vars(["theta0", "r_initial"]),
+                                ds.isel(time=slice(None, None, 10)).drop_vars(["theta0", "r_initial"]).assign_attrs(frames_read=11))
+
+
+def test_dataset_and_group_attributes_are_copied(simulate, tmp_path):
+    path = simulate("run.h5", "--n", "4", "--T", "0.2")
+    # A file whose datasets carry descriptions (as newer nadyn versions write them).
+    with h5py.File(path, "a") as f:
+        f[f"{OBS}/gap/value"].attrs["description"] = "mean of 1 - cos over pairs"
+        f[f"{OBS}/gap"].attrs["unit"] = "1"
+        f["particles/tokens/magnitude/value"].attrs["description"] = "r_k"
+        f["parameters/theta0"].attrs["description"] = "initial directions"
+        descriptions = f["parameters"].create_group("descriptions")
+        descriptions.attrs["beta"] = "inverse temperature"
+    ds = nadyn.open(path)
+    assert ds["gap"].attrs["description"] == "mean of 1 - cos over pairs"
+    assert ds["gap"].attrs["unit"] == "1"
+    assert ds["r"].attrs["description"] == "r_k"
+    assert ds["theta0"].attrs["description"] == "initial directions"
+    assert ds.attrs["beta_description"] == "inverse temperature"
+
+
+def test_series_of_different_lengths_read_the_common_prefix(simulate):
+    path = simulate("run.h5", "--n", "4", "--T", "0.3", "--every", "1")
+    with h5py.File(path, "a") as f:
+        total = f[f"{OBS}/mean_cos/value"].shape[0]
+        # A writer stopped after the values of a frame, before its time and step.
+        f[f"{OBS}/velocity/step"].resize((total - 3,))
+        f[f"{OBS}/gap/time"].resize((total - 1,))
+    assert frame_count(path) == total - 3
+    ds = nadyn.open(path)
+    assert ds.sizes["time"] == total - 3
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(ds["mean_cos"].values, f[f"{OBS}/mean_cos/value"][: total - 3])
+
+
+def test_failed_run(simulate):
+    # pre-ln with r0 = 1e-300 overflows 1/r in the first step: exit 1, status failed.
+    path = simulate("nan.h5", "--scheme", "pre-ln", "--r0", "1e-300", "--n", "8", "--T", "1",
+                    "--dt", "0.1", expect=1)
+    ds = nadyn.open(path)
+    assert ds.attrs["status"] == "failed"
+    assert ds.sizes["time"] >= 1
+    assert np.isfinite(ds["theta"].values).all()
+
+
+def test_not_a_trajectory(tmp_path):
+    path = tmp_path / "other.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.zeros(3)
+    with pytest.raises(ValueError, match="not a nadyn trajectory"):
+        nadyn.open(path)
+    with pytest.raises(OSError, match="cannot open"):
+        nadyn.open(tmp_path / "missing.h5")
+
+
+def _start_long_run(cli, path):
+    return subprocess.Popen(
+        [cli, "simulate", "--n", "200", "--d", "3", "--T", "100000", "--every", "1",
+         "--out", str(path), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _wait_for_frames(path, count, process, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read()
+        if os.path.exists(path):
+            try:
+                if frame_count(path) >= count:
+                    return
+            except (OSError, KeyError, ValueError):
+                pass  # the writer is still creating the layout
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} frames in {path} after {timeout} s")
+
+
+def _check_consistent(ds):
+    frames = ds.sizes["time"]
+    assert frames >= 1
+    assert ds["theta"].shape == (frames, 200, 3)
+    assert ds["r"].shape == (frames, 200)
+    np.testing.assert_array_equal(ds["step"].values, np.arange(frames))
+    np.testing.assert_allclose(ds["time"].values, 0.01 * np.arange(frames), rtol=0, atol=1e-12)
+    assert np.isfinite(ds["theta"].values).all()
+    np.testing.assert_allclose(np.linalg.norm(ds["theta"].values, axis=2), 1.0, atol=1e-12)
+    s = ds["theta"].values.sum(axis=1)
+    mean_cos = (np.einsum("fd,fd->f", s, s) - 200) / (200 * 199)
+    np.testing.assert_allclose(ds["mean_cos"].values, mean_cos, rtol=0, atol=1e-12)
+
+
+def test_interrupted_run(cli, tmp_path):
+    path = tmp_path / "long.h5"
+    process = _start_long_run(cli, path)
+    try:
+        _wait_for_frames(path, 3, process)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    ds = nadyn.open(path)
+    assert ds.attrs["status"] == "interrupted"
+    _check_consistent(ds)
+    with h5py.File(path, "r") as f:
+        assert ds.sizes["time"] == f["particles/tokens/position/value"].shape[0]
+
+
+def test_growing_swmr_file(cli, tmp_path):
+    path = tmp_path / "growing.h5"
+    process = _start_long_run(cli, path)
+    try:
+        _wait_for_frames(path, 2, process)
+        first = nadyn.open(path)
+        assert process.poll() is None  # read while the writer runs
+        assert first.attrs["status"] == "running"
+        _check_consistent(first)
+        _wait_for_frames(path, first.sizes["time"] + 5, process)
+        second = nadyn.open(path)
+        _check_consistent(second)
+        assert second.sizes["time"] > first.sizes["time"]
+        # The earlier read is a prefix of the later one.
+        prefix = second.isel(time=slice(0, first.sizes["time"]))
+        np.testing.assert_array_equal(prefix["theta"].values, first["theta"].values)
+        np.testing.assert_array_equal(prefix["mean_cos"].values, first["mean_cos"].values)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+
+
+def test_sweep_file_dispatch(tmp_path):
+    # Sweep files (written by `nadyn sweep`) are netCDF-shaped HDF5 with dimension scales and
+    # the root attribute nadyn_kind = "sweep"; made here with xarray itself.
+    betas = np.array([1.0, 2.0, 4.0])
+    times = np.linspace(0.0, 1.0, 5)
+    values = np.arange(2 * 3 * 5, dtype=float).reshape(2, 3, 5)
+    sweep = xr.Dataset(
+        {"mean_cos": (("scheme", "beta", "time"), values)},
+        coords={"scheme": ["pre-ln", "peri-ln"], "beta": betas, "time": times},
+        attrs={"nadyn_kind": "sweep"},
+    )
+    path = tmp_path / "sweep.h5"
+    sweep.to_netcdf(path, engine="h5netcdf")
+    with h5py.File(path, "a") as f:
+        f.create_group("parameters").attrs["n"] = 64
+    ds = nadyn.open(path)
+    assert ds["mean_cos"].dims == ("scheme", "beta", "time")
+    np.testing.assert_array_equal(ds["mean_cos"].values, values)
+    np.testing.assert_array_equal(ds["beta"].values, betas)
+    assert list(ds["scheme"].values) == ["pre-ln", "peri-ln"]
+    assert ds.attrs["nadyn_kind"] == "sweep"
+    assert ds.attrs["n"] == 64
+
+
+def test_no_swmr_file(simulate):
+    # --no-swmr writes the HDF5 1.8 format, which cannot be opened in SWMR-read mode.
+    path = simulate("old.h5", "--n", "6", "--T", "0.2", "--no-swmr")
+    ds = nadyn.open(path)
+    assert ds.attrs["swmr"] == 0
+    with h5py.File(path, "r") as f:
+        assert f.attrs["status"] == ds.attrs["status"] == "complete"
+        np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
