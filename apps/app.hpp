@@ -27,4 +27,9 @@ app_commands build_app(CLI::App& app);
 // (CLI11 would only say "A subcommand is required", hiding the typo); empty otherwise.
 std::string unknown_command(const CLI::App& app, int argc, const char* const* argv);
 
+// The error line for arguments no option of the chosen subcommand takes: the first unknown
+// flag with the closest valid one ("--sheme: unknown flag; did you mean --scheme?"), or the
+// stray value, and where the valid flags are listed.
+std::string unexpected_arguments(const CLI::App& app, int argc, const char* const* argv);
+
 } // namespace nadyn::cli

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        std::cerr << cli::unexpected_arguments(app, argc, argv) << '\n';
+        return 2;
     } catch (const CLI::ParseError& e) {
         // CLI11 exits 100-127 on its own; bad input is status 2 everywhere in nadyn.
         std::string message = e.what();

@@ -424,3 +424,24 @@ TEST_CASE("no or unknown subcommand is status 2; help is status 0") {
     CHECK(contains(inspect.out, "--csv"));
     CHECK(contains(inspect.out, "--rows UINT=20"));
 }
+
+TEST_CASE("a misspelled flag gets the closest valid flag and the command's --help") {
+    const std::string dir = scratch_dir("bad_input/misspelled");
+    const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+        {{"simulate", "--sheme", "post-ln"},
+         {"--sheme: unknown flag of 'nadyn simulate'; did you mean --scheme?",
+          "'nadyn simulate --help'"}},
+        {{"simulate", "--bta=3"}, {"--bta", "did you mean --beta?"}},
+        {{"simulate", "--frobnicate", "1"}, {"--frobnicate: unknown flag"}},
+        {{"simulate", "post-ln"}, {"unexpected argument 'post-ln'", "--scheme post-ln"}},
+        {{"sweep", "x.toml", "--jbos", "2"}, {"did you mean --jobs?", "'nadyn sweep --help'"}},
+    };
+    for (const auto& [args, expected] : cases) {
+        const run_result r = run_nadyn(args, in_dir(dir));
+        CHECK(r.status == 2);
+        CHECK(line_count(r.err) == 1);
+        for (const auto& part : expected)
+            CHECK_MESSAGE(contains(r.err, part), part << " in " << r.err);
+    }
+    CHECK(list_files(dir).empty());
+}
