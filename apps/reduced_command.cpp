@@ -2,9 +2,8 @@
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/reduced.hpp"
-#include "nadyn/version.hpp"
+#include "nadyn/reduced_run.hpp"
+#include "nadyn/run.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -24,10 +23,6 @@ struct reduced_options {
     std::string out;
     bool force = false, csv = false;
 };
-
-void require(bool ok, const std::string& message) {
-    if (!ok) throw input_error(message);
-}
 
 } // namespace
 
@@ -57,71 +52,28 @@ command add_reduced(CLI::App& app) {
                    "velocity, r_mean)");
     app.add_flag("--force", o->force, "Overwrite an existing output file");
 
+    app.footer("Examples:\n"
+               "  nadyn reduced --scheme peri-ln --n 256 --beta 5      # gamma(t) from e_k\n"
+               "  nadyn reduced --scheme pre-ln --T 1000 --spacing log --csv > pre.csv\n"
+               "  nadyn reduced --scheme post-ln --out post_reduced.h5");
+
     return [o]() {
-        reduced_parameters p;
-        p.scheme.id = parse_scheme(o->scheme);
-        require(std::isfinite(o->n) && o->n > 1.0, "n must be a finite number > 1");
-        require(std::isfinite(o->beta), "beta must be a finite number");
-        require(std::isfinite(o->T) && o->T > 0.0, "T must be a finite number > 0");
-        require(std::isfinite(o->r0) && o->r0 > 0.0, "r0 must be a finite number > 0");
-        require(std::isfinite(o->alpha) && o->alpha > 0.0, "alpha must be a finite number > 0");
-        require(o->samples >= 1 && o->samples <= 10000000, "samples must be in 1 .. 10^7");
-        require(std::isfinite(o->rtol) && o->rtol >= 1e-15 && o->rtol < 1.0,
-                "rtol must be in [1e-15, 1)");
-        require(o->spacing == "linear" || o->spacing == "log",
-                "unknown spacing '" + o->spacing + "'; valid choices: linear, log");
-        const bool switch_given = o->t_switch_option->count() > 0;
-        require(!switch_given || (std::isfinite(o->t_switch) && o->t_switch >= 0.0),
-                "t-switch must be a finite number >= 0");
-        p.scheme.alpha = o->alpha;
-        p.scheme.t_switch = switch_given ? o->t_switch : 0.25 * o->T;
-        p.n = o->n;
-        p.beta = o->beta;
-        p.r0 = o->r0;
-        if (!o->out.empty() && !o->force && std::filesystem::exists(o->out))
-            throw input_error("output file '" + o->out +
-                              "' already exists; pass --force to overwrite it");
-
-        std::vector<double> times{0.0};
-        for (std::int64_t i = 1; i <= o->samples; ++i) {
-            const double f = double(i) / double(o->samples);
-            times.push_back(o->spacing == "linear" ? f * o->T : o->T * std::pow(1e-3, 1.0 - f));
-        }
-        const auto samples = integrate_reduced(p, times, o->rtol, 0.0);
-
-        if (!o->out.empty()) {
-            trajectory_layout layout;
-            layout.n = 1; // one representative token: every r_k is the same
-            layout.d = 2;
-            layout.positions = false;
-            layout.scheme = std::string(info(p.scheme.id).name);
-            layout.observable_names = {"mean_cos", "gap", "velocity", "r_mean"};
-            std::unique_ptr<trajectory_writer> writer;
-            try {
-                writer = std::make_unique<trajectory_writer>(o->out, layout, o->force);
-            } catch (const io_error& e) {
-                throw input_error(e.what());
-            }
-            parameter_list params;
-            params.set("model", std::string("reduced"));
-            params.set("scheme", layout.scheme);
-            params.set("n", o->n);
-            params.set("beta", o->beta);
-            params.set("r0", o->r0);
-            params.set("alpha", o->alpha);
-            params.set("t_switch", p.scheme.t_switch);
-            params.set("T", o->T);
-            params.set("rtol", o->rtol);
-            params.set("spacing", o->spacing);
-            params.set("command_line", invocation);
-            params.set("nadyn_version", std::string(version()));
-            params.set("git_commit", std::string(git_commit()));
-            writer->write_parameters(params);
-            std::int64_t step = 0;
-            for (const auto& s : samples)
-                writer->write_frame(step++, s.t, nullptr, &s.r, {1.0 - s.u, s.u, s.velocity, s.r});
-            writer->finish(run_status::complete, {});
-        }
+        reduced_run r;
+        r.id = parse_scheme(o->scheme);
+        r.n = o->n;
+        r.beta = o->beta;
+        r.r0 = o->r0;
+        r.alpha = o->alpha;
+        r.T = o->T;
+        if (o->t_switch_option->count() > 0) r.t_switch = o->t_switch;
+        r.samples = o->samples;
+        r.spacing = parse_spacing(o->spacing);
+        r.rtol = o->rtol;
+        r.validate();
+        if (!o->out.empty()) check_output_path(o->out, o->force);
+        const auto samples = r.integrate();
+        const reduced_parameters p = r.parameters();
+        if (!o->out.empty()) r.write_file(o->out, samples, o->force, invocation);
 
         if (o->csv) {
             std::printf("t,gamma,gap,velocity,r\n");
