@@ -20,17 +20,19 @@
 
 namespace nadyn {
 
-inline constexpr std::array<std::string_view, 12> observable_names{
-    "mean_cos", "gap",   "velocity", "variance", "displacement", "r_mean",
-    "r_min",    "r_max", "min_cos",  "clusters", "norm_error",   "step_size"};
+inline constexpr std::array<std::string_view, 13> observable_names{
+    "mean_cos", "gap",     "velocity", "variance",   "displacement", "r_mean",    "r_min",
+    "r_max",    "min_cos", "clusters", "norm_error", "step_size",    "step_error"};
 // norm_error is max_k | ‖theta_k‖ - 1 |, the numerical contract of section 6; step_size is
 // the step the integrator tries next (dopri5's controller state, dt otherwise), which a
-// resumed run needs to continue bit for bit.
+// resumed run needs to continue bit for bit; step_error is the step-doubling estimate of
+// the local error of one fixed step (integrate.hpp; NaN for dopri5 and layers).
 
 struct frame_observables {
     double mean_cos = 1, gap = 0, velocity = 0, variance = 0, displacement = 0;
     double r_mean = 0, r_min = 0, r_max = 0, min_cos = 1, clusters = 1, norm_error = 0;
     double step_size = 0;
+    double step_error = 0;
     [[nodiscard]] std::vector<double> values() const;
 };
 
