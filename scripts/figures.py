@@ -263,7 +263,9 @@ def fig4_sphere(results, runs):
             ax.set_axis_off()
             ax.set_title("%s, t = %.2f" % (scheme, times[frame]), color=colour)
     p = runs[0][0]
-    fig.suptitle(r"%d tokens on the unit sphere $S^2$ ($\beta$ = %g, %s start, seed %d); faded "
+    fig.suptitle(r"post-ln gathers the tokens into a few clusters by t = 5; peri-ln, slowed by "
+                 r"its growing magnitudes, is still gathering at t = 20" "\n"
+                 r"%d tokens on the unit sphere $S^2$ ($\beta$ = %g, %s start, seed %d); faded "
                  "points lie on the far side" % (p["n"], p["beta"], p["init"], p["seed"]))
     save(fig, results, "fig4_sphere_snapshots.png")
 
