@@ -33,12 +33,14 @@ TEST_CASE("stream_seed, uniform() and normal() give the pinned values of every v
     // These numbers pin the bitwise-rerun promise across versions and platforms. They were
     // derived once, independently of nadyn's code, by tests/unit/random_reference.py, a
     // pure-Python implementation of the published algorithms (run with /usr/bin/python3;
-    // integers only up to the final float conversion): MT19937-64 transcribed from Matsumoto and Nishimura's mt19937-64.c (and
-    // checked against the standard's known answer below), the SplitMix64 finaliser applied
-    // to seed + 0x9E3779B97F4A7C15 (stream + 1), uniform = (output >> 11) 2^-53, and the
-    // Marsaglia polar method (u, v = 2 uniform - 1 until 0 < s = u^2 + v^2 < 1; returns
-    // u f, then v f, with f = sqrt(-2 log s / s)). Values are written in hexadecimal floats,
-    // so the comparison is exact.
+    // integers only up to the final float conversion):
+    //   - MT19937-64 transcribed from Matsumoto and Nishimura's mt19937-64.c (and checked
+    //     against the standard's known answer in the next test case);
+    //   - the SplitMix64 finaliser applied to seed + 0x9E3779B97F4A7C15 (stream + 1);
+    //   - uniform = (output >> 11) * 2^-53;
+    //   - the Marsaglia polar method: u, v = 2 uniform - 1 until 0 < s = u^2 + v^2 < 1,
+    //     then u f and v f, with f = sqrt(-2 log s / s).
+    // The values are written as hexadecimal floats, so the comparison is exact.
     CHECK(stream_seed(1, initial_stream) == 0xbeeb8da1658eec67ull);
     CHECK(stream_seed(1, weights_stream) == 0xf893a2eefb32555eull);
     CHECK(stream_seed(42, layer_weights_stream) == 0x5566dbe893f1b4aeull);
