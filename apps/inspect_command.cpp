@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "nadyn/h5md.hpp"
+#include "nadyn/observables.hpp"
 #include "nadyn/sweep.hpp"
 
 #include <cstdio>
@@ -14,8 +15,37 @@ namespace {
 struct inspect_options {
     std::string path;
     bool csv = false;
+    bool describe = false;
     std::size_t rows = 20;
 };
+
+// Every observable's and parameter's meaning, as the file states it.
+int describe(const trajectory_reader& file, const std::string& path) {
+    std::printf("file        %s\n\nobservables (/observables/<name>: description [unit])\n",
+                path.c_str());
+    for (const auto& name : file.observable_names()) {
+        observable_description about = file.describe_observable(name);
+        std::string note;
+        if (about.description.empty()) {
+            // An older file: say what nadyn means by the name today, marked as such.
+            if (const observable_info* known = find_observable_info(name)) {
+                about.description = std::string(known->description);
+                about.unit = std::string(known->unit);
+                note = " (not stored in this file: nadyn's current definition)";
+            } else {
+                about.description = "(no description in this file)";
+            }
+        }
+        std::printf("  %-13s %s%s%s\n", name.c_str(), about.description.c_str(),
+                    about.unit.empty() ? "" : (" [" + about.unit + "]").c_str(), note.c_str());
+    }
+    const auto parameters = file.parameter_descriptions();
+    std::printf("\nparameters (/parameters/descriptions)\n");
+    if (parameters.empty()) std::printf("  (this file holds no parameter descriptions)\n");
+    for (const auto& [name, description] : parameters)
+        std::printf("  %-18s %s\n", name.c_str(), description.c_str());
+    return 0;
+}
 
 // The columns of the summary table, in order (all observables go to --csv).
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
@@ -28,6 +58,9 @@ command add_inspect(CLI::App& app) {
     app.add_option("file", o->path, "Trajectory file written by nadyn simulate")->required();
     app.add_flag("--csv", o->csv, "Every frame as CSV on stdout (step, time, every observable)");
     app.add_option("--rows", o->rows, "Rows of the summary table")->capture_default_str();
+    app.add_flag("--describe", o->describe,
+                 "Print what every observable and parameter of the file means (its description "
+                 "and unit attributes)");
 
     return [o]() {
         if (is_sweep_file(o->path)) {
@@ -35,6 +68,7 @@ command add_inspect(CLI::App& app) {
             return 0;
         }
         trajectory_reader file(o->path);
+        if (o->describe) return describe(file, o->path);
         const auto steps = file.steps();
         const auto times = file.times();
         const auto names = file.observable_names();

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
-"""The four figures of results/README.md: /usr/bin/python3 scripts/figures.py RESULTS_DIR
+"""The five figures of results/README.md: /usr/bin/python3 scripts/figures.py RESULTS_DIR
 
 Reads the files `nadyn table all` writes (RESULTS_DIR/initial_velocity_beta.csv and
-RESULTS_DIR/data/*) and writes RESULTS_DIR/fig{1,2,3,4}_*.png, with Debian's numpy, h5py and
+RESULTS_DIR/data/*) and writes RESULTS_DIR/fig{1,2,3,4,5}_*.png, with Debian's numpy, h5py and
 matplotlib only. The PNGs carry no timestamp or version: same data, same bytes.
+
+Each figure makes one point and is sized for print: 3.4 in wide (one paper column) or 7 in
+(a full-width figure), 8-point text, 200 dpi.
 """
 import os
 import sys
@@ -14,14 +17,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.legend_handler import HandlerTuple  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
 SCHEMES = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
 # One colour per scheme in every figure (tab10, colour-blind friendly enough).
 COLOURS = dict(zip(SCHEMES, ["C0", "C1", "C2", "C3", "C4", "C5"]))
-# How fig2 draws each scheme's time axis: the one on which its terminal law is a line.
-X_AXIS = {"post-ln": "t", "ngpt": "t", "pre-ln": "log", "mix-ln": "log", "peri-ln": "log",
-          "sqrt-scaling": "sqrt"}
 X_LABEL = {"t": "time t", "log": "time t (log scale)", "sqrt": r"$\sqrt{t}$ (t = time)"}
 # Particle gaps below this are round-off: the directions are O(1) doubles.
 PARTICLE_GAP_FLOOR = 1e-22
@@ -29,7 +30,13 @@ SPHERE_TIMES = [0.0, 2.0, 5.0, 20.0]
 # No Software/creation-time chunks, so the bytes depend only on the data.
 PNG_METADATA = {"Software": None}
 INPUTS = ["data/symmetric_start.csv", "data/terminal_series.csv", "data/terminal_fits.csv",
-          "initial_velocity_beta.csv", "data/sphere_post-ln.h5", "data/sphere_peri-ln.h5"]
+          "initial_velocity_beta.csv", "data/sphere_post-ln.h5", "data/sphere_peri-ln.h5",
+          "data/random_mean_cos.csv"]
+COLUMN = 3.4  # inches: one column of a two-column paper
+FULL = 7.0    # inches: a figure across both columns
+STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+         "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8.5,
+         "lines.linewidth": 1.4}
 
 
 def fail(message):
@@ -54,18 +61,18 @@ def select(table, **match):
 
 
 def save(fig, results, name):
-    fig.savefig(os.path.join(results, name), dpi=120, metadata=PNG_METADATA)
+    fig.savefig(os.path.join(results, name), dpi=200, metadata=PNG_METADATA)
     plt.close(fig)
 
 
 def fig1_symmetric(results, data):
     # Beside gamma itself, the gap on a log axis: on the linear axis every scheme looks done
     # by t = 20, and mix-ln's switch from post-ln (gap already ~1e-10) would not show.
-    fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
+    fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(FULL, 2.7), layout="constrained")
     for s in SCHEMES:
         rows = select(data, scheme=s)
         # mix-ln equals post-ln until the switch: dash it so post-ln shows underneath.
-        style = dict(color=COLOURS[s], lw=2, ls="--" if s == "mix-ln" else "-", label=s)
+        style = dict(color=COLOURS[s], lw=1.5, ls="--" if s == "mix-ln" else "-", label=s)
         ax.plot(rows["t"], rows["gamma"], **style)
         gap_ax.plot(rows["t"], rows["gap"], **style)
     for a in (ax, gap_ax):
@@ -74,12 +81,12 @@ def fig1_symmetric(results, data):
         a.set_xlim(0, rows["t"].max())
         a.grid(alpha=0.3)
     ax.set(ylabel=r"mean cosine $\gamma(t)$", title=r"mean cosine $\gamma(t)$")
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", ncol=2)
     gap_ax.set(yscale="log", ylabel=r"gap $1-\gamma(t)$ (log scale)",
                title=r"the same, as the gap $1-\gamma(t)$")
     decade_ticks(gap_ax)
-    fig.suptitle(r"Symmetric orthogonal start, scalar ODE (n = 256, $\beta$ = 5, r0 = 1, "
-                 r"$\alpha$ = 1)")
+    fig.suptitle(r"How fast each scheme clusters from the symmetric orthogonal start "
+                 r"(scalar ODE, n = 256, $\beta$ = 5, r0 = 1, $\alpha$ = 1)")
     save(fig, results, "fig1_symmetric_mean_cos.png")
 
 
@@ -99,49 +106,6 @@ def law_velocity(fit, t):
     fail("unknown law '%s' in terminal_fits.csv" % law)
 
 
-LAW_TEXT = {"exponential": "rate a", "polynomial": "power p", "stretched": "c"}
-SOURCES = (("reduced", "ODE"), ("particles", "particles"))
-
-
-def terminal_curves(series, fits, s, xmode):
-    """Per source: the (t, velocity, gap) samples to draw and the fit over its window."""
-    curves = {}
-    for source, _ in SOURCES:
-        rows = select(series, scheme=s, source=source)
-        rows = rows[(rows["t"] > 0) | (xmode != "log")]
-        if source == "particles":
-            rows = rows[(rows["gap"] > PARTICLE_GAP_FLOOR) & (rows["velocity"] > 0)]
-            # Thin the markers evenly along the drawn axis so they stay distinct.
-            pos = np.log(rows["t"]) if xmode == "log" else rows["t"]
-            rows = rows[np.unique(np.searchsorted(pos, np.linspace(pos[0], pos[-1], 40)))]
-        fit = select(fits, scheme=s, source=source)[0]
-        tf = (np.geomspace if xmode == "log" else np.linspace)(
-            fit["window_start"], fit["window_end"], 200)
-        vf, gf = law_velocity(fit, tf)
-        curves[source] = dict(rows=rows, fit=fit, fit_t=tf, fit_velocity=vf, fit_gap=gf)
-    return curves
-
-
-def draw_terminal(ax, curves, key, colour, x_of, sources=SOURCES):
-    """One panel: samples as line (ODE) or hollow markers (particles), fits dashed on top."""
-    symbol = r"$1-\gamma$" if key == "gap" else r"$\gamma'$"
-    for source, label in sources:
-        c = curves[source]
-        if source == "reduced":
-            style = dict(ls="-", lw=3, color=colour, alpha=0.55)
-            fit_style = dict(ls=(0, (5, 2)), lw=1.4, color="k")
-        else:
-            style = dict(ls="none", marker="o", ms=4, mfc="none", mew=1, color=colour, alpha=0.7)
-            fit_style = dict(ls=(0, (2, 1.2)), lw=1.8, color="k")
-        ax.plot(x_of(c["rows"]["t"]), c["rows"][key], label="%s: %s" % (label, symbol), **style)
-        fit = c["fit"]
-        text = (label + " fit, integrated" if key == "gap" else
-                "%s fit: %s = %.3f" % (label, LAW_TEXT[fit["law"]], fit["parameter"]))
-        ax.plot(x_of(c["fit_t"]), c["fit_" + key], label=text, zorder=3, **fit_style)
-    ax.set_yscale("log")
-    decade_ticks(ax)
-
-
 def decade_ticks(ax, most=8):
     """Log ticks at round multiples of a decade stride (1, 2, 5, 10, 20, 50, 100 decades)."""
     lo, hi = np.log10(ax.get_ylim())
@@ -152,62 +116,116 @@ def decade_ticks(ax, most=8):
         ax.yaxis.set_minor_locator(NullLocator())
 
 
+LAW_TEXT = {"exponential": "a", "polynomial": "p", "stretched": "c"}
+# fig2: one panel per law, on the axis where that law is a straight line.
+LAW_PANELS = [("exponential", r"$\gamma' \approx C e^{-a t}$", "t"),
+              ("polynomial", r"$\gamma' \approx C / t^{p}$", "log"),
+              ("stretched", r"$\gamma' \approx C e^{-c\sqrt{t}} / \sqrt{t}$", "sqrt")]
+THEORY = {"exponential": 2, "polynomial": 3, "stretched": 4}
+
+
 def fig2_terminal(results, series, fits):
-    # Gap panels above velocity panels, three schemes per band of two rows.
-    fig, axes = plt.subplots(4, 3, figsize=(15, 15.5), layout="constrained")
-    for i, s in enumerate(SCHEMES):
-        xmode = X_AXIS[s]
+    """Terminal velocity of every scheme against its predicted law, one panel per law.
+
+    The n-particle run (markers) and the scalar ODE (line) on the axis where the law is a
+    straight line; the ODE is drawn over the particles' time range only (it runs on to
+    1e-250, which would squeeze the part both share into a sliver). Black dashed: the law
+    fitted to the particles over its window."""
+    fig, axes = plt.subplots(1, 3, figsize=(FULL, 2.6), layout="constrained")
+    for ax, (law, formula, xmode) in zip(axes, LAW_PANELS):
         x_of = np.sqrt if xmode == "sqrt" else (lambda t: t)
-        curves = terminal_curves(series, fits, s, xmode)
-        pair = (axes[2 * (i // 3), i % 3], axes[2 * (i // 3) + 1, i % 3])
-        for ax, key in zip(pair, ("gap", "velocity")):
-            draw_terminal(ax, curves, key, COLOURS[s], x_of)
-            if xmode == "log":
-                ax.set_xscale("log")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7.5, loc="lower left")
-            if xmode != "log":
-                # The ODE runs 250 decades past the particles' round-off: zoom on those.
-                inset = ax.inset_axes([0.55, 0.5, 0.42, 0.46])
-                draw_terminal(inset, curves, key, COLOURS[s], x_of, SOURCES[1:])
-                inset.set_title("particles, zoomed", fontsize=8, pad=2)
-                inset.tick_params(labelsize=7)
-                inset.grid(alpha=0.3)
-        gap_ax, vel_ax = pair
-        law = curves["reduced"]["fit"]["law"]
-        gap_ax.set_title("%s: %s law" % (s, law), color=COLOURS[s], fontweight="bold")
-        gap_ax.set_ylabel(r"gap $1-\gamma(t)$")
-        vel_ax.set(ylabel=r"velocity $\gamma'(t)$", xlabel=X_LABEL[xmode])
-        gap_ax.sharex(vel_ax)
-        gap_ax.tick_params(labelbottom=False)
-    fig.suptitle("Terminal laws near one cluster: scalar ODE (symmetric start) and "
-                 "n-particle run (small cap start)\ndashed: least-squares fits of "
-                 r"log $\gamma'$ over each fit window; on the gap panels, the fitted law "
-                 "integrated from t to infinity", fontsize=12)
+        handles, labels = [], []
+        for s in SCHEMES:
+            fit = select(fits, scheme=s, source="particles")[0]
+            if fit["law"] != law:
+                continue
+            ode_fit = select(fits, scheme=s, source="reduced")[0]
+            part = select(series, scheme=s, source="particles")
+            part = part[(part["gap"] > PARTICLE_GAP_FLOOR) & (part["velocity"] > 0) &
+                        (part["t"] > 0)]
+            ode = select(series, scheme=s, source="reduced")
+            ode = ode[(ode["t"] >= (0.1 if xmode == "log" else 0)) &
+                      (ode["t"] <= part["t"].max())]
+            # Thin the markers evenly along the drawn axis so they stay distinct.
+            pos = np.log(part["t"]) if xmode == "log" else x_of(part["t"])
+            part = part[np.unique(np.searchsorted(pos, np.linspace(pos[0], pos[-1], 22)))]
+            line, = ax.plot(x_of(ode["t"]), ode["velocity"], color=COLOURS[s], lw=1.2,
+                            ls="--" if s == "mix-ln" else "-")
+            marks, = ax.plot(x_of(part["t"]), part["velocity"], ls="none", marker="o", ms=2.6,
+                             mfc="none", mew=0.7, color=COLOURS[s])
+            tf = (np.geomspace if xmode == "log" else np.linspace)(
+                fit["window_start"], fit["window_end"], 100)
+            ax.plot(x_of(tf), law_velocity(fit, tf)[0], color="k", lw=0.8, ls=(0, (3, 2)),
+                    zorder=3)
+            handles.append((line, marks))
+            labels.append("%s: %s %.3f / %.3f" % (s, LAW_TEXT[law], fit["parameter"],
+                                                  ode_fit["parameter"]))
+        if xmode == "log":
+            ax.set_xscale("log")
+        ax.set_yscale("log")
+        decade_ticks(ax, most=6)
+        ax.grid(alpha=0.3)
+        ax.set(xlabel=X_LABEL[xmode], title="%s: %s = %s in theory" % (formula, LAW_TEXT[law],
+                                                                          THEORY[law]))
+        ax.legend(handles, labels, handler_map={tuple: HandlerTuple(ndivide=None)},
+                  loc="lower left", title="fitted %s: particles / ODE" % LAW_TEXT[law],
+                  title_fontsize=6.5, fontsize=6.5)
+    axes[0].set_ylabel(r"velocity $\gamma'(t)$")
+    fig.suptitle("Near one cluster every scheme's velocity follows its predicted law\n"
+                 "lines: scalar ODE (symmetric start), circles: n-particle run (small cap "
+                 "start; another constant C), black dashes: fit")
     save(fig, results, "fig2_terminal_laws.png")
 
 
 def fig3_initial_velocity(results, data):
-    # post-ln, pre-ln, mix-ln and sqrt-scaling coincide, as do peri-ln and ngpt: each group
-    # goes from a wide faint line and big marker to thin opaque ones drawn on top, so every
-    # coinciding curve still shows through.
-    styles = [("-", 5, "o", 13), ("--", 3.5, "s", 10), (":", 2.5, "^", 7),
-              ("-", 5, "o", 13), ("-.", 2.5, "D", 7), ((0, (1, 3)), 1.5, "v", 4)]
-    fig, ax = plt.subplots(figsize=(8, 5.2), layout="constrained")
-    for s, (dash, lw, marker, ms) in zip(SCHEMES, styles):
-        rows = select(data, scheme=s)
-        ax.plot(rows["beta"], rows["closed_form"], ls=dash, lw=lw, color=COLOURS[s],
-                alpha=0.5 if lw >= 5 else 1.0, label=s + ": closed form")
-        ax.plot(rows["beta"], rows["particles"], ls="none", marker=marker, ms=ms, mfc="none",
-                mew=1.3, color=COLOURS[s], label=s + ": particles")
+    """gamma'(0) against beta: two closed forms, the six schemes' particle values on them."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.7), layout="constrained")
+    groups = [(["post-ln", "pre-ln", "mix-ln", "sqrt-scaling"], r"$2/(e^\beta+n-1)$",
+               "post-ln, pre-ln, mix-ln, sqrt-scaling", "C0"),
+              (["peri-ln", "ngpt"], r"$2/\sqrt{e^{2\beta}+n-1}$", "peri-ln, ngpt", "C3")]
+    for members, formula, names, colour in groups:
+        rows = select(data, scheme=members[0])
+        ax.plot(rows["beta"], rows["closed_form"], color=colour, lw=1.4,
+                label="%s: %s" % (formula, names))
+        # Every member's particle value, small enough not to hide the line; they agree with
+        # the closed form to 1e-10, so they overlap.
+        for s in members:
+            rows = select(data, scheme=s)
+            ax.plot(rows["beta"][::2], rows["particles"][::2], ls="none", marker="o", ms=3,
+                    mfc="none", mew=0.7, color=colour)
+    ax.plot([], [], ls="none", marker="o", ms=3, mfc="none", mew=0.7, color="0.3",
+            label="n-particle right-hand side (each scheme)")
     ax.set(yscale="log", xlabel=r"inverse temperature $\beta$",
            ylabel=r"initial velocity $\gamma'(0)$")
-    ax.set_title("Initial velocity from the symmetric orthogonal start (n = 256)\n"
-                 "post-ln, pre-ln, mix-ln and sqrt-scaling coincide (r0 = 1); "
-                 "so do peri-ln and ngpt", fontsize=11)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(ncol=2, fontsize=8, loc="lower left")
+    ax.set_title("Normalising the attention output (peri-ln, ngpt)\nspeeds up the start "
+                 "(n = 256, r0 = alpha = 1)")
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(loc="lower left", fontsize=6.5)
     save(fig, results, "fig3_initial_velocity_beta.png")
+
+
+def fig5_random_mean_cos(results, data):
+    """mean_cos against layer with random weights per layer: mean over seeds and the band."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.0), layout="constrained")
+    seeds = np.unique(data["seed"])
+    for s in SCHEMES:
+        rows = select(data, scheme=s)
+        layers = np.unique(rows["layer"])
+        curves = np.array([rows["mean_cos"][rows["seed"] == seed] for seed in seeds])
+        # Log layer axis from layer 1: the early layers, where the schemes differ most, get
+        # as much room as the deep ones.
+        layers, curves = layers[1:], curves[:, 1:]
+        ax.fill_between(layers, curves.min(axis=0), curves.max(axis=0), color=COLOURS[s],
+                        alpha=0.25, lw=0)
+        ax.plot(layers, curves.mean(axis=0), color=COLOURS[s], lw=1.3,
+                ls="--" if s == "mix-ln" else "-", label=s)
+    ax.set(xlabel="layer (log scale)", ylabel="mean cosine of the tokens", ylim=(-0.02, 1.02),
+           xlim=(1, layers.max()), xscale="log")
+    ax.set_title("Random weights per layer: how fast tokens cluster\n(line: mean over %d "
+                 "seeds, band: min to max)" % len(seeds))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3)
+    save(fig, results, "fig5_random_mean_cos.png")
 
 
 def read_sphere(path):
@@ -220,7 +238,7 @@ def read_sphere(path):
 
 
 def fig4_sphere(results, runs):
-    fig = plt.figure(figsize=(14, 7.4), layout="constrained")
+    fig = plt.figure(figsize=(FULL, 3.9), layout="constrained")
     u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
     sphere = (np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w))
     elev, azim = np.radians(20), np.radians(-60)
@@ -239,13 +257,15 @@ def fig4_sphere(results, runs):
             # mplot3d does not hide points behind the sphere: fade them instead.
             front = p @ towards_viewer >= 0
             for side, alpha in ((~front, 0.25), (front, 1.0)):
-                ax.scatter(*p[side].T, s=16, color=colour, alpha=alpha, depthshade=False)
+                ax.scatter(*p[side].T, s=4, color=colour, alpha=alpha, depthshade=False)
             ax.set(xlim=(-1, 1), ylim=(-1, 1), zlim=(-1, 1))
             ax.set_box_aspect((1, 1, 1), zoom=1.25)
             ax.set_axis_off()
             ax.set_title("%s, t = %.2f" % (scheme, times[frame]), color=colour)
     p = runs[0][0]
-    fig.suptitle(r"%d tokens on the unit sphere $S^2$ ($\beta$ = %g, %s start, seed %d); faded "
+    fig.suptitle(r"post-ln gathers the tokens into a few clusters by t = 5; peri-ln, slowed by "
+                 r"its growing magnitudes, is still gathering at t = 20" "\n"
+                 r"%d tokens on the unit sphere $S^2$ ($\beta$ = %g, %s start, seed %d); faded "
                  "points lie on the far side" % (p["n"], p["beta"], p["init"], p["seed"]))
     save(fig, results, "fig4_sphere_snapshots.png")
 
@@ -259,6 +279,7 @@ def main():
         if not os.path.isfile(os.path.join(results, name)):
             fail("missing input file: " + os.path.join(results, name))
     plt.rcdefaults()  # a user's matplotlibrc must not change the figures
+    plt.rcParams.update(STYLE)
     path = lambda name: os.path.join(results, name)  # noqa: E731
     fig1_symmetric(results, read_csv(path("data/symmetric_start.csv")))
     fig2_terminal(results, read_csv(path("data/terminal_series.csv")),
@@ -266,6 +287,7 @@ def main():
     fig3_initial_velocity(results, read_csv(path("initial_velocity_beta.csv")))
     fig4_sphere(results, [read_sphere(path("data/sphere_%s.h5" % s))
                           for s in ("post-ln", "peri-ln")])
+    fig5_random_mean_cos(results, read_csv(path("data/random_mean_cos.csv")))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 #include "nadyn/detail/hdf5.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/observables.hpp"
+#include "nadyn/scheme.hpp"
 #include "nadyn/version.hpp"
 
 #include <algorithm>
@@ -26,6 +28,7 @@ namespace {
 using detail::hdf5_dataset;
 using detail::hdf5_file;
 using detail::hdf5_group;
+using detail::hdf5_object;
 
 // HDF5 caps a chunk at 4 GiB, but a chunk is read whole: a few MiB keeps reading one frame
 // (or part of one) cheap while still amortising the per-chunk overhead.
@@ -54,11 +57,28 @@ struct series {
 
 series create_series(hdf5_group& parent, const std::string& name,
                      const std::vector<hsize_t>& row_shape, const std::vector<hsize_t>& chunk,
-                     bool compress) {
+                     bool compress, const observable_info* about = nullptr) {
     hdf5_group group = parent.create_group(name);
-    return {group.create_series("value", H5T_IEEE_F64LE, row_shape, chunk, compress),
+    const hid_t value_type = about && about->integer ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    hdf5_dataset value = group.create_series("value", value_type, row_shape, chunk, compress);
+    if (about) {
+        // On the H5MD element (the group) and on its value dataset, so that h5dump -H and
+        // h5py show it wherever a reader looks.
+        for (hdf5_object* target :
+             {static_cast<hdf5_object*>(&group), static_cast<hdf5_object*>(&value)}) {
+            target->write_attribute("description", std::string(about->description));
+            if (!about->unit.empty()) target->write_attribute("unit", std::string(about->unit));
+        }
+    }
+    return {std::move(value),
             group.create_series("time", H5T_IEEE_F64LE, {}, {scalar_chunk_frames}, false),
             group.create_series("step", H5T_STD_I64LE, {}, {scalar_chunk_frames}, false)};
+}
+
+std::optional<scheme> find_scheme(const std::string& name) {
+    for (const auto& row : scheme_table)
+        if (row.name == name) return row.id;
+    return std::nullopt;
 }
 
 std::string author_name() {
@@ -240,6 +260,18 @@ trajectory_writer::impl::create(hdf5_file file, const trajectory_layout& layout)
                            std::string("token magnitudes r_k > 0 (x_k = r_k theta_k)"));
     module.write_attribute("scheme", layout.scheme);
     module.write_attribute("time", std::string("continuous depth t"));
+    module.write_attribute("specification", std::string(model_specification));
+    module.write_attribute(
+        "model",
+        std::string("d theta_k/dt = P_{theta_k}(A_k) / s_k(t), P_theta(v) = v - <theta, v> theta; "
+                    "A_k = sum_j softmax_j(beta <Q theta_k, K theta_j>) V theta_j; "
+                    "dr_k/dt = radial rate of the scheme"));
+    if (const auto id = find_scheme(layout.scheme)) {
+        const scheme_info& about = info(*id);
+        module.write_attribute("layer", std::string(about.layer));
+        module.write_attribute("speed_divisor", "s_k = " + std::string(about.speed));
+        module.write_attribute("radial_rate", "dr_k/dt = " + std::string(about.radial_rate));
+    }
 
     hdf5_group tokens = file.create_group("particles").create_group("tokens");
     hdf5_group box = tokens.create_group("box");
@@ -258,8 +290,8 @@ trajectory_writer::impl::create(hdf5_file file, const trajectory_layout& layout)
     hdf5_group observables_group = file.create_group("observables", true);
     std::vector<series> observables;
     for (const auto& name : layout.observable_names)
-        observables.push_back(
-            create_series(observables_group, name, {}, {scalar_chunk_frames}, false));
+        observables.push_back(create_series(observables_group, name, {}, {scalar_chunk_frames},
+                                            false, find_observable_info(name)));
     hdf5_group parameters = file.create_group("parameters", true);
     file.flush();
     return std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
@@ -326,6 +358,18 @@ trajectory_writer::~trajectory_writer() = default;
 void trajectory_writer::write_parameters(const parameter_list& parameters) {
     for (const auto& [name, value] : parameters.entries())
         m_impl->parameters.write_attribute(name, value);
+    m_impl->file.flush();
+}
+
+void trajectory_writer::write_parameter_descriptions(
+    const std::vector<std::pair<std::string, std::string>>& descriptions) {
+    if (m_swmr_started)
+        throw std::logic_error("trajectory_writer::write_parameter_descriptions after a frame");
+    hdf5_group group = m_impl->parameters.has(parameter_descriptions_group)
+                           ? m_impl->parameters.open_group(parameter_descriptions_group)
+                           : m_impl->parameters.create_group(parameter_descriptions_group, true);
+    for (const auto& [name, description] : descriptions)
+        group.write_attribute(name, description);
     m_impl->file.flush();
 }
 
@@ -496,6 +540,35 @@ std::vector<double> trajectory_reader::times() const {
 std::vector<std::string> trajectory_reader::observable_names() const {
     if (!m_file->has("observables")) return {};
     return m_file->open_group("observables").children();
+}
+
+observable_description trajectory_reader::describe_observable(const std::string& name) const {
+    const std::string group = "observables/" + name;
+    if (name.empty() || name.find('/') != std::string::npos || !m_file->has(group))
+        throw input_error("'" + m_file->file_path() + "' has no observable '" + name + "'");
+    const hdf5_group element = m_file->open_group(group);
+    observable_description out;
+    auto text = [&](const char* attribute) {
+        const auto value = element.read_attribute(attribute);
+        const std::string* s = value ? std::get_if<std::string>(&*value) : nullptr;
+        return s ? *s : std::string();
+    };
+    out.description = text("description");
+    out.unit = text("unit");
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> trajectory_reader::parameter_descriptions() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::string path = std::string("parameters/") + parameter_descriptions_group;
+    if (!m_file->has(path)) return out;
+    const hdf5_group group = m_file->open_group(path);
+    for (const auto& name : group.attribute_names()) {
+        const auto value = group.read_attribute(name);
+        if (const std::string* s = value ? std::get_if<std::string>(&*value) : nullptr)
+            out.emplace_back(name, *s);
+    }
+    return out;
 }
 
 std::vector<double> trajectory_reader::observable(const std::string& name) const {

@@ -1,6 +1,7 @@
 #include "nadyn/integrate.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/diagnostics.hpp"
 #include "nadyn/error.hpp"
 
 #include <boost/numeric/odeint.hpp>
@@ -68,16 +69,61 @@ bool all_finite(const state_type& x) {
     return !bad;
 }
 
-void check_finite(const state_type& x, std::size_t n, std::size_t d, double t) {
-    if (all_finite(x)) return;
+// The model's domain: every value finite and every magnitude positive. A magnitude that
+// crosses zero (e.g. pre-ln with a V that points tokens away from their attention output) is
+// no longer a normalised token: the run stops like on a NaN.
+void check_domain(const state_type& x, std::size_t n, std::size_t d, double t) {
+    const double* r = magnitudes(x, n, d);
+    bool positive = true;
+    for (std::size_t k = 0; k < n; ++k)
+        positive &= r[k] > 0.0; // false for NaN too
+    if (positive && all_finite(x)) return;
+    std::ostringstream message;
+    message.precision(17);
     const std::int64_t bad = first_bad_token(x, n, d);
     if (bad >= 0) {
-        std::ostringstream message;
-        message.precision(17);
         message << "the state became non-finite (NaN or Inf) at t = " << t << " in token " << bad
                 << "; reduce --dt (or the tolerances)";
         throw numerical_fault(message.str());
     }
+    for (std::size_t k = 0; k < n; ++k) {
+        if (r[k] > 0.0) continue;
+        message << "the magnitude of token " << k << " left the model's domain (r > 0) at t = " << t
+                << ": r = " << r[k]
+                << "; the radial rate drove it through zero (check V and r0; docs/model.md §2) "
+                   "or the step is too large";
+        throw numerical_fault(message.str());
+    }
+}
+
+// The step-doubling estimate of the local error of one step of `dt` from (x, dxdt) at t, on
+// copies: the trajectory and dxdt are not touched. See integrate.hpp.
+template <class Stepper>
+double step_doubling_error(Stepper& probe, attention_system& system, const state_type& x,
+                           const state_type& dxdt, double t, double dt, int order, state_type& full,
+                           state_type& half, state_type& half_dxdt) {
+    const std::size_t n = system.model().n, d = system.model().d;
+    full = x;
+    half = x;
+    system.begin_step(t);
+    probe.do_step(std::ref(system), full, dxdt, t, dt);
+    project_to_sphere(directions(full), n, d);
+    probe.do_step(std::ref(system), half, dxdt, t, dt / 2);
+    project_to_sphere(directions(half), n, d);
+    const double middle = t + dt / 2;
+    system.begin_step(middle);
+    system(half, half_dxdt, middle);
+    probe.do_step(std::ref(system), half, half_dxdt, middle, dt / 2);
+    project_to_sphere(directions(half), n, d);
+    system.begin_step(t);
+    double difference = 0.0;
+    for (std::size_t i = 0; i < n * d; ++i)
+        difference = std::max(difference, std::abs(full[i] - half[i]));
+    const double* r_full = magnitudes(full, n, d);
+    const double* r_half = magnitudes(half, n, d);
+    for (std::size_t k = 0; k < n; ++k)
+        difference = std::max(difference, std::abs(r_full[k] - r_half[k]) / std::abs(r_half[k]));
+    return difference / (std::ldexp(1.0, order) - 1.0);
 }
 
 // The last good state as a frame, then the fault: a run that blows up keeps its history.
@@ -90,13 +136,16 @@ void check_finite(const state_type& x, std::size_t n, std::size_t d, double t) {
 }
 
 template <class Stepper>
-integration_outcome integrate_fixed(Stepper stepper, attention_system& system, state_type& x,
-                                    const integration_settings& settings,
+integration_outcome integrate_fixed(Stepper stepper, int order, attention_system& system,
+                                    state_type& x, const integration_settings& settings,
                                     const frame_observer& observer, solver_statistics& statistics,
                                     const std::atomic<bool>* stop, const resume_point* resume) {
     const std::size_t n = system.model().n, d = system.model().d;
     const std::int64_t steps = step_count(settings.T, settings.dt);
     state_type dxdt(x.size()), good(x.size());
+    state_type probe_full(x.size()), probe_half(x.size()), probe_dxdt(x.size());
+    Stepper probe; // its own workspace: the estimate shares nothing with the trajectory
+    bool warned = false;
     statistics.next_step = settings.dt;
     const std::int64_t first = resume ? resume->step : 0;
     for (std::int64_t i = first;; ++i) {
@@ -106,7 +155,25 @@ integration_outcome integrate_fixed(Stepper stepper, attention_system& system, s
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
         const bool frame = (i % settings.every == 0 || i == steps || stopping) &&
                            !(resume && i == first && resume->frame_kept);
-        if (frame) observer(x, dxdt, t, i);
+        if (frame) {
+            const std::uint64_t before = system.evaluations();
+            statistics.step_error = step_doubling_error(probe, system, x, dxdt, t, settings.dt,
+                                                        order, probe_full, probe_half, probe_dxdt);
+            statistics.diagnostic_evaluations += system.evaluations() - before;
+            if (!warned && settings.warn && statistics.step_error > step_error_bound) {
+                warned = true;
+                std::ostringstream message;
+                message.precision(3);
+                message << "warning: the estimated local error of one " << to_string(settings.kind)
+                        << " step is " << statistics.step_error << " at t = " << t << " (bound "
+                        << step_error_bound << ", step doubling); use --dt "
+                        << suggested_step(settings.dt, statistics.step_error, step_error_bound,
+                                          order)
+                        << " or --integrator dopri5";
+                settings.warn(message.str());
+            }
+            observer(x, dxdt, t, i);
+        }
         if (stopping) return integration_outcome::interrupted;
         if (i == steps) return integration_outcome::complete;
         const double next = i + 1 == steps ? settings.T : static_cast<double>(i + 1) * settings.dt;
@@ -114,8 +181,12 @@ integration_outcome integrate_fixed(Stepper stepper, attention_system& system, s
         stepper.do_step(std::ref(system), x, dxdt, t, next - t);
         project_to_sphere(directions(x), n, d);
         try {
-            check_finite(x, n, d, next);
+            check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {
+            if (!frame) // the last good frame gets its own estimate, not the previous frame's
+                statistics.step_error =
+                    step_doubling_error(probe, system, good, dxdt, t, settings.dt, order,
+                                        probe_full, probe_half, probe_dxdt);
             fail_with_frame(fault, x, good, dxdt, t, i, frame, observer);
         }
         ++statistics.accepted_steps;
@@ -190,7 +261,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         }
         project_to_sphere(directions(x), n, d);
         try {
-            check_finite(x, n, d, t);
+            check_domain(x, n, d, t);
         } catch (const numerical_fault& fault) {
             fail_with_frame(fault, x, good, dxdt, start, statistics.accepted_steps, written,
                             observer);
@@ -233,7 +304,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
                     magnitudes(x, n, d), n, d);
         try {
-            check_finite(x, n, d, t + h);
+            check_domain(x, n, d, t + h);
         } catch (const numerical_fault& fault) {
             if (!frame) {
                 system.begin_step(t);
@@ -302,14 +373,16 @@ integration_outcome integrate(attention_system& system, state_type& x,
                               const layer_weights_source& layer_weights,
                               const resume_point* resume) {
     const std::uint64_t evaluations_before = system.evaluations();
+    const std::uint64_t diagnostics_before = statistics.diagnostic_evaluations;
+    statistics.step_error = std::numeric_limits<double>::quiet_NaN();
     integration_outcome outcome = integration_outcome::complete;
     switch (settings.kind) {
     case integrator_kind::rk4:
-        outcome = integrate_fixed(odeint::runge_kutta4<state_type>(), system, x, settings, observer,
-                                  statistics, stop, resume);
+        outcome = integrate_fixed(odeint::runge_kutta4<state_type>(), 4, system, x, settings,
+                                  observer, statistics, stop, resume);
         break;
     case integrator_kind::euler:
-        outcome = integrate_fixed(odeint::euler<state_type>(), system, x, settings, observer,
+        outcome = integrate_fixed(odeint::euler<state_type>(), 1, system, x, settings, observer,
                                   statistics, stop, resume);
         break;
     case integrator_kind::dopri5:
@@ -320,7 +393,8 @@ integration_outcome integrate(attention_system& system, state_type& x,
                                    resume);
         break;
     }
-    statistics.rhs_evaluations += system.evaluations() - evaluations_before;
+    statistics.rhs_evaluations += system.evaluations() - evaluations_before -
+                                  (statistics.diagnostic_evaluations - diagnostics_before);
     return outcome;
 }
 

@@ -12,8 +12,8 @@
 namespace nadyn {
 
 std::vector<double> frame_observables::values() const {
-    return {mean_cos, gap,   velocity, variance, displacement, r_mean,
-            r_min,    r_max, min_cos,  clusters, norm_error,   step_size};
+    return {mean_cos, gap,     velocity, variance,   displacement, r_mean,    r_min,
+            r_max,    min_cos, clusters, norm_error, step_size,    step_error};
 }
 
 namespace {

@@ -169,6 +169,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                                   std::int64_t step) {
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
         summary.last.step_size = summary.statistics.next_step;
+        summary.last.step_error = summary.statistics.step_error;
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -187,8 +188,13 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         };
     }
     state_type x = m_state;
-    summary.outcome = integrate(system, x, c.resolved_integration(), observer, summary.statistics,
-                                stop, layer_weights, resume);
+    const integration_settings settings = c.resolved_integration();
+    if (settings.warn && !resume)
+        for (const std::string& warning : configuration_warnings(
+                 c.scheme_id, settings.T, settings.dt, c.scheme_settings().t_switch, settings.kind))
+            settings.warn(warning);
+    summary.outcome =
+        integrate(system, x, settings, observer, summary.statistics, stop, layer_weights, resume);
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;

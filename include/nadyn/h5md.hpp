@@ -2,14 +2,20 @@
 // Trajectory files in the H5MD 1.1 layout (https://www.nongnu.org/h5md/h5md.html).
 //
 //   /h5md                      version = [1, 1]; groups author (name), creator (name, version)
-//   /h5md/modules/nadyn        version of nadyn's file format, what the elements mean
+//   /h5md/modules/nadyn        version of nadyn's file format, what the elements mean, the
+//                              model (equations as text, the scheme's layer, speed divisor and
+//                              radial rate) and the specification it follows (docs/model.md)
 //   /particles/tokens/box      dimension = d, boundary = ["none", ...] (d entries)
 //   /particles/tokens/position {step, time, value (frames, n, d)}  directions theta
 //   /particles/tokens/magnitude {step, time, value (frames, n)}    magnitudes r
-//   /observables/<name>        {step, time, value (frames)}        one per observable
+//   /observables/<name>        {step, time, value (frames)}        one per observable; the
+//                              group and its value carry `description` and `unit` attributes
+//                              (observables.hpp); counts (clusters) are int64
 //   /parameters                every input as an attribute; datasets theta0 (n x d),
 //                              r_initial (n), and Q, K, V (d x d) when not the identity;
 //                              solver statistics and wall time once the run ends
+//   /parameters/descriptions   group: one string attribute per parameter name, saying what
+//                              it means (an attribute cannot carry attributes itself)
 //   /  attribute status        "running", then "complete", "interrupted" or "failed"
 //
 // Every time series is extendible along frames, chunked one frame per chunk (split along
@@ -23,11 +29,21 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nadyn {
 
-inline constexpr int file_format_version = 1;
+// 2: descriptions and units, integer clusters, step_error, the model in the module group.
+inline constexpr int file_format_version = 2;
+// The account of the model the files refer to.
+inline constexpr const char* model_specification = "docs/model.md, version 2";
+inline constexpr const char* parameter_descriptions_group = "descriptions";
+
+// What an observable in a file means (empty strings when the file does not say).
+struct observable_description {
+    std::string description, unit;
+};
 
 namespace detail {
 class hdf5_file;
@@ -65,6 +81,11 @@ class trajectory_writer {
 
     // Attributes of /parameters (may be called again to add or replace entries).
     void write_parameters(const parameter_list& parameters);
+    // What each parameter means: (name, description) pairs written as string attributes of
+    // the group /parameters/descriptions (created on first use, entries replaced). Call it
+    // before the first frame (SWMR mode forbids attribute writes afterwards).
+    void write_parameter_descriptions(
+        const std::vector<std::pair<std::string, std::string>>& descriptions);
     // A row-major rows x cols dataset under /parameters (weights Q, K, V; theta0; r_initial),
     // replacing one of that name. cols == 1 writes a 1-D dataset of length rows (r_initial), which
     // parameter_matrix reads back as rows x 1.
@@ -114,6 +135,11 @@ class trajectory_reader {
     [[nodiscard]] std::vector<double> times() const;
     [[nodiscard]] std::vector<std::string> observable_names() const;
     [[nodiscard]] std::vector<double> observable(const std::string& name) const;
+    // The `description` and `unit` attributes of /observables/<name> (input_error if absent).
+    [[nodiscard]] observable_description describe_observable(const std::string& name) const;
+    // (name, description) of /parameters/descriptions, in creation order (a replaced entry
+    // comes last); empty for files without it.
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> parameter_descriptions() const;
     [[nodiscard]] std::vector<double> positions(std::size_t frame) const;  // n*d
     [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
     // A /parameters dataset, row-major; nullopt if absent. rows/cols receive the shape.

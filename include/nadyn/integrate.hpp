@@ -10,11 +10,23 @@
 //
 // Directions are projected back onto the sphere after every accepted step (MODEL.md
 // section 6). Time of step i is i*dt (not an accumulated sum), the last step ends at T.
+//
+// The model's domain is a finite state with every magnitude r_k > 0 (the speed of pre-ln,
+// mix-ln and peri-ln divides by r_k): an accepted step leaving it is a numerical_fault.
+//
+// Step doubling (rk4, euler): at every frame, from copies of the frame's state, one step of
+// dt and two of dt/2 estimate the local error of a step as (docs/model.md §6)
+//     step_error = max(max |theta_dt - theta_dt/2|, max_k |r_dt - r_dt/2| / r_dt/2) / (2^p - 1)
+// (Richardson, order p = 4 for rk4, 1 for euler). The trajectory is untouched; the
+// estimate is reported to the frame observer, and the first one above step_error_bound is
+// reported once through `warn` with a suggested dt.
+#include "nadyn/diagnostics.hpp"
 #include "nadyn/system.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,6 +46,7 @@ struct integration_settings {
     double rtol = 1e-8;     // dopri5
     double atol = 1e-10;    // dopri5
     std::int64_t every = 1; // a frame every `every` steps (dopri5: every `every * dt` in t)
+    warning_sink warn = {}; // receives the step-error warning (empty: discarded)
 };
 
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
@@ -47,6 +60,12 @@ struct solver_statistics {
     // The step the integrator will try next (dopri5's controller state; dt otherwise), valid
     // during an observer call: what a resumed run needs to continue bit for bit.
     double next_step = 0.0;
+    // The step-doubling estimate of the local error at the current frame (rk4, euler), valid
+    // during an observer call; NaN for dopri5 (controlled by rtol/atol) and layers (the
+    // discrete model has no discretisation error).
+    double step_error = std::numeric_limits<double>::quiet_NaN();
+    // Right-hand side evaluations spent on the estimate (not in rhs_evaluations).
+    std::uint64_t diagnostic_evaluations = 0;
 };
 
 // Where a resumed integration starts: a frame written by an earlier run. The frame itself
@@ -68,16 +87,17 @@ using layer_weights_source = std::function<attention_weights(std::int64_t layer)
 
 enum class integration_outcome { complete, interrupted };
 
-// A NaN or Inf in the state, or an adaptive step below its floor: the message names the
-// time (and the token); the last good frame has been written.
+// A NaN or Inf in the state, a magnitude r_k <= 0, or an adaptive step below its floor:
+// the message names the time (and the token and its value); the last good frame has been
+// written.
 struct numerical_fault : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
 // Integrates x from t = 0 (or from `resume`) to T. `stop` (may be null) is polled before
 // every step: when set, the current state is written as a frame and the outcome is
-// `interrupted`. A non-finite state throws numerical_fault after writing the last good
-// state as a frame.
+// `interrupted`. A state outside the model's domain (non-finite, or a magnitude <= 0) throws
+// numerical_fault after writing the last good state as a frame.
 integration_outcome integrate(attention_system& system, state_type& x,
                               const integration_settings& settings, const frame_observer& observer,
                               solver_statistics& statistics,

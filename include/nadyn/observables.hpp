@@ -20,17 +20,88 @@
 
 namespace nadyn {
 
-inline constexpr std::array<std::string_view, 12> observable_names{
-    "mean_cos", "gap",   "velocity", "variance", "displacement", "r_mean",
-    "r_min",    "r_max", "min_cos",  "clusters", "norm_error",   "step_size"};
+inline constexpr std::array<std::string_view, 13> observable_names{
+    "mean_cos", "gap",     "velocity", "variance",   "displacement", "r_mean",    "r_min",
+    "r_max",    "min_cos", "clusters", "norm_error", "step_size",    "step_error"};
 // norm_error is max_k | ‖theta_k‖ - 1 |, the numerical contract of section 6; step_size is
 // the step the integrator tries next (dopri5's controller state, dt otherwise), which a
-// resumed run needs to continue bit for bit.
+// resumed run needs to continue bit for bit; step_error is the step-doubling estimate of
+// the local error of one fixed step (integrate.hpp; NaN for dopri5 and layers).
+
+// What each observable means, as written into every trajectory file (the `description` and
+// `unit` attributes of /observables/<name>, and `nadyn inspect --describe`). `integer`:
+// stored as int64 (a count), not float64. Time t is continuous depth (one layer = dt).
+struct observable_info {
+    std::string_view name, description, unit;
+    bool integer = false;
+};
+
+inline constexpr std::array<observable_info, 13> observable_table{{
+    {"mean_cos",
+     "mean cosine <theta_k, theta_l> over all pairs k != l of token directions, "
+     "(|S|^2 - n) / (n (n-1)) with S = sum_k theta_k; 1 when all tokens coincide, 0 for "
+     "orthogonal ones (1 for n = 1)",
+     "1"},
+    {"gap",
+     "1 - mean_cos = mean of 1 - <theta_k, theta_l> over k != l, computed as n/(n-1) * variance "
+     "so that it keeps its relative accuracy as the tokens collapse",
+     "1"},
+    {"velocity",
+     "d mean_cos / dt at this state, 2 <S, sum_k d theta_k/dt> / (n (n-1)) from the ODE "
+     "right-hand side (not by differencing frames); with --integrator layers, the ODE's value at "
+     "the layer's state",
+     "1/t"},
+    {"variance",
+     "mean over tokens of |theta_k - m|^2 with m = S / n the (unnormalised) mean direction", "1"},
+    {"displacement",
+     "mean over tokens of the angle between theta_k(t) and theta_k(0), "
+     "2 asin(|theta_k(t) - theta_k(0)| / 2); counts rotations of the whole cloud too",
+     "rad"},
+    {"r_mean", "mean token magnitude r_k (x_k = r_k theta_k)", "r"},
+    {"r_min", "smallest token magnitude r_k; the model needs r_k > 0", "r"},
+    {"r_max", "largest token magnitude r_k", "r"},
+    {"min_cos",
+     "smallest cosine <theta_k, theta_l> over pairs k != l (1: a single point; 1 for n = 1)", "1"},
+    {"clusters",
+     "number of clusters: connected components of the graph joining k and l when "
+     "<theta_k, theta_l> >= 1 - cluster_eps (single linkage; cluster_eps in /parameters)",
+     "count", true},
+    {"norm_error",
+     "max over tokens of | |theta_k| - 1 | after the projection onto the sphere (numerical "
+     "contract: <= 1e-12)",
+     "1"},
+    {"step_size",
+     "the step the integrator tries next: dopri5's controller step (what a resumed run needs to "
+     "continue bit for bit), dt for rk4, euler and layers",
+     "t"},
+    {"step_error",
+     "step-doubling estimate of the local error of one fixed step from this state: "
+     "max(max |theta(dt) - theta(dt/2 twice)|, max_k |r relative difference|) / (2^p - 1), p = 4 "
+     "for rk4, 1 for euler; warned about above 1e-6; NaN for dopri5 (controlled by rtol/atol) and "
+     "layers (no discretisation)",
+     "1"},
+}};
+
+static_assert(
+    [] {
+        for (std::size_t i = 0; i < observable_names.size(); ++i)
+            if (observable_table[i].name != observable_names[i]) return false;
+        return true;
+    }(),
+    "observable_table describes observable_names, in the same order");
+
+// The description of one of observable_names (nullptr for a name nadyn does not define).
+constexpr const observable_info* find_observable_info(std::string_view name) {
+    for (const auto& entry : observable_table)
+        if (entry.name == name) return &entry;
+    return nullptr;
+}
 
 struct frame_observables {
     double mean_cos = 1, gap = 0, velocity = 0, variance = 0, displacement = 0;
     double r_mean = 0, r_min = 0, r_max = 0, min_cos = 1, clusters = 1, norm_error = 0;
     double step_size = 0;
+    double step_error = 0;
     [[nodiscard]] std::vector<double> values() const;
 };
 

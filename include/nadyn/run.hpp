@@ -65,6 +65,8 @@ class simulation {
                     const progress_callback& progress = {}, const resume_point* resume = nullptr);
 
     [[nodiscard]] const run_config& config() const { return m_config; }
+    // Where the run's warnings go (diagnostics.hpp); by default they are discarded.
+    void set_warning_sink(warning_sink sink) { m_config.integration.warn = std::move(sink); }
     [[nodiscard]] const state_type& state() const { return m_state; }
     [[nodiscard]] const attention_weights& weights() const { return m_weights; }
     // The record of the inputs (parameters + provenance) written to /parameters.

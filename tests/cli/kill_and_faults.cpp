@@ -1,7 +1,8 @@
 // Runs that end badly: SIGKILL in SWMR mode leaves every flushed frame readable (by the
 // library, nadyn inspect and h5dump after h5clear), a live file is readable while it grows,
 // a numerical blow-up stops with exit 1 naming time and token and keeps the last good frame,
-// and a write failure (file size limit) is exit 1 with the frames so far readable.
+// a magnitude driven through zero is the same kind of failure, a write failure (file size
+// limit) is exit 1 with the frames so far readable, and rerun stops on SIGINT like simulate.
 #include "cli_support.hpp"
 
 #include "nadyn/h5md.hpp"
@@ -149,12 +150,17 @@ TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uni
 TEST_CASE("a reader holding the file open does not disturb the run") {
     const std::string dir = scratch_dir("kill_and_faults/reader");
     const std::string out = dir + "/held.h5";
-    child_process child(nadyn_path, {"simulate", "--n", "64", "--d", "8", "--T", "5", "--dt",
-                                     "0.01", "--every", "10", "--out", out, "--quiet"});
+    // Long enough (about 2 s) that the reader below opens the file while it is written.
+    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", "40", "--dt",
+                                     "0.01", "--every", "100", "--out", out, "--quiet"});
     REQUIRE(wait_until([&] { return frames_in(out) >= 1; }, std::chrono::seconds(60)));
     run_result finished;
     {
         const nadyn::trajectory_reader held(out); // open until the run has ended
+        // The run was still going when the reader opened it: otherwise this test would
+        // check nothing about a concurrent reader.
+        REQUIRE(held.status() == "running");
+        REQUIRE(held.frame_count() < 41);
         finished = child.wait(std::chrono::seconds(60));
         CHECK(held.frame_count() >= 1);
     }
@@ -162,5 +168,82 @@ TEST_CASE("a reader holding the file open does not disturb the run") {
     CHECK(finished.status == 0);
     const nadyn::trajectory_reader file(out);
     CHECK(file.status() == "complete");
-    CHECK(file.frame_count() == 51);
+    CHECK(file.frame_count() == 41);
+}
+
+TEST_CASE("the README's V = -I example: magnitudes driven through zero fail with exit 1") {
+    const std::string dir = scratch_dir("kill_and_faults/negative_v");
+    const std::string init = dir + "/init.h5", weights = dir + "/weights.h5";
+    const std::string out = dir + "/fromfile.h5";
+    // 32 tokens in d = 4, magnitudes 1 .. 2, and V = -I (Q = K = I): pre-ln's radial rate
+    // <theta_k, A_k> is negative, so r_k reaches zero in finite time.
+    std::vector<double> theta0(32 * 4), r0(32), eye(16, 0.0), minus_eye(16, 0.0);
+    for (std::size_t k = 0; k < 32; ++k) {
+        for (std::size_t c = 0; c < 4; ++c)
+            theta0[k * 4 + c] = std::sin(1.0 + 3.7 * double(k) + 1.3 * double(c)); // spread
+        r0[k] = 1.0 + double(k) / 31.0;
+    }
+    for (std::size_t c = 0; c < 4; ++c) {
+        eye[c * 5] = 1.0;
+        minus_eye[c * 5] = -1.0;
+    }
+    write_h5(init, {{"theta0", {32, 4}, theta0}, {"r0", {32}, r0}});
+    write_h5(weights, {{"Q", {4, 4}, eye}, {"K", {4, 4}, eye}, {"V", {4, 4}, minus_eye}});
+    const run_result r = run_nadyn({"simulate", "--scheme", "pre-ln", "--n", "32", "--d", "4",
+                                    "--init", "file:" + init, "--weights", "file:" + weights, "--T",
+                                    "5", "--out", out, "--quiet"});
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(line_count(r.err) == 1);
+    CHECK(contains(r.err, "left the model's domain (r > 0) at t = "));
+    CHECK(contains(r.err, "magnitude of token "));
+    CHECK(contains(r.err, ": r = -"));
+    const nadyn::trajectory_reader file(out);
+    CHECK(file.status() == "failed");
+    REQUIRE(file.frame_count() >= 2);
+    const auto r_min = file.observable("r_min");
+    CHECK(r_min.back() > 0.0);
+    CHECK(file.times().back() < 5.0);
+    for (double v : file.magnitudes(file.frame_count() - 1))
+        CHECK(v > 0.0);
+
+    // post-ln keeps r = r0: the same inputs run to the end.
+    const run_result post = run_nadyn({"simulate", "--scheme", "post-ln", "--n", "32", "--d", "4",
+                                       "--init", "file:" + init, "--weights", "file:" + weights,
+                                       "--T", "1", "--out", out, "--force", "--quiet"});
+    CHECK(post.status == 0);
+}
+
+TEST_CASE("nadyn rerun interrupted by SIGINT exits 130 and marks the file interrupted") {
+    const std::string dir = scratch_dir("kill_and_faults/rerun_sigint");
+    const std::string first = dir + "/first.h5", again = dir + "/again.h5";
+    const std::vector<std::string> long_run{"--n",  "128",  "--d",  "8",       "--T",
+                                            "1000", "--dt", "0.01", "--every", "20"};
+    // A recorded run to rerun: itself stopped by SIGINT (its parameters still say T = 1000).
+    {
+        std::vector<std::string> args{"simulate"};
+        args.insert(args.end(), long_run.begin(), long_run.end());
+        args.insert(args.end(), {"--out", first, "--quiet"});
+        child_process child(nadyn_path, args);
+        REQUIRE(wait_until([&] { return frames_in(first) >= 2; }, std::chrono::seconds(60)));
+        child.send_signal(SIGINT);
+        const run_result stopped = child.wait(std::chrono::seconds(30));
+        REQUIRE(stopped.status == 130);
+    }
+    child_process child(nadyn_path, {"rerun", first, "--out", again});
+    REQUIRE(wait_until([&] { return frames_in(again) >= 3; }, std::chrono::seconds(60)));
+    child.send_signal(SIGINT);
+    const run_result r = child.wait(std::chrono::seconds(30));
+    INFO(r.err);
+    CHECK(r.signal == 0); // handled, not killed by the signal
+    CHECK(r.status == 130);
+    CHECK(contains(r.out, "interrupted rerun of"));
+    CHECK(contains(r.out, "kept the frames in " + again));
+    const nadyn::trajectory_reader file(again);
+    CHECK(file.status() == "interrupted");
+    CHECK(file.frame_count() >= 3);
+    // The frames before the stop are the recorded run's (same inputs, same arithmetic).
+    const nadyn::trajectory_reader original(first);
+    CHECK(file.positions(1) == original.positions(1));
 }

@@ -8,14 +8,65 @@
 
 using namespace nadyn;
 
+namespace {
+
+// gamma'(0) from the symmetric start, written out here (docs/model.md §3): with n tokens at
+// theta_k = e_k each attends to itself with weight e^beta / (e^beta + n - 1), so
+//   post-ln, sqrt-scaling, mix-ln (t_switch > 0), pre-ln (r0 = 1):  2 / (e^beta + n - 1)
+//   peri-ln (r0 = 1), ngpt (alpha = 1): the same over ‖A‖, i.e. 2 / sqrt(e^{2 beta} + n - 1)
+double expected_initial_velocity(scheme id, double n, double beta) {
+    const double linear = 2.0 / (std::exp(beta) + n - 1.0);
+    const double root = 2.0 / std::sqrt(std::exp(2.0 * beta) + n - 1.0);
+    switch (id) {
+    case scheme::post_ln:
+    case scheme::sqrt_scaling:
+    case scheme::mix_ln:
+    case scheme::pre_ln:
+        return linear;
+    case scheme::peri_ln:
+    case scheme::ngpt:
+        return root;
+    }
+    return 0.0;
+}
+
+// The terminal laws (docs/model.md §3): exponential with rate 2 (post-ln, ngpt), power 3
+// (pre-ln, mix-ln, peri-ln), stretched exponential exp(-4 sqrt t) (sqrt-scaling).
+double expected_terminal_parameter(scheme id) {
+    switch (id) {
+    case scheme::post_ln:
+    case scheme::ngpt:
+        return 2.0;
+    case scheme::pre_ln:
+    case scheme::mix_ln:
+    case scheme::peri_ln:
+        return 3.0;
+    case scheme::sqrt_scaling:
+        return 4.0;
+    }
+    return 0.0;
+}
+
+} // namespace
+
 TEST_CASE("initial-velocity table: scalar ODE and particles match the closed forms to 1e-10") {
-    const auto rows = initial_velocity_table({});
+    const initial_table_settings settings; // n = d = 256, beta = 5, r0 = alpha = 1
+    const auto rows = initial_velocity_table(settings);
     REQUIRE(rows.size() == scheme_table.size());
     for (const auto& row : rows) {
         CAPTURE(info(row.id).name);
+        const double expected = expected_initial_velocity(row.id, 256.0, 5.0);
+        CHECK(row.closed_form == doctest::Approx(expected).epsilon(1e-14));
+        CHECK(std::abs(row.reduced / expected - 1.0) < 1e-10);
+        CHECK(std::abs(row.particles / expected - 1.0) < 1e-10);
         CHECK(row.rel_error_reduced < 1e-10);
         CHECK(row.rel_error_particles < 1e-10);
     }
+    // The two distinct values, as decimal reference numbers.
+    CHECK(expected_initial_velocity(scheme::post_ln, 256, 5) ==
+          doctest::Approx(4.957696482805e-03).epsilon(1e-12));
+    CHECK(expected_initial_velocity(scheme::peri_ln, 256, 5) ==
+          doctest::Approx(1.339855973539e-02).epsilon(1e-12));
     CHECK(initial_table_csv(rows).rfind(
               "scheme,closed_form,reduced,particles,rel_error_reduced,rel_error_particles\n", 0) ==
           0);
@@ -29,10 +80,10 @@ TEST_CASE("terminal-velocity table: fitted laws match theory; the predicted law 
         CAPTURE(info(row.id).name);
         CAPTURE(row.reduced.parameter);
         CAPTURE(row.particles.parameter);
-        // MODEL.md section 3: rate 2, power 3, stretched coefficient 4.
-        CHECK(row.theory == predicted_parameter(row.id));
-        CHECK(std::abs(row.reduced.parameter / row.theory - 1.0) < 0.02);
-        CHECK(std::abs(row.particles.parameter / row.theory - 1.0) < 0.05);
+        const double expected = expected_terminal_parameter(row.id);
+        CHECK(row.theory == expected);
+        CHECK(std::abs(row.reduced.parameter / expected - 1.0) < 0.02);
+        CHECK(std::abs(row.particles.parameter / expected - 1.0) < 0.05);
         CHECK(row.best_reduced == row.law);
         CHECK(row.best_particles == row.law);
         // The windows are where the velocity is well above round-off: several decades.
@@ -64,4 +115,77 @@ TEST_CASE("fits recover the parameters of exact laws") {
     CHECK(rank_laws(t, exp_v, window).front().law == decay_law::exponential);
     CHECK(rank_laws(t, poly_v, window).front().law == decay_law::polynomial);
     CHECK(rank_laws(t, stretched_v, window).front().law == decay_law::stretched);
+}
+
+TEST_CASE("random weights: per-run clustering measures obey the identities they must") {
+    random_table_settings s;
+    s.n = 16;
+    s.d = 16;
+    s.layers = 20; // windows: layer 1, layers 1-5, first 10% = layers 1-2
+    const auto windows = random_speed_windows(s.layers);
+    REQUIRE(windows.size() == 3);
+    CHECK(windows[0].last == 1);
+    CHECK(windows[1].last == 5);
+    CHECK(windows[2].last == 2);
+    CHECK(random_speed_windows(200)[2].last == 20);
+
+    const random_run_result post = random_weights_run(scheme::post_ln, s, 1);
+    const random_run_result pre = random_weights_run(scheme::pre_ln, s, 1);
+    const random_run_result mix = random_weights_run(scheme::mix_ln, s, 1);
+    REQUIRE(post.mean_cos.size() == 21);
+    REQUIRE(post.pair_change.size() == 20);
+    // At r0 = 1 pre-ln's first layer, y = r theta + h A, is post-ln's, y = theta + h A.
+    CHECK(pre.mean_cos[1] == post.mean_cos[1]);
+    CHECK(pre.windows[0].gain == post.windows[0].gain);
+    // mix-ln is post-ln before its switch (t_switch = T/4 = 5 layers).
+    for (std::size_t l = 0; l <= 5; ++l)
+        CHECK(mix.mean_cos[l] == post.mean_cos[l]);
+    // Its first pre-ln layer (layer 5 -> 6) starts from r = 1, so it is post-ln's too; the
+    // next one starts from r = |y| != 1 and differs.
+    CHECK(mix.mean_cos[6] == post.mean_cos[6]);
+    CHECK(mix.mean_cos[7] != post.mean_cos[7]);
+    // The gain is the signed mean change of the pairwise cosines, so it cannot exceed the
+    // mean absolute change; and it is the mean_cos difference over the window.
+    for (const auto* run : {&post, &pre, &mix})
+        for (std::size_t w = 0; w < windows.size(); ++w) {
+            const auto& win = windows[w];
+            CHECK(run->windows[w].pair_change >= std::abs(run->windows[w].gain) - 1e-15);
+            CHECK(run->windows[w].gain ==
+                  doctest::Approx((run->mean_cos[win.last] - run->mean_cos[win.first]) /
+                                  double(win.last - win.first))
+                      .epsilon(1e-12));
+        }
+    // At r0 = 2 the same layer takes half the relative step: pre-ln no longer equals post-ln.
+    s.r0 = 2.0;
+    CHECK(random_weights_run(scheme::pre_ln, s, 1).mean_cos[1] != post.mean_cos[1]);
+}
+
+TEST_CASE("random weights: verdicts are relative to the median over schemes") {
+    std::vector<random_row> rows;
+    // gains of layer 1 / 1-5 / first 10%: post-ln at the median, peri-ln 3x it, pre-ln 1/2.
+    const double gains[][3] = {{1, 1, 1},   {0.5, 0.5, 0.5}, {1, 1, 1},
+                               {3, 2, 1.2}, {3, 3, 3},       {0.1, 0.1, 0.1}};
+    for (std::size_t i = 0; i < scheme_table.size(); ++i) {
+        random_row row{};
+        row.id = scheme_table[i].id;
+        for (double g : gains[i]) {
+            row.gain.push_back({g, 0.0});
+            row.pair_change.push_back({g, 0.0});
+            row.angle.push_back({g, 0.0});
+        }
+        row.collapse_law = decay_law::polynomial;
+        row.collapse_mean = 1.0;
+        row.paper_early = i == 3 ? "fast" : i == 5 ? "-" : "moderate";
+        row.paper_collapse = "slow";
+        rows.push_back(row);
+    }
+    assign_random_verdicts(rows);
+    // Medians over the six: layer 1 (0.1 0.5 1 1 3 3) -> 1; layers 1-5 -> 1; first 10% -> 1.
+    CHECK(rows[0].ours_early == std::vector<std::string>{"moderate", "moderate", "moderate"});
+    CHECK(rows[1].ours_early == std::vector<std::string>{"slow", "slow", "slow"});
+    CHECK(rows[3].ours_early == std::vector<std::string>{"fast", "fast", "moderate"});
+    CHECK(rows[3].verdict == "early agrees over layer 1 and layers 1-5 only; collapse agrees");
+    CHECK(rows[0].verdict == "early agrees in every window; collapse agrees");
+    CHECK(rows[1].verdict == "early disagrees in every window; collapse agrees");
+    CHECK(rows[5].verdict == "n/a (not in the paper's table)");
 }
