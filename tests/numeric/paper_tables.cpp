@@ -29,7 +29,7 @@ TEST_CASE("terminal-velocity table: fitted laws match theory; the predicted law 
         CAPTURE(info(row.id).name);
         CAPTURE(row.reduced.parameter);
         CAPTURE(row.particles.parameter);
-        // MODEL.md section 3: rate 2, power 3, stretched coefficient 4.
+        // docs/model.md §3: rate 2, power 3, stretched coefficient 4.
         CHECK(row.theory == predicted_parameter(row.id));
         CHECK(std::abs(row.reduced.parameter / row.theory - 1.0) < 0.02);
         CHECK(std::abs(row.particles.parameter / row.theory - 1.0) < 0.05);
