@@ -23,7 +23,7 @@ app_commands build_app(CLI::App& app) {
                                                   "observables");
     commands.run[inspect] = add_inspect(*inspect);
     auto* reduced = app.add_subcommand(
-        "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (MODEL.md 3)");
+        "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (docs/model.md §3)");
     commands.run[reduced] = add_reduced(*reduced);
     auto* table = app.add_subcommand(
         "table", "Recompute the paper's tables: initial, terminal, random, or all (results/)");

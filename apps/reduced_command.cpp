@@ -1,4 +1,4 @@
-// nadyn reduced: the scalar ODE of the symmetric orthogonal start (MODEL.md section 3).
+// nadyn reduced: the scalar ODE of the symmetric orthogonal start (docs/model.md §3).
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"

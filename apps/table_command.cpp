@@ -141,7 +141,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             " s. Do not edit by hand: rerun `bash scripts/reproduce.sh` (builds nadyn, then runs "
             "`build/bin/nadyn table all --out-dir results`). The paper is Karagodin, Ge, "
             "Polyanskiy, Rigollet, NeurIPS 2025, arXiv 2510.22026; the formulas are in "
-            "[docs/model.md](../docs/model.md) §3.\n\n";
+            "[docs/model.md §3](../docs/model.md#3-closed-forms-of-the-symmetric-start).\n\n";
     text += "## 1. Initial velocity (`initial_velocity.md`, `initial_velocity.csv`)\n\n";
     text += "Paper's claim: from the symmetric orthogonal start, gamma'(0) = 2/(e^beta + n - 1) "
             "for post-ln, mix-ln and sqrt-scaling, divided by r0 for pre-ln, and "

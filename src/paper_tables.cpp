@@ -433,9 +433,8 @@ std::string initial_table_markdown(const std::vector<initial_row>& rows,
     std::ostringstream out;
     out << "Initial velocity gamma'(0), symmetric orthogonal start (n = d = " << s.n
         << ", beta = " << s.beta << ", r0 = " << s.r0 << ", alpha = " << s.alpha << ")\n\n"
-        << "| scheme | closed form (docs/model.md §3) | scalar ODE | n-particle RHS | rel. error "
-           "ODE | "
-           "rel. error particles |\n|---|---|---|---|---|---|\n";
+        << "| scheme | closed form (docs/model.md §3) | scalar ODE | n-particle RHS | "
+           "rel. error ODE | rel. error particles |\n|---|---|---|---|---|---|\n";
     for (const auto& r : rows)
         out << "| " << info(r.id).name << " | " << sci(r.closed_form) << " | " << sci(r.reduced)
             << " | " << sci(r.particles) << " | " << format("%.1e", r.rel_error_reduced) << " | "

@@ -10,7 +10,7 @@
 
 namespace nadyn::testing {
 
-// theta_k = e_k (n <= d), r_k = r0: the start of MODEL.md section 3.
+// theta_k = e_k (n <= d), r_k = r0: the start of docs/model.md §3.
 inline state_type symmetric_start(std::size_t n, std::size_t d, double r0 = 1.0) {
     initial_state s = make_initial({initial_kind::orthogonal, 0.0, {}}, n, d, 0, r0);
     state_type x(state_size(n, d));

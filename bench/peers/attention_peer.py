@@ -2,7 +2,7 @@
 """The peri-ln particle system in NumPy or PyTorch (CPU), RK4 with projection: a peer
 that nadyn is timed against (bench/compare_peers.py).
 
-Same model, scheme and start as nadyn (MODEL.md sections 1-2, peri-ln, Q = K = V = I):
+Same model, scheme and start as nadyn (docs/model.md §1-2, peri-ln, Q = K = V = I):
 
     A      = softmax(beta theta theta^T) theta          (row-wise, max subtracted)
     along  = <theta_k, A_k>,  norm = ||A_k||

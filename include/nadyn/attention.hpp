@@ -1,5 +1,5 @@
 #pragma once
-// The softmax self-attention kernel (MODEL.md section 1):
+// The softmax self-attention kernel (docs/model.md §1):
 //
 //     w_kj = exp(beta <Q theta_k, K theta_j>) / sum_l exp(beta <Q theta_k, K theta_l>)
 //     A_k  = sum_j w_kj V theta_j        (summed over heads)

@@ -1,5 +1,5 @@
 #pragma once
-// Terminal-velocity laws of MODEL.md section 3 and their least-squares fits.
+// Terminal-velocity laws of docs/model.md §3.5 and their least-squares fits.
 //
 //   exponential  v = C e^{-a t}                  log v           = log C - a t
 //   polynomial   v = C t^{-p}                    log v           = log C - p log t
@@ -23,7 +23,7 @@ inline constexpr std::array<decay_law, 3> decay_laws{decay_law::exponential, dec
 std::string_view to_string(decay_law law);
 // "C e^{-2t}" and the like.
 std::string_view formula(decay_law law);
-// The law MODEL.md predicts for a scheme (ngpt with a constant alpha = 1) and its parameter.
+// The law docs/model.md §3.5 predicts for a scheme (ngpt with alpha = 1) and its parameter.
 decay_law predicted_law(scheme s);
 double predicted_parameter(scheme s);
 

@@ -1,7 +1,7 @@
 #pragma once
 // Initial conditions (the --init flag):
 //   uniform      directions uniform on S^{d-1} (seeded)
-//   orthogonal   theta_k = e_k, the symmetric start of MODEL.md section 3 (needs n <= d)
+//   orthogonal   theta_k = e_k, the symmetric start of docs/model.md §3 (needs n <= d)
 //   cap:EPS      uniform in the spherical cap of angular radius EPS around a random pole
 //   file:PATH    HDF5 dataset theta0 (n x d, rows normalised, a zero row is an error) and
 //                optional r0 (length n, positive)

@@ -5,11 +5,11 @@
 //   dopri5   adaptive Dormand-Prince (rtol, atol); every step ends exactly on an output
 //            time and on the scheme's breakpoint (mix-ln's switch)
 //   euler    explicit Euler, fixed dt
-//   layers   the transformer itself (MODEL.md section 4): the layer formula of each scheme
+//   layers   the transformer itself (docs/model.md §4): the layer formula of each scheme
 //            applied literally with step h = dt, T/dt layers, LN(x) = x / ‖x‖
 //
-// Directions are projected back onto the sphere after every accepted step (MODEL.md
-// section 6). Time of step i is i*dt (not an accumulated sum), the last step ends at T.
+// Directions are projected back onto the sphere after every accepted step (docs/model.md
+// §6). Time of step i is i*dt (not an accumulated sum), the last step ends at T.
 //
 // The model's domain is a finite state with every magnitude r_k > 0 (the speed of pre-ln,
 // mix-ln and peri-ln divides by r_k): an accepted step leaving it is a numerical_fault.

@@ -1,5 +1,5 @@
 #pragma once
-// Observables of one frame (MODEL.md section 5), in O(n d) memory:
+// Observables of one frame (docs/model.md §5), in O(n d) memory:
 //
 //   mean_cos      mean of <theta_k, theta_l> over k != l       = (‖S‖^2 - n) / (n (n-1))
 //   gap           mean of 1 - <theta_k, theta_l> over k != l   = n / (n-1) * variance

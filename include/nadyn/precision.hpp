@@ -1,7 +1,7 @@
 #pragma once
 // The arithmetic of the attention kernel (the --precision flag).
 //
-// double: everything in double precision (the default; MODEL.md's numerical contract).
+// double: everything in double precision (the default; the contract of docs/model.md §6).
 // float: the kernel (logits, softmax, the products with the values) in single precision,
 //   everything else in double: the state, the integrator, the per-token rates, the projection
 //   onto the sphere and the observables. Unit norms then still hold to round-off in double;

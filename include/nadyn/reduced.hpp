@@ -1,5 +1,5 @@
 #pragma once
-// The scalar ODE of the symmetric orthogonal start (MODEL.md section 3): n <= d tokens
+// The scalar ODE of the symmetric orthogonal start (docs/model.md §3): n <= d tokens
 // theta_k(0) = e_k, Q = K = V = I, all r_k(0) = r0. Every pair keeps the same cosine
 // gamma(t); with Z = e^beta + (n-1) e^{beta gamma}:
 //
@@ -42,7 +42,7 @@ struct reduced_rates {
 reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
                           double step_start);
 
-// gamma'(0), the closed forms of MODEL.md section 3 (the paper's initial-velocity table).
+// gamma'(0), the closed forms of docs/model.md §3.4 (the paper's initial-velocity table).
 double initial_velocity_closed_form(const reduced_parameters& p);
 
 struct reduced_sample {

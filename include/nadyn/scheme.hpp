@@ -1,5 +1,5 @@
 #pragma once
-// The six normalisation schemes as speed regulators (MODEL.md section 2):
+// The six normalisation schemes as speed regulators (docs/model.md §2):
 //
 //     d theta_k / dt = P_{theta_k}(A_k) / s_k(t),    P_theta(v) = v - <theta, v> theta
 //     d r_k / dt     = radial rate

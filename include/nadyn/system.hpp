@@ -1,5 +1,5 @@
 #pragma once
-// The ODE right-hand side on (directions, magnitudes), MODEL.md section 2:
+// The ODE right-hand side on (directions, magnitudes), docs/model.md §2:
 //
 //     d theta_k / dt = (A_k - <theta_k, A_k> theta_k) / s_k(t)
 //     d r_k / dt     = radial rate of the scheme

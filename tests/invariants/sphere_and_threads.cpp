@@ -1,4 +1,4 @@
-// Invariants of every run: unit directions at every frame (MODEL.md section 6), results
+// Invariants of every run: unit directions at every frame (docs/model.md §6), results
 // independent of the OpenMP thread count (bitwise), permutation and rotation invariance.
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-// Order of the fixed-step integrators and the accuracy of dopri5 (MODEL.md section 6).
+// Order of the fixed-step integrators and the accuracy of dopri5 (docs/model.md §6).
 #include "test_support.hpp"
 
 #include "nadyn/integrate.hpp"

@@ -1,5 +1,5 @@
-// gamma'(0) from the n-particle right-hand side against the closed forms of MODEL.md
-// section 3 and its reference numbers (beta = 5, n = d = 256).
+// gamma'(0) from the n-particle right-hand side against the closed forms of
+// docs/model.md §3 and its reference numbers (beta = 5, n = d = 256).
 #include "test_support.hpp"
 
 #include "nadyn/observables.hpp"
@@ -24,8 +24,8 @@ double particle_initial_velocity(scheme id, std::size_t n, double beta, double r
 
 } // namespace
 
-TEST_CASE("gamma'(0) of every scheme matches the closed form and MODEL.md's reference") {
-    // MODEL.md section 3: beta = 5, n = 256, r0 = alpha = 1.
+TEST_CASE("gamma'(0) of every scheme matches the closed form and docs/model.md §3.6") {
+    // docs/model.md §3.6: beta = 5, n = 256, r0 = alpha = 1.
     const double linear_reference = 4.957696482805e-03;
     const double root_reference = 1.339855973539e-02;
     for (const auto& row : scheme_table) {
@@ -55,7 +55,7 @@ TEST_CASE("gamma'(0) scales as 1/r0 (pre-ln, peri-ln) and alpha (ngpt)") {
             }
         }
     }
-    // The closed forms themselves, written out (MODEL.md's table) at n = 16, beta = 2.
+    // The closed forms themselves, written out (docs/model.md §3.4) at n = 16, beta = 2.
     const double e = std::exp(2.0), r0 = 3.0, alpha = 2.0;
     auto closed = [&](scheme id) {
         return initial_velocity_closed_form({{id, alpha, 1.0}, 16.0, 2.0, r0});

@@ -1,4 +1,4 @@
-// The discrete transformer (MODEL.md section 4): its layers are the schemes' formulas, and
+// The discrete transformer (docs/model.md §4): its layers are the schemes' formulas, and
 // as the step h -> 0 it converges to the ODE at order 1.
 #include "test_support.hpp"
 

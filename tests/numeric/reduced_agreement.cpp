@@ -1,5 +1,5 @@
-// The n-particle system from the symmetric start against the scalar gamma ODE of MODEL.md
-// section 3, for every scheme, over the whole horizon (numerical contract, section 6).
+// The n-particle system from the symmetric start against the scalar gamma ODE of
+// docs/model.md §3, for every scheme, over the whole horizon (numerical contract, §6).
 #include "test_support.hpp"
 
 #include "nadyn/integrate.hpp"
@@ -79,7 +79,7 @@ TEST_CASE("scalar ODE follows the gap far below round-off of gamma") {
     const auto s = integrate_reduced(p, {30.0, 40.0});
     CHECK(s[1].u > 0.0);
     CHECK(s[1].u < 1e-25);
-    // The terminal rate: u'/u -> -2 (MODEL.md section 3, exponential law).
+    // The terminal rate: u'/u -> -2 (docs/model.md §3.5, exponential law).
     CHECK(std::log(s[0].u / s[1].u) / 10.0 == doctest::Approx(2.0).epsilon(1e-6));
 }
 

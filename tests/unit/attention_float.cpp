@@ -149,7 +149,7 @@ TEST_CASE("float kernel: 1, 2 and 3 threads give bitwise the same result") {
 }
 
 TEST_CASE("float run: gamma'(0) within the float budget of the closed form, norms exact") {
-    // MODEL.md section 3 at beta = 5, n = d = 256: the closed forms, which the double path
+    // docs/model.md §3 at beta = 5, n = d = 256: the closed forms, which the double path
     // meets to 1e-10 (tests/numeric/initial_velocity.cpp).
     for (const auto& row : scheme_table) {
         CAPTURE(row.name);

@@ -158,7 +158,7 @@ TEST_CASE("random weights: entries of variance 1/d, per-layer draws differ and r
     CHECK(make_weights(weights_spec::parse("identity"), d, 1).is_identity());
 }
 
-TEST_CASE("scheme rates follow the table of MODEL.md section 2") {
+TEST_CASE("scheme rates follow the table of docs/model.md §2") {
     const double t = 4.0, r = 2.5, along = 0.6, norm = 0.8;
     auto at = [&](scheme id, double step_start = 4.0) {
         return rates({id, 0.5, 3.0}, t, step_start, r, along, norm);
