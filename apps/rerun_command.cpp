@@ -71,7 +71,8 @@ command add_rerun(CLI::App& app) {
         if (!o->force && std::filesystem::exists(o->out))
             throw input_error("output file '" + o->out +
                               "' already exists; pass --force to overwrite it");
-        run.set_warning_sink([](const std::string& warning) { std::cerr << warning << '\n'; });
+        run.set_warning_sink(
+            [](const std::string& warning) { std::cerr << "nadyn: " << warning << '\n'; });
         std::signal(SIGINT, request_rerun_stop);
         std::signal(SIGTERM, request_rerun_stop);
         const run_summary summary = run.run_to_file(o->out, o->force, &rerun_stop_requested);

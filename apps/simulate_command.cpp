@@ -102,6 +102,9 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     if (!o.out.empty())
         throw input_error("--resume appends to its FILE; --out cannot be combined with it");
     simulation run = simulation::from_file(o.resume);
+    run.set_warning_sink([](const std::string& warning) {
+        std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
+    });
     const run_config given = to_config();
     const std::vector<std::string> names = o.given();
     check_resume_agreement(run.config(), given, names, o.resume);
@@ -178,6 +181,9 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         if (resume_option->count() > 0) return resume(*o, to_config);
         const run_config c = to_config();
         simulation run(c); // validates and reads every input file before any output exists
+        run.set_warning_sink([](const std::string& warning) {
+            std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
+        });
         std::string path = o->out;
         if (path.empty())
             path = reserve_output_name(c, ".");

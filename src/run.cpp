@@ -1,6 +1,7 @@
 #include "nadyn/run.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/parameter_registry.hpp"
 #include "nadyn/version.hpp"
 
 #include <omp.h>
@@ -200,9 +201,43 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     return summary;
 }
 
+std::vector<std::pair<std::string, std::string>> parameter_descriptions() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const parameter_spec& spec : parameter_registry()) {
+        std::string text(spec.description);
+        if (!spec.unit.empty()) text += " [" + std::string(spec.unit) + "]";
+        if (spec.type == value_type::switch_) text += " (1: yes, 0: no)";
+        out.emplace_back(std::string(spec.name), text);
+    }
+    const std::pair<const char*, const char*> provenance[] = {
+        {"command_line", "the command line that made the file"},
+        {"nadyn_version", "version of nadyn that wrote the file"},
+        {"git_commit", "git commit nadyn was built from (-dirty: with local changes)"},
+        {"compiler", "compiler that built nadyn"},
+        {"compiler_flags", "compiler flags of the build (bitwise reruns need the same flags)"},
+        {"build_type", "CMake build type"},
+        {"started", "UTC time the run started"},
+        {"finished", "UTC time the run ended"},
+        {"resumed", "UTC time of the last --resume"},
+        {"rhs_evaluations", "right-hand-side evaluations of the integrator"},
+        {"accepted_steps", "accepted steps (or layers)"},
+        {"rejected_steps", "steps dopri5 rejected"},
+        {"wall_time_seconds", "wall-clock seconds of the run"},
+        {"frames", "frames in the file"},
+        {"theta0", "initial directions theta_k(0), n x d"},
+        {"r_initial", "initial magnitudes r_k(0), n"},
+        {"Q", "query matrix of the attention, d x d (absent: identity)"},
+        {"K", "key matrix of the attention, d x d (absent: identity)"},
+        {"V", "value matrix of the attention, d x d (absent: identity)"}};
+    for (const auto& [name, text] : provenance)
+        out.emplace_back(name, text);
+    return out;
+}
+
 void simulation::write_header(trajectory_writer& writer) const {
     const run_config& c = m_config;
     writer.write_parameters(parameters());
+    writer.write_parameter_descriptions(parameter_descriptions());
     writer.write_parameter_matrix("theta0", c.n, c.d, m_theta_initial.data());
     writer.write_parameter_matrix("r_initial", c.n, 1, m_r_initial.data());
     if (c.weights.kind == weights_kind::random || c.weights.kind == weights_kind::file) {

@@ -93,6 +93,10 @@ class simulation {
 // file; the caller then writes it with overwrite = true.
 std::string reserve_output_name(const run_config& config, const std::string& directory = ".");
 
+// What every /parameters entry of a trajectory file means: the registry's descriptions (with
+// units) and the provenance and statistics entries; written to /parameters/descriptions.
+std::vector<std::pair<std::string, std::string>> parameter_descriptions();
+
 // Refuses an output path that is empty, a directory, or (unless overwrite) an existing file,
 // with a message that says which.
 void check_output_path(const std::string& path, bool overwrite);

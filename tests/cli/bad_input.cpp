@@ -445,3 +445,17 @@ TEST_CASE("a misspelled flag gets the closest valid flag and the command's --hel
     }
     CHECK(list_files(dir).empty());
 }
+
+TEST_CASE("nadyn simulate warns on stderr when mix-ln's switch lies beyond T") {
+    const std::string dir = scratch_dir("bad_input/warnings");
+    const run_result r = run_nadyn({"simulate", "--scheme", "mix-ln", "--T", "0.5", "--t-switch",
+                                    "2", "--n", "8", "--out", "w.h5", "--quiet"},
+                                   in_dir(dir));
+    CHECK(r.status == 0);
+    CHECK(contains(r.err, "nadyn: warning: mix-ln switches at t_switch = 2"));
+    const run_result quiet = run_nadyn(
+        {"simulate", "--scheme", "mix-ln", "--T", "0.5", "--n", "8", "--out", "q.h5", "--quiet"},
+        in_dir(dir));
+    CHECK(quiet.status == 0);
+    CHECK(!contains(quiet.err, "warning"));
+}

@@ -175,3 +175,20 @@ TEST_CASE("output names are reserved atomically, and bad output paths name the p
                          doctest::Contains("already exists; pass --force"), input_error);
     CHECK_NOTHROW(check_output_path(names.front(), true));
 }
+
+TEST_CASE("a trajectory file describes every parameter the registry records") {
+    const auto dir = fresh_dir("descriptions");
+    run_config c;
+    c.n = 4;
+    c.integration.T = 0.1;
+    const std::string path = (dir / "run.h5").string();
+    simulation(c).run_to_file(path, false);
+    const trajectory_reader file(path);
+    const auto descriptions = file.parameter_descriptions();
+    for (const auto& [name, value] : file.parameters().entries()) {
+        bool described = false;
+        for (const auto& [key, text] : descriptions)
+            described = described || (key == name && !text.empty());
+        CHECK_MESSAGE(described, name);
+    }
+}
