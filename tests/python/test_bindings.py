@@ -391,3 +391,23 @@ def test_initial_table_rows(cli):
         nadyn.table("final")
     with pytest.raises(TypeError, match="valid keywords: alpha, beta, n, r0"):
         nadyn.table("initial", temperature=1)
+
+
+def test_positions_none_and_threads():
+    t = nadyn.simulate(n=6, T=0.5, positions="none", threads=1)
+    assert t.ys is None and t.r.shape == (len(t), 6)
+    assert t.parameters["threads"] == 1  # the run's own thread count, set where it runs
+    assert "theta" not in t.to_xarray()
+    full = nadyn.simulate(n=6, T=0.5)
+    assert full.r.tobytes() == t.r.tobytes()  # results do not depend on the thread count
+
+
+def test_import_works_without_the_compiled_module(tmp_path):
+    code = ("import sys; sys.modules['nadyn._core'] = None\n"
+            "import nadyn\n"
+            "assert not nadyn.has_core and not hasattr(nadyn, 'simulate')\n"
+            "print(nadyn.closed_forms.initial_velocity('post-ln', 8, 0.0))")
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    result = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == 0.25
