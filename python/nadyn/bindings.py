@@ -111,9 +111,10 @@ def _simulate_doc() -> str:
     lines = [
         "Runs one simulation, as `nadyn simulate` does, and returns a Trajectory.",
         "",
-        "Every keyword is a flag of `nadyn simulate` (same name with '_' for '-', same",
-        "default); values are ints, floats, strs or bools. Bad values raise ValueError with",
-        "the command line's message; unknown keywords raise TypeError.",
+        "Every keyword is a flag of `nadyn simulate` with the same default (the name with",
+        "'_' for '-'; swmr=False is --no-swmr); values are ints, floats, strs or bools. Bad",
+        "values raise ValueError with the command line's message; unknown keywords raise",
+        "TypeError.",
         "",
         "Keywords:",
     ]
