@@ -244,7 +244,7 @@ def _interrupt_after(seconds):
 def test_sigint_raises_keyboard_interrupt_promptly_and_keeps_the_frames(tmp_path, to_file):
     path = tmp_path / "long.h5" if to_file else None
     start = time.monotonic()
-    timer = _interrupt_after(0.3)
+    timer = _interrupt_after(0.5)
     try:
         with pytest.raises(KeyboardInterrupt) as error:
             # About a minute of work at full speed: it is running when the signal comes.
@@ -252,7 +252,7 @@ def test_sigint_raises_keyboard_interrupt_promptly_and_keeps_the_frames(tmp_path
     finally:
         timer.cancel()
     elapsed = time.monotonic() - start
-    assert elapsed < 5.0
+    assert elapsed < 5.0  # the signal came at 0.5 s; the run stops at its next step
     t = error.value.trajectory
     assert t.status == "interrupted"
     assert len(t) >= 1 and t.ts[-1] < 1e4
@@ -317,7 +317,7 @@ def test_sweep_sigint_raises_keyboard_interrupt(tmp_path):
     big = {"run": {"n": 128, "d": 16, "T": 200.0, "positions": "none"}, "sweep": {"seed": {"range": [1, 8]}}}
     out = tmp_path / "sweep.h5"
     start = time.monotonic()
-    timer = _interrupt_after(0.3)
+    timer = _interrupt_after(0.5)
     try:
         with pytest.raises(KeyboardInterrupt) as error:
             nadyn.sweep(big, out=out, jobs=1)
