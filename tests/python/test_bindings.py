@@ -379,14 +379,21 @@ def test_reduced_equals_the_clis_scalar_ode(cli):
 def test_initial_table_rows(cli):
     rows = nadyn.table("initial", n=16, beta=2.0)
     assert [row["scheme"] for row in rows] == SCHEMES
-    csv = cli_run(cli, "table", "initial", "--n", "16", "--beta", "2", "--format", "csv").stdout
-    for row in rows:
+    csv = cli_run(cli, "table", "initial", "--n", "16", "--beta", "2", "--format", "csv").stdout.splitlines()
+    assert csv[0] == ",".join(rows[0])  # the same columns, in the same order
+    for row, line in zip(rows, csv[1:], strict=True):
+        # The CLI's CSV prints 13 significant digits (4 for the errors).
+        assert line == ",".join([row["scheme"]] + [f"{row[key]:.12e}" for key in ("closed_form", "reduced", "particles")]
+                                + [f"{row[key]:.3e}" for key in ("rel_error_reduced", "rel_error_particles")])
         assert row["closed_form"] == pytest.approx(
             nadyn._core.closed_forms.initial_velocity(row["scheme"], 16, 2.0), rel=1e-15)
         assert row["rel_error_reduced"] < 1e-10 and row["rel_error_particles"] < 1e-10
-        assert f"{row['scheme']}," in csv
     sweep = nadyn.table("initial-beta", n=8, betas=[0.0, 1.0])
     assert len(sweep) == 2 * len(SCHEMES)
+    for point in sweep:
+        closed = nadyn._core.closed_forms.initial_velocity(point["scheme"], 8, point["beta"])
+        assert point["closed_form"] == pytest.approx(closed, rel=1e-15)
+        assert point["particles"] == pytest.approx(closed, rel=1e-10)
     with pytest.raises(ValueError, match="valid tables"):
         nadyn.table("final")
     with pytest.raises(TypeError, match="valid keywords: alpha, beta, n, r0"):
