@@ -1,6 +1,7 @@
 """nadyn from Python: read trajectory and sweep files as xarray Datasets, and plot them.
 
     import nadyn
+    t = nadyn.simulate(scheme="pre-ln", n=32, T=10)   # compiled bindings: a Trajectory
     ds = nadyn.open("run.h5")          # xarray.Dataset: dims time, token, dim
     ds.mean_cos.plot()
     import nadyn.plot
@@ -24,6 +25,10 @@ except ImportError:
     has_core = False
 else:
     has_core = True
+    from .bindings import NumericalFault, parameters, reduced, simulate, sweep, table
+    from .trajectory import Trajectory
+
+    __all__ += ["simulate", "sweep", "reduced", "table", "parameters", "Trajectory", "NumericalFault"]
     for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
         if _name not in globals():
             globals()[_name] = getattr(_core, _name)

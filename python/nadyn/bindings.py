@@ -1,0 +1,312 @@
+"""nadyn.simulate, nadyn.sweep, nadyn.reduced and nadyn.table: the library, called from Python.
+
+The keywords of ``simulate`` are generated from the library's parameter registry (the table
+behind ``nadyn simulate``'s flags): same names, same defaults, same checks and the same
+one-line error messages. The computations run without the GIL on a worker thread; Ctrl-C
+(SIGINT) stops a run at its next step, keeps the frames written so far, and raises
+KeyboardInterrupt (with the partial result as the exception's ``trajectory`` or
+``dataset`` attribute).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import os
+import shutil
+import tempfile
+import warnings
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from . import _core
+from .trajectory import Trajectory
+
+__all__ = ["simulate", "sweep", "reduced", "table", "parameters", "NumericalFault", "experiment_toml"]
+
+NumericalFault = _core.NumericalFault
+NumericalFault.__doc__ = (
+    "A run left the model's domain (NaN, Inf, magnitude <= 0). The file keeps the last good "
+    "frame with status 'failed'; the exception's `trajectory` holds the frames so far."
+)
+
+_REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.parameters())
+_ROWS: dict[str, dict[str, Any]] = {row["name"]: row for row in _REGISTRY}
+_OWN_KEYWORDS = ("out", "force")
+
+
+def parameters() -> list[dict[str, Any]]:
+    """The parameter registry: one dict per input of a run (name, flag, type, default as
+    text, help, description, unit, ...), in the order of ``nadyn simulate --help``."""
+    return [dict(row) for row in _REGISTRY]
+
+
+def _default(row: Mapping[str, Any]) -> Any:
+    """The registry's default text as a Python value (None: resolved from other inputs)."""
+    text, kind = row["default"], row["type"]
+    if text == "":
+        return None
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "switch":
+        return text == "1"
+    return text
+
+
+def _text(name: str, value: Any) -> str:
+    """A keyword's value as the text the registry parses: ints exactly, floats by their
+    shortest round-tripping repr (17 significant digits at most), switches as 1/0."""
+    kind = _ROWS[name]["type"]
+    if isinstance(value, (bool, np.bool_)):
+        return ("1" if value else "0") if kind == "switch" else str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return float.__repr__(float(value))
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"simulate(): {name} must be an int, float, str or bool, got {type(value).__name__}")
+
+
+def _call_text(kwargs: Mapping[str, Any]) -> str:
+    return "nadyn.simulate(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
+
+
+def simulate(**kwargs: Any) -> Trajectory:
+    # The signature and docstring are set below from the registry.
+    out = kwargs.pop("out", None)
+    force = bool(kwargs.pop("force", False))
+    valid = ", ".join([*_ROWS, *_OWN_KEYWORDS])
+    for name in kwargs:
+        if name not in _ROWS:
+            raise TypeError(f"simulate() got an unexpected keyword argument '{name}'; valid keywords: {valid}")
+    values = {name: _text(name, value) for name, value in kwargs.items() if value is not None}
+    call = dict(kwargs, **({"out": out} if out is not None else {}))
+    result = _core._simulate(values, None if out is None else os.fspath(out), force, _call_text(call))
+    trajectory = Trajectory._from_result(result)
+    if result["fault"]:
+        fault = NumericalFault(result["fault"])
+        fault.trajectory = trajectory
+        raise fault
+    if result["signal"] is not None:
+        interrupt = result["signal"]
+        interrupt.trajectory = trajectory
+        raise interrupt
+    return trajectory
+
+
+def _simulate_signature() -> inspect.Signature:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter(row["name"], keyword, default=_default(row)) for row in _REGISTRY]
+    parameters.append(inspect.Parameter("out", keyword, default=None))
+    parameters.append(inspect.Parameter("force", keyword, default=False))
+    return inspect.Signature(parameters, return_annotation=Trajectory)
+
+
+def _simulate_doc() -> str:
+    lines = [
+        "Runs one simulation, as `nadyn simulate` does, and returns a Trajectory.",
+        "",
+        "Every keyword is a flag of `nadyn simulate` with the same default (the name with",
+        "'_' for '-'; swmr=False is --no-swmr); values are ints, floats, strs or bools. Bad",
+        "values raise ValueError with the command line's message; unknown keywords raise",
+        "TypeError.",
+        "",
+        "Keywords:",
+    ]
+    for row in _REGISTRY:
+        default = _default(row)
+        shown = "resolved from other inputs" if default is None else repr(default)
+        unit = f" [{row['unit']}]" if row["unit"] else ""
+        lines.append(f"    {row['name']} ({row['type']}, default {shown}){unit}: {row['help']}.")
+        lines.append(f"        {row['description']}")
+    lines += [
+        "    out (str or path, default None): also write the H5MD file there, the file",
+        "        `nadyn simulate --out` writes (its datasets equal bit for bit).",
+        "    force (bool, default False): overwrite `out`; run even if the memory estimate",
+        "        exceeds the memory available now.",
+        "",
+        "Ctrl-C stops the run at its next step and raises KeyboardInterrupt; the file keeps",
+        "the frames so far (status 'interrupted') and the exception's `trajectory` holds",
+        "them. A numerical fault raises nadyn.NumericalFault (the file: status 'failed').",
+    ]
+    return "\n".join(lines)
+
+
+simulate.__signature__ = _simulate_signature()  # type: ignore[attr-defined]
+simulate.__doc__ = _simulate_doc()
+
+
+# ---- sweeps -------------------------------------------------------------------------------
+
+def _toml_key(key: str) -> str:
+    if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
+        return key
+    return _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    escaped = []
+    for c in text:
+        if c == '"':
+            escaped.append('\\"')
+        elif c == "\\":
+            escaped.append("\\\\")
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            escaped.append(f"\\u{ord(c):04x}")
+        else:
+            escaped.append(c)
+    return '"' + "".join(escaped) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return float.__repr__(x)
+    if isinstance(value, (str, os.PathLike)):
+        return _toml_string(os.fspath(value))
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, Iterable):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} in an experiment")
+
+
+def experiment_toml(experiment: Mapping[str, Any]) -> str:
+    """An experiment given as a dict ({"run": {...}, "sweep": {...}}) as the TOML text of an
+    experiment file (README, "Sweeps"): tables of scalars, lists and inline tables."""
+    roots, tables = [], []
+    for key, value in experiment.items():
+        if isinstance(value, Mapping):
+            tables.append(f"[{_toml_key(str(key))}]")
+            tables += [f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items()]
+            tables.append("")
+        else:
+            roots.append(f"{_toml_key(str(key))} = {_toml_value(value)}")
+    return "\n".join(roots + ([""] if roots else []) + tables)
+
+
+def sweep(
+    experiment: str | os.PathLike | Mapping[str, Any],
+    out: str | os.PathLike | None = None,
+    overrides: Iterable[str] | Mapping[str, Any] = (),
+    jobs: int = 0,
+    force: bool = False,
+):
+    """Runs an experiment (`nadyn sweep`) and returns its xarray Dataset, loaded.
+
+    experiment  an experiment file's path, or a dict {"run": {...}, "sweep": {...}} with the
+                file's tables (e.g. {"run": {"scheme": "pre-ln", "n": 32},
+                "sweep": {"beta": {"linspace": [0.5, 8, 16]}, "seed": {"range": [1, 4]}}})
+    out         the sweep file to write (None: a temporary file, removed once read)
+    overrides   "table.key=value" strings (--set), or a dict {"run.n": 64}
+    jobs        runs side by side (0: chosen from the runs' size and the cores)
+    force       overwrite `out`
+
+    Failed runs are recorded (status 3) and reported with a warning. Ctrl-C stops the sweep,
+    keeps the finished runs and raises KeyboardInterrupt with the Dataset as `dataset`.
+    """
+    from .io import open as open_file
+
+    if isinstance(overrides, Mapping):
+        overrides = [f"{key}={_toml_value(value)}" for key, value in overrides.items()]
+    overrides = [str(item) for item in overrides]
+    if isinstance(experiment, Mapping):
+        text, source = experiment_toml(experiment), "<dict>"
+    else:
+        text, source = None, os.fspath(experiment)
+    directory = None
+    if out is None:
+        directory = tempfile.mkdtemp(prefix="nadyn-sweep-")
+        path = os.path.join(directory, "sweep.h5")
+    else:
+        path = os.fspath(out)
+    try:
+        summary = _core._sweep(text, source, overrides, path, int(jobs), bool(force))
+        dataset = open_file(path)
+    finally:
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+    if directory is not None:
+        dataset.attrs.pop("file", None)
+    if summary["failed"]:
+        warnings.warn(
+            f"nadyn.sweep: {summary['failed']} of {summary['runs']} runs failed (status 3); "
+            f"the first: {summary['first_failure']}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if summary["signal"] is not None:
+        interrupt = summary["signal"]
+        interrupt.dataset = dataset
+        raise interrupt
+    return dataset
+
+
+# ---- the scalar ODE and the paper's tables -------------------------------------------------
+
+def reduced(
+    scheme: str = "peri-ln",
+    n: float = 256,
+    beta: float = 5.0,
+    *,
+    r0: float = 1.0,
+    alpha: float = 1.0,
+    t_switch: float | None = None,
+    T: float = 30.0,
+    samples: int = 100,
+    spacing: str = "linear",
+    rtol: float = 1e-13,
+    times: Iterable[float] | None = None,
+) -> dict[str, np.ndarray]:
+    """The scalar ODE of the symmetric orthogonal start (`nadyn reduced`, docs/model.md §3):
+    n tokens at theta_k = e_k, Q = K = V = I; every pairwise cosine is gamma(t).
+
+    Returns arrays t, gamma, gap (1 - gamma, accurate down to 1e-300), velocity (gamma')
+    and r. The samples are those of `nadyn reduced` (t = 0, then `samples` times up to T,
+    linear or log spaced from 1e-3 T), or `times` when given (sorted, >= 0).
+    t_switch: mix-ln's switch time (default 0.25 T).
+    """
+    if times is None:
+        if not (isinstance(samples, numbers.Integral) and 1 <= samples <= 10_000_000):
+            raise ValueError("samples must be in 1 .. 10^7")
+        if spacing not in ("linear", "log"):
+            raise ValueError(f"unknown spacing '{spacing}'; valid choices: linear, log")
+        if not (math.isfinite(T) and T > 0.0):
+            raise ValueError("T must be a finite number > 0")
+        fractions = [i / samples for i in range(1, samples + 1)]
+        if spacing == "linear":
+            times = [0.0] + [f * T for f in fractions]
+        else:
+            times = [0.0] + [T * math.pow(1e-3, 1.0 - f) for f in fractions]
+    switch = 0.25 * T if t_switch is None else float(t_switch)
+    return _core._reduced(scheme, float(n), float(beta), float(r0), float(alpha), switch,
+                          [float(t) for t in times], float(rtol))
+
+
+def table(name: str, **settings: Any) -> list[dict[str, Any]]:
+    """One of the paper's tables, recomputed (`nadyn table`), as a list of rows (dicts).
+
+    "initial"       gamma'(0): closed form, scalar ODE and particles (n, beta, r0, alpha)
+    "initial-beta"  gamma'(0) against beta (betas=[...], default 0, 0.5, .., 10; n, r0, alpha)
+    "terminal"      fitted terminal laws (n_reduced, beta_reduced, n, d, beta, cap, seed, r0,
+                    alpha, t_switch)
+    "random"        random per-layer weights on the discrete transformer (n, d, layers,
+                    beta, h, r0, alpha, seeds); minutes at the defaults
+    Settings default to `nadyn table`'s.
+    """
+    return _core._table(name, **settings)

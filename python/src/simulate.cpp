@@ -1,0 +1,215 @@
+// nadyn._core._simulate: one run from the registry's parameters, in memory or to a file.
+#include "common.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
+#include "nadyn/parameter_registry.hpp"
+#include "nadyn/run.hpp"
+
+#include <pybind11/stl.h>
+
+#include <array>
+#include <optional>
+
+namespace nadyn::python {
+
+namespace {
+
+// What a run produced, gathered on the worker thread (no Python objects there).
+struct run_result {
+    std::vector<double> times;
+    std::vector<std::int64_t> steps;
+    std::vector<double> positions;  // frames * n * d, empty without positions
+    std::vector<double> magnitudes; // frames * n
+    std::vector<std::vector<double>> observables{observable_names.size()};
+    std::vector<std::pair<std::string, std::vector<double>>> matrices; // theta0, r_initial, Q..
+    std::vector<std::array<std::size_t, 2>> matrix_shapes;
+    parameter_list parameters;
+    std::string status = "complete";
+    std::string fault; // numerical_fault's message when status is "failed"
+    std::size_t n = 0, d = 0;
+    bool has_positions = false;
+};
+
+py::object to_python(const parameter_value& value) {
+    return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+}
+
+// The /parameters record of an in-memory run: the inputs and provenance a file records,
+// then the file's statistics.
+void record_statistics(parameter_list& p, const run_summary& s) {
+    p.set("rhs_evaluations", static_cast<std::int64_t>(s.statistics.rhs_evaluations));
+    p.set("accepted_steps", static_cast<std::int64_t>(s.statistics.accepted_steps));
+    p.set("rejected_steps", static_cast<std::int64_t>(s.statistics.rejected_steps));
+    p.set("wall_time_seconds", s.wall_seconds);
+    p.set("frames", static_cast<std::int64_t>(s.frames));
+}
+
+void read_back(const std::string& path, run_result& result) {
+    const trajectory_reader file(path);
+    result.status = file.status();
+    result.parameters = file.parameters();
+    result.has_positions = file.has_positions();
+    const std::size_t frames = file.frame_count();
+    result.times = file.times();
+    result.steps = file.steps();
+    result.times.resize(frames);
+    result.steps.resize(frames);
+    for (std::size_t i = 0; i < observable_names.size(); ++i) {
+        result.observables[i] = file.observable(std::string(observable_names[i]));
+        result.observables[i].resize(frames);
+    }
+    result.magnitudes.reserve(frames * result.n);
+    if (result.has_positions) result.positions.reserve(frames * result.n * result.d);
+    for (std::size_t f = 0; f < frames; ++f) {
+        const auto r = file.magnitudes(f);
+        result.magnitudes.insert(result.magnitudes.end(), r.begin(), r.end());
+        if (result.has_positions) {
+            const auto theta = file.positions(f);
+            result.positions.insert(result.positions.end(), theta.begin(), theta.end());
+        }
+    }
+    for (const char* name : {"theta0", "r_initial", "Q", "K", "V"}) {
+        std::size_t rows = 0, cols = 0;
+        if (auto m = file.parameter_matrix(name, &rows, &cols)) {
+            result.matrices.emplace_back(name, std::move(*m));
+            result.matrix_shapes.push_back({rows, cols});
+        }
+    }
+}
+
+// The initial state and the weights as the file records them (simulation::write_header).
+void record_matrices(const simulation& run, run_result& result) {
+    const run_config& c = run.config();
+    const state_type& start = run.state();
+    const auto nd = static_cast<std::ptrdiff_t>(c.n * c.d);
+    result.matrices.emplace_back("theta0", std::vector<double>(start.begin(), start.begin() + nd));
+    result.matrix_shapes.push_back({c.n, c.d});
+    result.matrices.emplace_back("r_initial", std::vector<double>(start.begin() + nd, start.end()));
+    result.matrix_shapes.push_back({c.n, 1});
+    if (c.weights.kind == weights_kind::random || c.weights.kind == weights_kind::file) {
+        const attention_head& head = run.weights().heads.front();
+        for (auto [name, m] : {std::pair{"Q", &head.Q}, {"K", &head.K}, {"V", &head.V}}) {
+            if (!m->size()) continue;
+            result.matrices.emplace_back(name,
+                                         std::vector<double>(m->data(), m->data() + m->size()));
+            result.matrix_shapes.push_back({c.d, c.d});
+        }
+    }
+}
+
+// values: registry name -> text (what the command line would have given). Applied in
+// registry order, with the command line's message prefix ("--n 'x': ..."), so a bad value
+// reads exactly as `nadyn simulate` reports it.
+py::dict simulate(const std::map<std::string, std::string>& values, std::optional<std::string> out,
+                  bool force, const std::string& command_line) {
+    for (const auto& [name, text] : values)
+        if (!find_parameter(name))
+            throw py::type_error("simulate() got an unexpected keyword argument '" + name +
+                                 "'; valid keywords: " + parameter_names() + ", out, force");
+    run_config config;
+    for (const parameter_spec& spec : parameter_registry()) {
+        const auto given = values.find(std::string(spec.name));
+        if (given == values.end()) continue;
+        try {
+            spec.assign(config, given->second);
+        } catch (const input_error& e) {
+            throw input_error(std::string(spec.flag) + " '" + given->second + "': " + e.what());
+        }
+    }
+    config.ignore_memory_estimate = force;
+    config.command_line = command_line;
+    if (out && out->empty())
+        throw input_error("out needs a file name (or None for a run kept in memory)");
+
+    run_result result;
+    result.n = config.n;
+    result.d = config.d;
+    py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
+        // Built here, on the thread that runs it: the constructor sets the OpenMP thread
+        // count (`threads`) for the calling thread.
+        simulation run(config);
+        if (out) {
+            check_output_path(*out, force);
+            try {
+                run.run_to_file(*out, true, stop);
+            } catch (const numerical_fault& e) {
+                result.fault = e.what();
+            }
+            read_back(*out, result);
+            return;
+        }
+        const std::size_t n = config.n, d = config.d;
+        result.has_positions = config.positions;
+        run_summary summary;
+        try {
+            summary = run.run(
+                [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {
+                    result.times.push_back(t);
+                    result.steps.push_back(step);
+                    if (result.has_positions)
+                        result.positions.insert(result.positions.end(), x.begin(),
+                                                x.begin() + static_cast<std::ptrdiff_t>(n * d));
+                    const double* r = magnitudes(x, n, d);
+                    result.magnitudes.insert(result.magnitudes.end(), r, r + n);
+                    const std::vector<double> v = o.values();
+                    for (std::size_t i = 0; i < v.size(); ++i)
+                        result.observables[i].push_back(v[i]);
+                },
+                stop);
+            result.status =
+                summary.outcome == integration_outcome::complete ? "complete" : "interrupted";
+        } catch (const numerical_fault& e) {
+            result.fault = e.what();
+            result.status = "failed";
+            summary.frames = result.times.size();
+        }
+        result.parameters = run.parameters();
+        record_statistics(result.parameters, summary);
+        record_matrices(run, result);
+    });
+
+    const auto frames = static_cast<py::ssize_t>(result.times.size());
+    const auto n = static_cast<py::ssize_t>(result.n), d = static_cast<py::ssize_t>(result.d);
+    py::dict answer;
+    answer["ts"] = owning_array(std::move(result.times), {frames});
+    answer["steps"] = owning_array(std::move(result.steps), {frames});
+    answer["ys"] = result.has_positions
+                       ? py::object(owning_array(std::move(result.positions), {frames, n, d}))
+                       : py::object(py::none());
+    answer["r"] = owning_array(std::move(result.magnitudes), {frames, n});
+    py::dict observables;
+    for (std::size_t i = 0; i < observable_names.size(); ++i)
+        observables[py::str(std::string(observable_names[i]))] =
+            owning_array(std::move(result.observables[i]), {frames});
+    answer["observables"] = observables;
+    py::dict matrices;
+    for (std::size_t i = 0; i < result.matrices.size(); ++i) {
+        const auto [rows, cols] = result.matrix_shapes[i];
+        matrices[py::str(result.matrices[i].first)] =
+            owning_array(std::move(result.matrices[i].second),
+                         {static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
+    }
+    answer["matrices"] = matrices;
+    py::dict parameters;
+    for (const auto& [name, value] : result.parameters.entries())
+        parameters[py::str(name)] = to_python(value);
+    answer["parameters"] = parameters;
+    answer["status"] = result.status;
+    answer["fault"] = result.fault;
+    answer["path"] = out ? py::object(py::str(*out)) : py::object(py::none());
+    answer["signal"] = pending;
+    return answer;
+}
+
+} // namespace
+
+void bind_simulate(py::module_& m) {
+    m.def("_simulate", &simulate, py::arg("values"), py::arg("out"), py::arg("force"),
+          py::arg("command_line"),
+          "Runs one simulation (use nadyn.simulate). Returns a dict of arrays and the record; "
+          "'signal' holds the exception a signal handler raised during the run (None if "
+          "none), 'fault' the message of a numerical fault.");
+}
+
+} // namespace nadyn::python

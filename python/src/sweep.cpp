@@ -1,0 +1,50 @@
+// nadyn._core._sweep: an experiment run through the library's sweep engine.
+#include "common.hpp"
+
+#include "nadyn/sweep.hpp"
+
+#include <pybind11/stl.h>
+
+#include <optional>
+
+namespace nadyn::python {
+
+namespace {
+
+// `text` (TOML) labelled `source`, or the file at `path` when text is None: experiment
+// files name their input files relative to themselves, which experiment::load handles.
+py::dict sweep(std::optional<std::string> text, const std::string& source,
+               const std::vector<std::string>& overrides, const std::string& out, int jobs,
+               bool force) {
+    const experiment e =
+        text ? experiment::parse(*text, source, overrides) : experiment::load(source, overrides);
+    sweep_summary summary;
+    py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
+        sweep_options options;
+        options.jobs = jobs;
+        options.stop = stop;
+        options.overwrite = force;
+        summary = run_sweep(e, out, options);
+    });
+    py::dict answer;
+    answer["runs"] = summary.runs;
+    answer["complete"] = summary.complete;
+    answer["interrupted"] = summary.interrupted;
+    answer["failed"] = summary.failed;
+    answer["jobs"] = summary.jobs;
+    answer["wall_seconds"] = summary.wall_seconds;
+    answer["first_failure"] = summary.first_failure;
+    answer["signal"] = pending;
+    return answer;
+}
+
+} // namespace
+
+void bind_sweep(py::module_& m) {
+    m.def("_sweep", &sweep, py::arg("text"), py::arg("source"), py::arg("overrides"),
+          py::arg("out"), py::arg("jobs"), py::arg("force"),
+          "Runs an experiment into the sweep file `out` (use nadyn.sweep). Returns the "
+          "summary; 'signal' holds the exception a signal handler raised (None if none).");
+}
+
+} // namespace nadyn::python

@@ -1,0 +1,208 @@
+// nadyn._core._table: the paper's tables (paper_tables.hpp) as lists of rows.
+#include "common.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/paper_tables.hpp"
+
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <map>
+
+namespace nadyn::python {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw input_error(message);
+}
+
+// A table's settings by keyword: each setter converts and assigns one field; the defaults
+// are the settings structs' own (the same as `nadyn table`'s).
+template <class Settings>
+using setters = std::map<std::string, std::function<void(Settings&, py::handle)>>;
+
+template <class Settings>
+Settings settings_from(const std::string& table, const py::kwargs& given,
+                       const setters<Settings>& fields) {
+    Settings s;
+    for (const auto& [key, value] : given) {
+        const auto name = py::cast<std::string>(key);
+        const auto field = fields.find(name);
+        if (field == fields.end()) {
+            std::string valid;
+            for (const auto& [known, setter] : fields)
+                valid += (valid.empty() ? "" : ", ") + known;
+            throw py::type_error("table('" + table + "') got an unexpected keyword argument '" +
+                                 name + "'; valid keywords: " + valid);
+        }
+        field->second(s, value);
+    }
+    return s;
+}
+
+template <class Settings, class T>
+std::pair<const std::string, std::function<void(Settings&, py::handle)>>
+field(const char* name, T Settings::*member) {
+    return {name, [member](Settings& s, py::handle value) { s.*member = value.cast<T>(); }};
+}
+
+std::string name_of(scheme id) {
+    return std::string(info(id).name);
+}
+
+py::dict fit_entries(py::dict row, const std::string& prefix, const law_fit& fit,
+                     const fit_window& window) {
+    row[py::str(prefix + "_law")] = std::string(to_string(fit.law));
+    row[py::str(prefix + "_parameter")] = fit.parameter;
+    row[py::str(prefix + "_log_prefactor")] = fit.log_prefactor;
+    row[py::str(prefix + "_rms_residual")] = fit.rms_residual;
+    row[py::str(prefix + "_samples")] = fit.samples;
+    row[py::str(prefix + "_window_start")] = window.start;
+    row[py::str(prefix + "_window_end")] = window.end;
+    return row;
+}
+
+py::list table(const std::string& name, const py::kwargs& given) {
+    py::list rows;
+    if (name == "initial" || name == "initial-beta") {
+        setters<initial_table_settings> fields{field("n", &initial_table_settings::n),
+                                               field("beta", &initial_table_settings::beta),
+                                               field("r0", &initial_table_settings::r0),
+                                               field("alpha", &initial_table_settings::alpha)};
+        std::vector<double> betas;
+        py::kwargs rest;
+        for (const auto& [key, value] : given) {
+            if (name == "initial-beta" && key.cast<std::string>() == "betas")
+                betas = value.cast<std::vector<double>>();
+            else
+                rest[key] = value;
+        }
+        if (name == "initial-beta") fields.emplace("betas", nullptr);
+        const auto s = settings_from(name, rest, fields);
+        // The checks and messages of `nadyn table`.
+        require(s.n >= 2, "n must be at least 2");
+        require(std::isfinite(s.beta), "beta must be a finite number");
+        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
+        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
+        if (name == "initial") {
+            std::vector<initial_row> table;
+            {
+                const py::gil_scoped_release release;
+                table = initial_velocity_table(s);
+            }
+            for (const auto& r : table) {
+                py::dict row;
+                row["scheme"] = name_of(r.id);
+                row["closed_form"] = r.closed_form;
+                row["reduced"] = r.reduced;
+                row["particles"] = r.particles;
+                row["rel_error_reduced"] = r.rel_error_reduced;
+                row["rel_error_particles"] = r.rel_error_particles;
+                rows.append(row);
+            }
+            return rows;
+        }
+        if (betas.empty())
+            for (int i = 0; i <= 20; ++i)
+                betas.push_back(0.5 * i); // the figure's grid (`nadyn table all`)
+        std::vector<beta_sweep_point> points;
+        {
+            const py::gil_scoped_release release;
+            points = initial_velocity_sweep(s, betas);
+        }
+        for (const auto& p : points) {
+            py::dict row;
+            row["scheme"] = name_of(p.id);
+            row["beta"] = p.beta;
+            row["closed_form"] = p.closed_form;
+            row["particles"] = p.particles;
+            rows.append(row);
+        }
+        return rows;
+    }
+    if (name == "terminal") {
+        using S = terminal_table_settings;
+        const setters<S> fields{field("n_reduced", &S::n_reduced),
+                                field("beta_reduced", &S::beta_reduced),
+                                field("n", &S::n),
+                                field("d", &S::d),
+                                field("beta", &S::beta),
+                                field("cap", &S::cap),
+                                field("seed", &S::seed),
+                                field("r0", &S::r0),
+                                field("alpha", &S::alpha),
+                                field("t_switch", &S::t_switch)};
+        const auto s = settings_from(name, given, fields);
+        require(s.n >= 2 && s.d >= 2, "particles-n and particles-d must be >= 2");
+        require(s.cap > 0 && s.cap < 1.5, "cap must be in (0, 1.5) radians");
+        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
+        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
+        std::vector<terminal_row> table;
+        {
+            const py::gil_scoped_release release;
+            table = terminal_velocity_table(s);
+        }
+        for (const auto& r : table) {
+            py::dict row;
+            row["scheme"] = name_of(r.id);
+            row["law"] = std::string(to_string(r.law));
+            row["theory"] = r.theory;
+            fit_entries(row, "reduced", r.reduced, r.reduced_window);
+            fit_entries(row, "particles", r.particles, r.particles_window);
+            row["best_reduced"] = std::string(to_string(r.best_reduced));
+            row["best_particles"] = std::string(to_string(r.best_particles));
+            rows.append(row);
+        }
+        return rows;
+    }
+    if (name == "random") {
+        using S = random_table_settings;
+        const setters<S> fields{field("n", &S::n),           field("d", &S::d),
+                                field("layers", &S::layers), field("beta", &S::beta),
+                                field("h", &S::h),           field("r0", &S::r0),
+                                field("alpha", &S::alpha),   field("seeds", &S::seeds)};
+        const auto s = settings_from(name, given, fields);
+        require(s.n >= 2 && s.d >= 2 && s.layers >= 20,
+                "random-n, random-d must be >= 2 and layers >= 20");
+        require(!s.seeds.empty(), "at least one seed");
+        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
+        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
+        std::vector<random_row> table;
+        {
+            const py::gil_scoped_release release;
+            table = random_weights_table(s);
+        }
+        for (const auto& r : table) {
+            py::dict row;
+            row["scheme"] = name_of(r.id);
+            row["early_mean"] = r.early_mean;
+            row["early_spread"] = r.early_spread;
+            row["collapse_law"] = std::string(to_string(r.collapse_law));
+            row["collapse_mean"] = r.collapse_mean;
+            row["collapse_spread"] = r.collapse_spread;
+            row["collapse_votes"] = r.collapse_votes;
+            row["final_mean_cos_mean"] = r.final_mean_cos_mean;
+            row["final_mean_cos_spread"] = r.final_mean_cos_spread;
+            row["ours_early"] = r.ours_early;
+            row["ours_collapse"] = r.ours_collapse;
+            row["paper_early"] = r.paper_early;
+            row["paper_collapse"] = r.paper_collapse;
+            row["agrees"] = r.agrees;
+            rows.append(row);
+        }
+        return rows;
+    }
+    throw input_error("unknown table '" + name +
+                      "'; valid tables: initial, initial-beta, terminal, random");
+}
+
+} // namespace
+
+void bind_tables(py::module_& m) {
+    m.def("_table", &table, py::arg("name"),
+          "The paper's tables as rows (use nadyn.table): 'initial', 'initial-beta', "
+          "'terminal', 'random'.");
+}
+
+} // namespace nadyn::python

@@ -1,0 +1,420 @@
+"""The compiled bindings (nadyn._core via nadyn.simulate, nadyn.sweep, nadyn.reduced,
+nadyn.table, nadyn._core.closed_forms) against the command line they mirror: the same
+files bit for bit, the same defaults, the same messages, and Ctrl-C."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import h5py
+import numpy as np
+import pytest
+import xarray as xr
+
+import nadyn
+
+pytestmark = pytest.mark.skipif(not nadyn.has_core, reason="nadyn._core is not built")
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def cli_run(cli, *args, expect=0):
+    result = subprocess.run([cli, *args], capture_output=True, text=True, timeout=600)
+    assert result.returncode == expect, result.stderr
+    return result
+
+
+def datasets(path):
+    """Every dataset of a trajectory's series (positions, magnitudes, observables): name -> array."""
+    found = {}
+    with h5py.File(path, "r", locking=False) as f:
+        def visit(name, item):
+            if isinstance(item, h5py.Dataset) and name.startswith(("observables/", "particles/")):
+                found[name] = item[()]
+        f.visititems(visit)
+        status = f.attrs["status"]
+    return found, status.decode() if isinstance(status, bytes) else status
+
+
+# Python keywords and the same run's flags. 0.1 + 0.2 is 0.30000000000000004: a float's repr
+# must reach the library digit for digit.
+CASES = [
+    ({"scheme": "pre-ln", "n": 16, "d": 4, "beta": 0.1 + 0.2, "T": 2.0, "seed": 7},
+     ["--scheme", "pre-ln", "--n", "16", "--d", "4", "--beta", "0.30000000000000004", "--T", "2", "--seed", "7"]),
+    ({"scheme": "mix-ln", "n": 12, "d": 3, "beta": 1.5, "T": 3, "integrator": "dopri5", "t_switch": 1 / 3,
+      "causal": True, "init": "cap:0.5"},
+     ["--scheme", "mix-ln", "--n", "12", "--d", "3", "--beta", "1.5", "--T", "3", "--integrator", "dopri5",
+      "--t-switch", repr(1 / 3), "--causal", "--init", "cap:0.5"]),
+    ({"scheme": "ngpt", "n": 10, "d": 5, "beta": 2, "T": 1, "dt": 0.05, "integrator": "layers",
+      "weights": "random-per-layer", "alpha": 0.7, "every": 3, "swmr": False},
+     ["--scheme", "ngpt", "--n", "10", "--d", "5", "--beta", "2", "--T", "1", "--dt", "0.05", "--integrator",
+      "layers", "--weights", "random-per-layer", "--alpha", "0.7", "--every", "3", "--no-swmr"]),
+]
+
+
+@pytest.mark.parametrize("keywords,flags", CASES, ids=["pre-ln", "mix-ln-dopri5", "ngpt-layers"])
+def test_simulate_writes_the_clis_file_bitwise(cli, tmp_path, keywords, flags):
+    cli_file = tmp_path / "cli.h5"
+    cli_run(cli, "simulate", *flags, "--out", str(cli_file), "--quiet")
+    py_file = tmp_path / "python.h5"
+    t = nadyn.simulate(**keywords, out=py_file)
+    expected, expected_status = datasets(cli_file)
+    got, status = datasets(py_file)
+    assert status == expected_status == "complete"
+    assert sorted(got) == sorted(expected)
+    assert any(name.startswith("particles/tokens/position") for name in expected)
+    for name, values in expected.items():
+        assert got[name].dtype == values.dtype, name
+        assert got[name].tobytes() == values.tobytes(), name
+    # The Trajectory holds the file's frames.
+    assert t.path == os.fspath(py_file)
+    assert t.ts.tobytes() == expected["particles/tokens/magnitude/time"].tobytes()
+    assert t.ys.tobytes() == expected["particles/tokens/position/value"].tobytes()
+    assert t.r.tobytes() == expected["particles/tokens/magnitude/value"].tobytes()
+    for name in nadyn._core.observable_names():
+        assert t.observables[name].tobytes() == expected[f"observables/{name}/value"].tobytes(), name
+    # The run kept in memory is the same run.
+    m = nadyn.simulate(**keywords)
+    assert m.path is None and m.status == "complete"
+    assert m.ts.tobytes() == t.ts.tobytes()
+    assert m.steps.tobytes() == t.steps.tobytes()
+    assert m.ys.tobytes() == t.ys.tobytes()
+    assert m.r.tobytes() == t.r.tobytes()
+    for name in t.observables:
+        assert m.observables[name].tobytes() == t.observables[name].tobytes(), name
+    for name in ("scheme", "n", "d", "beta", "T", "dt", "integrator", "seed", "t_switch", "every", "weights"):
+        assert m.parameters[name] == t.parameters[name], name
+    assert m.parameters["beta"] == float(keywords["beta"])
+    assert m.theta0.tobytes() == t.theta0.tobytes()
+    assert m.r_initial.tobytes() == t.r_initial.tobytes()
+
+
+def test_arrays_share_memory_with_the_run_no_copy():
+    t = nadyn.simulate(n=8, T=0.5)
+    for array in (t.ts, t.ys, t.r, t.observables["mean_cos"]):
+        assert not array.flags.owndata  # a view on the vector the library filled
+        assert array.base is not None
+    assert t.ys.shape == (len(t.ts), 8, 3) and t.r.shape == (len(t.ts), 8)
+    np.testing.assert_allclose(np.linalg.norm(t.ys, axis=-1), 1.0, atol=1e-12)
+
+
+def test_to_xarray_is_nadyn_open_of_the_file(tmp_path):
+    path = tmp_path / "run.h5"
+    t = nadyn.simulate(scheme="peri-ln", n=9, d=3, T=1.5, weights="random", out=path)
+    mine, opened = t.to_xarray(), nadyn.open(path)
+    for dim in ("time", "token", "dim"):
+        assert mine.sizes[dim] == opened.sizes[dim]
+    names = ["theta", "r", "theta0", "Q", "K", "V", *nadyn._core.observable_names()]
+    xr.testing.assert_equal(mine[names], opened[names])
+    np.testing.assert_array_equal(mine.r_initial.values, opened.r_initial.values.reshape(-1))
+    for key in ("scheme", "n", "beta", "seed", "rhs_evaluations", "frames"):
+        assert mine.attrs[key] == opened.attrs[key], key
+    # The registry's descriptions (the file carries them too once it records /parameters/descriptions).
+    assert mine.attrs["beta_description"] == next(r["description"] for r in nadyn.parameters() if r["name"] == "beta")
+    if "beta_description" in opened.attrs:
+        assert mine.attrs["beta_description"] == opened.attrs["beta_description"]
+
+
+def _help_defaults(cli):
+    """`nadyn simulate --help`: flag -> (type, default text), from lines like '--beta FLOAT=4'."""
+    text = cli_run(cli, "simulate", "--help").stdout
+    defaults = {}
+    for line in text.splitlines():
+        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(INT|FLOAT|TEXT)(?:=(\S+))?\s", line)
+        if m:
+            defaults[m.group(1)] = (m.group(2), m.group(3))
+    return text, defaults
+
+
+def test_every_keyword_default_is_the_clis(cli):
+    text, defaults = _help_defaults(cli)
+    signature = inspect.signature(nadyn.simulate)
+    rows = nadyn.parameters()
+    assert list(signature.parameters) == [row["name"] for row in rows] + ["out", "force"]
+    checked = 0
+    for row in rows:
+        default = signature.parameters[row["name"]].default
+        assert signature.parameters[row["name"]].kind is inspect.Parameter.KEYWORD_ONLY
+        flag = row["flag"]
+        if row["type"] == "switch":
+            # A bare flag in --help; it sets switch_sets, so the default is the other value.
+            assert re.search(rf"^\s+{re.escape(flag)}\s", text, re.M), flag
+            assert default is (row["switch_sets"] == "0"), row["name"]
+            continue
+        kind, shown = defaults[flag]
+        assert kind == {"integer": "INT", "number": "FLOAT", "name": "TEXT"}[row["type"]], flag
+        if shown is None or shown == "":
+            assert default is None, row["name"]  # resolved from T and dt (t_switch, every)
+            continue
+        if row["type"] == "integer":
+            assert default == int(shown) and type(default) is int, flag
+        elif row["type"] == "number":
+            assert default == float(shown) and type(default) is float, flag
+        else:
+            assert default == shown, flag
+        checked += 1
+    assert checked >= 15
+    assert signature.parameters["out"].default is None and signature.parameters["force"].default is False
+    # Every row is described in the docstring.
+    for row in rows:
+        assert f"    {row['name']} (" in nadyn.simulate.__doc__
+
+
+def test_issue_check_prints_the_clis_number(cli, tmp_path):
+    # The CLI's default run (the summary line prints mean_cos with %.12g) ...
+    result = cli_run(cli, "simulate", "--out", str(tmp_path / "default.h5"), "--quiet")
+    printed = float(re.search(r"mean_cos = (\S+),", result.stdout).group(1))
+    with h5py.File(tmp_path / "default.h5", "r", locking=False) as f:
+        full = f["observables/mean_cos/value"][-1]
+    # ... and the issue's one-liner under Debian's python3, with this checkout's package.
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    one_liner = subprocess.run(
+        ["/usr/bin/python3", "-c", "import nadyn; print(nadyn.simulate().observables['mean_cos'][-1])"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert one_liner.returncode == 0, one_liner.stderr
+    value = float(one_liner.stdout.strip())
+    assert value == full  # every bit (numpy prints the shortest round-tripping repr)
+    assert float(f"{value:.12g}") == printed
+    assert list(tmp_path.iterdir()) == [tmp_path / "default.h5"]  # no file without out=
+
+
+def test_unknown_keyword_is_a_type_error_listing_the_valid_ones():
+    with pytest.raises(TypeError) as error:
+        nadyn.simulate(temperature=3)
+    message = str(error.value)
+    assert "'temperature'" in message
+    for name in [row["name"] for row in nadyn.parameters()] + ["out", "force"]:
+        assert re.search(rf"\b{re.escape(name)}\b", message.split("valid keywords:")[1]), name
+    with pytest.raises(TypeError):
+        nadyn.simulate("pre-ln")  # keywords only
+    with pytest.raises(TypeError, match="beta must be an int, float, str or bool"):
+        nadyn.simulate(beta=[1, 2])
+
+
+@pytest.mark.parametrize("keywords,flags", [
+    ({"n": 0}, ["--n", "0"]),
+    ({"n": 2.5}, ["--n", "2.5"]),
+    ({"d": 1}, ["--d", "1"]),
+    ({"beta": float("nan")}, ["--beta", "nan"]),
+    ({"beta": "warm"}, ["--beta", "warm"]),
+    ({"scheme": "layer-norm"}, ["--scheme", "layer-norm"]),
+    ({"positions": "some"}, ["--positions", "some"]),
+    ({"dt": -0.1}, ["--dt=-0.1"]),
+    ({"init": "orthogonal", "n": 8, "d": 3}, ["--init", "orthogonal", "--n", "8", "--d", "3"]),
+    ({"weights": "random-per-layer"}, ["--weights", "random-per-layer"]),
+    ({"seed": -1}, ["--seed=-1"]),
+    ({"causal": "maybe"}, ["--causal"]),
+])
+def test_bad_value_is_a_value_error_with_the_clis_message(cli, tmp_path, keywords, flags):
+    with pytest.raises(ValueError) as error:
+        nadyn.simulate(**keywords, out=tmp_path / "never.h5")
+    assert not (tmp_path / "never.h5").exists()
+    if keywords.get("causal") == "maybe":  # the command line's switch takes no value
+        assert str(error.value) == "--causal 'maybe': causal must be true or false (or 1, 0), got 'maybe'"
+        return
+    result = cli_run(cli, "simulate", *flags, "--out", str(tmp_path / "cli.h5"), "--quiet", expect=2)
+    line = result.stderr.strip()
+    assert line.count("\n") == 0 and line.startswith("nadyn: ")
+    assert str(error.value) == line[len("nadyn: "):]
+
+
+def test_existing_out_needs_force(tmp_path):
+    path = tmp_path / "run.h5"
+    nadyn.simulate(n=4, T=0.1, out=path)
+    with pytest.raises(ValueError, match="already exists; pass --force"):
+        nadyn.simulate(n=4, T=0.1, out=path)
+    assert nadyn.simulate(n=4, T=0.2, out=path, force=True).ts[-1] == pytest.approx(0.2)
+
+
+def _interrupt_after(seconds):
+    main = threading.main_thread().ident
+    timer = threading.Timer(seconds, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("to_file", [True, False], ids=["file", "memory"])
+def test_sigint_raises_keyboard_interrupt_promptly_and_keeps_the_frames(tmp_path, to_file):
+    path = tmp_path / "long.h5" if to_file else None
+    start = time.monotonic()
+    timer = _interrupt_after(0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt) as error:
+            # About a minute of work at full speed: it is running when the signal comes.
+            nadyn.simulate(n=256, d=16, T=1e4, dt=0.01, every=50, out=path)
+    finally:
+        timer.cancel()
+    elapsed = time.monotonic() - start
+    assert elapsed < 5.0  # the signal came at 0.5 s; the run stops at its next step
+    t = error.value.trajectory
+    assert t.status == "interrupted"
+    assert len(t) >= 1 and t.ts[-1] < 1e4
+    if to_file:
+        found, status = datasets(path)
+        assert status == "interrupted"
+        assert found["particles/tokens/magnitude/time"].tobytes() == t.ts.tobytes()
+        with h5py.File(path, "r", locking=False) as f:
+            assert f["parameters"].attrs["frames"] == len(t)
+
+
+def test_numerical_fault_raises_after_the_file_records_failed(tmp_path):
+    path = tmp_path / "nan.h5"
+    with pytest.raises(nadyn.NumericalFault) as error:
+        # pre-ln with r0 = 1e-300: the speed 1/r overflows inside the first RK4 stages.
+        nadyn.simulate(scheme="pre-ln", r0=1e-300, n=8, d=3, T=1, dt=0.1, out=path)
+    assert isinstance(error.value, RuntimeError)
+    assert "non-finite" in str(error.value)
+    _, status = datasets(path)
+    assert status == "failed"
+    t = error.value.trajectory
+    assert t.status == "failed" and len(t) >= 1 and np.isfinite(t.ys).all()
+    with pytest.raises(nadyn.NumericalFault):
+        nadyn.simulate(scheme="pre-ln", r0=1e-300, n=8, d=3, T=1, dt=0.1)
+
+
+EXPERIMENT = {
+    "run": {"scheme": "pre-ln", "n": 8, "d": 3, "T": 1.0, "integrator": "euler", "dt": 0.1, "positions": "final"},
+    "sweep": {"beta": {"linspace": [0.5, 2.0, 3]}, "seed": {"range": [1, 2]}},
+}
+
+
+def test_sweep_of_a_dict_is_a_dataset_over_its_axes():
+    ds = nadyn.sweep(EXPERIMENT, jobs=2)
+    assert ds.mean_cos.dims == ("beta", "seed", "time")
+    assert ds.mean_cos.shape == (3, 2, 11)
+    np.testing.assert_array_equal(ds.beta.values, [0.5, 1.25, 2.0])
+    np.testing.assert_array_equal(ds.seed.values, [1, 2])
+    assert (ds.status.values == 1).all()
+    assert ds.positions.dims == ("beta", "seed", "token", "dim")
+    # A sweep's run is the run nadyn.simulate makes with the same parameters, bitwise.
+    t = nadyn.simulate(scheme="pre-ln", n=8, d=3, T=1.0, integrator="euler", dt=0.1, beta=1.25, seed=2)
+    assert ds.mean_cos.sel(beta=1.25, seed=2).values.tobytes() == t.observables["mean_cos"].tobytes()
+    assert ds.positions.sel(beta=1.25, seed=2).values.tobytes() == t.ys[-1].tobytes()
+
+
+def test_sweep_writes_out_and_reads_a_toml_path_with_overrides(tmp_path):
+    toml = tmp_path / "experiment.toml"
+    toml.write_text(nadyn.bindings.experiment_toml(EXPERIMENT))
+    out = tmp_path / "sweep.h5"
+    ds = nadyn.sweep(toml, out=out, overrides={"sweep.seed.range": [3, 5], "run.n": 6})
+    assert out.exists()
+    assert ds.mean_cos.shape == (3, 3, 11)
+    assert ds.positions.shape == (3, 3, 6, 3)
+    with pytest.raises(ValueError, match="already exists"):
+        nadyn.sweep(toml, out=out)
+    with pytest.raises(ValueError, match="valid"):
+        nadyn.sweep({"run": {"temperature": 2}})
+
+
+def test_sweep_sigint_raises_keyboard_interrupt(tmp_path):
+    big = {"run": {"n": 128, "d": 16, "T": 200.0, "positions": "none"}, "sweep": {"seed": {"range": [1, 8]}}}
+    out = tmp_path / "sweep.h5"
+    start = time.monotonic()
+    timer = _interrupt_after(0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt) as error:
+            nadyn.sweep(big, out=out, jobs=1)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5.0
+    ds = error.value.dataset
+    assert ds.attrs["status"] == "interrupted"
+    assert (ds.status.values != 1).any()
+
+
+def test_experiment_toml_writes_scalars_lists_and_inline_tables():
+    text = nadyn.bindings.experiment_toml(
+        {"run": {"scheme": "pre-ln", "beta": 0.1 + 0.2, "causal": True, "init": 'file:a "b".h5'},
+         "sweep": {"beta": {"logspace": [-1, 1, 5]}, "scheme": ["pre-ln", "peri-ln"]}})
+    assert text.splitlines() == [
+        "[run]", 'scheme = "pre-ln"', "beta = 0.30000000000000004", "causal = true",
+        'init = "file:a \\"b\\".h5"', "",
+        "[sweep]", "beta = { logspace = [-1, 1, 5] }", 'scheme = ["pre-ln", "peri-ln"]']
+
+
+SCHEMES = nadyn._core.scheme_names() if nadyn.has_core else []
+
+
+def test_closed_forms_compiled_and_pure_python_agree():
+    from nadyn import closed_forms
+
+    assert tuple(SCHEMES) == closed_forms.SCHEMES
+    for scheme in SCHEMES:
+        for n in (2, 3, 16, 256, 10_000):
+            for beta in (0.0, 0.3, 1.0, 5.0, 30.0, 700.0):
+                for r0, alpha, t_switch in ((1.0, 1.0, 1.0), (2.5, 0.7, 0.0)):
+                    compiled = nadyn._core.closed_forms.initial_velocity(
+                        scheme, n, beta, r0=r0, alpha=alpha, t_switch=t_switch)
+                    pure = closed_forms.initial_velocity(scheme, n, beta, r0=r0, alpha=alpha, t_switch=t_switch)
+                    assert compiled == pytest.approx(pure, rel=1e-15, abs=0), (scheme, n, beta, r0)
+    # The formulas at beta = 0: 2/n (post-ln), 2/(r0 n) (pre-ln), 2/(r0 sqrt n) (peri-ln).
+    assert nadyn._core.closed_forms.initial_velocity("post-ln", 8, 0.0) == pytest.approx(0.25, rel=1e-15)
+    assert nadyn._core.closed_forms.initial_velocity("pre-ln", 8, 0.0, r0=2.0) == pytest.approx(0.125, rel=1e-15)
+    assert nadyn._core.closed_forms.initial_velocity("peri-ln", 4, 0.0, r0=2.0) == pytest.approx(0.5, rel=1e-15)
+    with pytest.raises(ValueError, match="valid"):
+        nadyn._core.closed_forms.initial_velocity("layer-norm", 8, 1.0)
+
+
+def test_reduced_equals_the_clis_scalar_ode(cli):
+    result = cli_run(cli, "reduced", "--scheme", "mix-ln", "--n", "64", "--beta", "3", "--T", "12",
+                     "--samples", "40", "--spacing", "log", "--csv")
+    rows = np.array([[float(v) for v in line.split(",")] for line in result.stdout.strip().splitlines()[1:]])
+    ode = nadyn.reduced("mix-ln", 64, 3.0, T=12, samples=40, spacing="log")
+    for column, name in enumerate(("t", "gamma", "gap", "velocity", "r")):
+        assert ode[name].tobytes() == rows[:, column].tobytes(), name
+    # gamma'(0) of the ODE is the closed form.
+    assert ode["velocity"][0] == pytest.approx(
+        nadyn._core.closed_forms.initial_velocity("mix-ln", 64, 3.0, t_switch=3.0), rel=1e-12)
+    with pytest.raises(ValueError, match="n must be a finite number > 1"):
+        nadyn.reduced(n=1)
+
+
+def test_initial_table_rows(cli):
+    rows = nadyn.table("initial", n=16, beta=2.0)
+    assert [row["scheme"] for row in rows] == SCHEMES
+    csv = cli_run(cli, "table", "initial", "--n", "16", "--beta", "2", "--format", "csv").stdout.splitlines()
+    assert csv[0] == ",".join(rows[0])  # the same columns, in the same order
+    for row, line in zip(rows, csv[1:], strict=True):
+        # The CLI's CSV prints 13 significant digits (4 for the errors).
+        assert line == ",".join([row["scheme"]] + [f"{row[key]:.12e}" for key in ("closed_form", "reduced", "particles")]
+                                + [f"{row[key]:.3e}" for key in ("rel_error_reduced", "rel_error_particles")])
+        assert row["closed_form"] == pytest.approx(
+            nadyn._core.closed_forms.initial_velocity(row["scheme"], 16, 2.0), rel=1e-15)
+        assert row["rel_error_reduced"] < 1e-10 and row["rel_error_particles"] < 1e-10
+    sweep = nadyn.table("initial-beta", n=8, betas=[0.0, 1.0])
+    assert len(sweep) == 2 * len(SCHEMES)
+    for point in sweep:
+        closed = nadyn._core.closed_forms.initial_velocity(point["scheme"], 8, point["beta"])
+        assert point["closed_form"] == pytest.approx(closed, rel=1e-15)
+        assert point["particles"] == pytest.approx(closed, rel=1e-10)
+    with pytest.raises(ValueError, match="valid tables"):
+        nadyn.table("final")
+    with pytest.raises(TypeError, match="valid keywords: alpha, beta, n, r0"):
+        nadyn.table("initial", temperature=1)
+
+
+def test_positions_none_and_threads():
+    t = nadyn.simulate(n=6, T=0.5, positions="none", threads=1)
+    assert t.ys is None and t.r.shape == (len(t), 6)
+    assert t.parameters["threads"] == 1  # the run's own thread count, set where it runs
+    assert "theta" not in t.to_xarray()
+    full = nadyn.simulate(n=6, T=0.5)
+    assert full.r.tobytes() == t.r.tobytes()  # results do not depend on the thread count
+
+
+def test_import_works_without_the_compiled_module(tmp_path):
+    code = ("import sys; sys.modules['nadyn._core'] = None\n"
+            "import nadyn\n"
+            "assert not nadyn.has_core and not hasattr(nadyn, 'simulate')\n"
+            "print(nadyn.closed_forms.initial_velocity('post-ln', 8, 0.0))")
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    result = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout) == 0.25
