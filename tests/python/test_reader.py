@@ -4,7 +4,6 @@ reads and against quantities recomputed from the positions."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
