@@ -258,3 +258,22 @@ def test_no_swmr_file(simulate):
     with h5py.File(path, "r") as f:
         assert f.attrs["status"] == ds.attrs["status"] == "complete"
         np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
+
+
+def test_reduced_ode_file(cli, tmp_path):
+    # `nadyn reduced --out` writes the scalar ODE in the observables layout with one
+    # representative magnitude; its gamma'(0) is the closed form.
+    path = tmp_path / "reduced.h5"
+    subprocess.run([cli, "reduced", "--scheme", "peri-ln", "--n", "256", "--beta", "5", "--T", "10",
+                    "--samples", "20", "--out", str(path)], check=True, capture_output=True)
+    ds = nadyn.open(path)
+    assert ds.attrs["model"] == "reduced" and ds.attrs["scheme"] == "peri-ln"
+    assert ds.sizes["time"] == 21 and ds.sizes["token"] == 1
+    assert "theta" not in ds
+    with h5py.File(path, "r") as f:
+        for name in ("mean_cos", "gap", "velocity", "r_mean"):
+            np.testing.assert_array_equal(ds[name].values, f[f"{OBS}/{name}/value"][()])
+            np.testing.assert_array_equal(ds["time"].values, f[f"{OBS}/{name}/time"][()])
+    assert ds["mean_cos"].values[0] == 0.0
+    assert ds["velocity"].values[0] == pytest.approx(nadyn.initial_velocity("peri-ln", 256, 5.0), rel=1e-12)
+    np.testing.assert_allclose(ds["gap"].values, 1.0 - ds["mean_cos"].values, rtol=0, atol=1e-15)
