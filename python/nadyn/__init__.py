@@ -20,7 +20,16 @@ __version__ = "0.1.0"
 
 try:  # The compiled module is optional: files made on a cluster are readable without it.
     from . import _core  # type: ignore[attr-defined]
-except ImportError:
+except ModuleNotFoundError as error:
+    if error.name != __name__ + "._core":
+        raise
+    _core = None
+    has_core = False
+except ImportError as error:  # present but not loadable (e.g. built for another Python)
+    import warnings
+
+    warnings.warn(f"nadyn's compiled module is present but cannot be loaded ({error}); "
+                  "reading and plotting files still work", stacklevel=2)
     _core = None
     has_core = False
 else:

@@ -277,3 +277,11 @@ def test_reduced_ode_file(cli, tmp_path):
     assert ds["mean_cos"].values[0] == 0.0
     assert ds["velocity"].values[0] == pytest.approx(nadyn.initial_velocity("peri-ln", 256, 5.0), rel=1e-12)
     np.testing.assert_allclose(ds["gap"].values, 1.0 - ds["mean_cos"].values, rtol=0, atol=1e-15)
+
+
+def test_package_imports_without_the_compiled_module():
+    import importlib.util
+
+    # Until the bindings are built, nadyn is the pure-Python reader and plotter.
+    assert nadyn.has_core == (importlib.util.find_spec("nadyn._core") is not None)
+    assert callable(nadyn.open) and callable(nadyn.initial_velocity)
