@@ -4,6 +4,7 @@ reads and against quantities recomputed from the positions."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -285,3 +286,24 @@ def test_package_imports_without_the_compiled_module():
     # Until the bindings are built, nadyn is the pure-Python reader and plotter.
     assert nadyn.has_core == (importlib.util.find_spec("nadyn._core") is not None)
     assert callable(nadyn.open) and callable(nadyn.initial_velocity)
+
+
+@pytest.mark.parametrize("core, expected", [
+    ("__all__ = ['simulate']\ndef simulate():\n    return 'compiled'\n", "True compiled"),
+    ("raise ImportError('undefined symbol')\n", "False absent"),
+])
+def test_compiled_module_extension_point(tmp_path, core, expected):
+    # A copy of the package with a stand-in nadyn._core: a loadable one is re-exported, a
+    # broken one leaves the pure-Python package working, with a warning.
+    from conftest import REPO
+
+    shutil.copytree(REPO / "python" / "nadyn", tmp_path / "nadyn",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "nadyn" / "_core.py").write_text(core)
+    code = ("import nadyn; print(nadyn.has_core, "
+            "nadyn.simulate() if hasattr(nadyn, 'simulate') else 'absent')")
+    result = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+    assert ("cannot be loaded (undefined symbol)" in result.stderr) == expected.startswith("False")
