@@ -205,6 +205,22 @@ def test_interrupted_run(cli, tmp_path):
         assert ds.sizes["time"] == f["particles/tokens/position/value"].shape[0]
 
 
+def test_killed_run(cli, tmp_path):
+    # SIGKILL: no chance to finish, the status stays "running"; every flushed frame reads.
+    path = tmp_path / "killed.h5"
+    process = _start_long_run(cli, path)
+    try:
+        _wait_for_frames(path, 3, process)
+    finally:
+        process.kill()
+        process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    ds = nadyn.open(path)
+    assert ds.attrs["status"] == "running"
+    assert ds.sizes["time"] >= 3
+    _check_consistent(ds)
+
+
 def test_growing_swmr_file(cli, tmp_path):
     path = tmp_path / "growing.h5"
     process = _start_long_run(cli, path)
