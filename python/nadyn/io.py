@@ -17,11 +17,14 @@ for netCDF readers and is opened with xarray's h5netcdf engine.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import h5py
 import numpy as np
 import xarray as xr
+from xarray.backends import BackendArray, CachingFileManager
+from xarray.core import indexing
 
 __all__ = ["open", "frame_count", "is_sweep"]
 
@@ -125,6 +128,7 @@ def open(
     *,
     positions: bool = True,
     frames: slice | None = None,
+    lazy: bool = False,
 ) -> xr.Dataset:
     """A nadyn file as an xarray Dataset, read into memory.
 
@@ -141,6 +145,12 @@ def open(
     ``failed``, or ``running`` after a crash) give the frames present in every series.
     ``frames`` selects frames (e.g. ``slice(None, None, 10)``) before reading.
 
+    Everything is read into memory and the file is closed, unless ``lazy=True``: then
+    ``theta`` and ``r`` are read on demand (for files larger than memory; select with
+    ``ds.isel``/``ds.sel`` before ``.values``), the file stays open until ``ds.close()`` (or
+    the end of a ``with nadyn.open(...) as ds:`` block), and a growing file still shows the
+    frames present when it was opened.
+
     Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
     engine="h5netcdf")``, loaded, with the root and /parameters attributes added.
     """
@@ -150,7 +160,7 @@ def open(
             sweep = True
         else:
             sweep = False
-            dataset = _read_trajectory(f, root, positions=positions, frames=frames)
+            dataset = _read_trajectory(f, root, positions=positions, frames=frames, lazy=lazy)
     if sweep:
         return _open_sweep(path, root)
     return dataset
@@ -181,8 +191,44 @@ def _variable_attributes(group: h5py.Group) -> dict[str, Any]:
     return attributes
 
 
+class _FrameSeries(BackendArray):
+    """A (frames, ...) dataset read on demand, restricted to the frames `open` chose, so a
+    later read of a growing file still sees the same consistent prefix."""
+
+    def __init__(self, manager: CachingFileManager, lock: threading.Lock, name: str,
+                 frames: range, dataset: h5py.Dataset):
+        self._manager, self._lock, self._name, self._frames = manager, lock, name, frames
+        self.shape = (len(frames),) + tuple(dataset.shape[1:])
+        self.dtype = dataset.dtype
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        # Slices with negative steps become positive ones and a reversal here: xarray 2023.01's
+        # own decomposition of them is off by one (slice(None, None, -3) of 101 reads 0, 3, ...).
+        flips = []
+        if isinstance(key, (indexing.BasicIndexer, indexing.OuterIndexer)):
+            parts = []
+            for size, part in zip(self.shape, key.tuple):
+                flip = isinstance(part, slice) and (part.step or 1) < 0
+                if flip:
+                    chosen = range(size)[part]
+                    part = slice(chosen[-1], chosen[0] + 1, -part.step) if chosen else slice(0, 0)
+                parts.append(part)
+                if not isinstance(part, (int, np.integer)):
+                    flips.append(slice(None, None, -1) if flip else slice(None))
+            key = type(key)(tuple(parts))
+        result = indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.BASIC, self._read)
+        return result[tuple(flips)] if flips else result
+
+    def _read(self, key: tuple) -> np.ndarray:
+        frames = self._frames[key[0]]
+        first = frames if isinstance(frames, int) else slice(frames.start, frames.stop, frames.step)
+        with self._lock:
+            return np.asarray(self._manager.acquire()[self._name][(first,) + tuple(key[1:])])
+
+
 def _read_trajectory(
-    f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None
+    f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None, lazy: bool
 ) -> xr.Dataset:
     if MAGNITUDE not in f or "value" not in f[MAGNITUDE]:
         raise ValueError(
@@ -224,14 +270,24 @@ def _read_trajectory(
         "token": ("token", np.arange(n)),
         "dim": ("dim", np.arange(d)),
     }
+    manager = CachingFileManager(_open_h5, f.filename) if lazy else None
+    lock = threading.Lock()
+
+    def values(group: h5py.Group):
+        if manager is None:
+            return _read_series(group, "value", selection)
+        frame_range = range(count)[selection]
+        return indexing.LazilyIndexedArray(
+            _FrameSeries(manager, lock, group.name + "/value", frame_range, group["value"]))
+
     variables: dict[str, Any] = {}
     if positions and POSITION in f:
         attributes = {"long_name": "directions theta_k on the unit sphere"}
         attributes.update(_variable_attributes(f[POSITION]))
-        variables["theta"] = (("time", "token", "dim"), _read_series(f[POSITION], "value", selection), attributes)
+        variables["theta"] = (("time", "token", "dim"), values(f[POSITION]), attributes)
     attributes = {"long_name": "token magnitudes r_k > 0"}
     attributes.update(_variable_attributes(magnitude))
-    variables["r"] = (("time", "token"), _read_series(magnitude, "value", selection), attributes)
+    variables["r"] = (("time", "token"), values(magnitude), attributes)
     for path, group in groups.items():
         if not path.startswith(OBSERVABLES + "/"):
             continue
@@ -271,4 +327,7 @@ def _read_trajectory(
                 attrs["file_format_version" if key == "version" else f"module_{key}"] = value
     for key, value in root.items():
         attrs.setdefault(key, value)
-    return xr.Dataset(variables, coords=coords, attrs=attrs)
+    dataset = xr.Dataset(variables, coords=coords, attrs=attrs)
+    if manager is not None:
+        dataset.set_close(manager.close)
+    return dataset

@@ -101,6 +101,36 @@ def test_frames_selection(simulate):
                                 ds.isel(time=slice(None, None, 10)).drop_vars(["theta0", "r_initial"]).assign_attrs(frames_read=11))
 
 
+LAZY_SELECTIONS = [
+    dict(time=5),
+    dict(time=slice(3, 20, 4), token=[1, 5, 2]),
+    dict(time=slice(None, None, -3)),
+    dict(time=slice(5, 5)),
+    dict(dim=1, token=3),
+    dict(time=slice(90, 2, -7), dim=slice(None, None, -1), token=[3, 1]),
+    dict(time=[5, 1, 7], token=slice(10, 2, -2)),
+]
+
+
+def test_lazy_reads_equal_eager_reads(simulate):
+    path = simulate("run.h5", "--n", "16", "--T", "1")
+    eager = nadyn.open(path)
+    with nadyn.open(path, lazy=True) as lazy:
+        assert lazy.identical(eager)
+        for selection in LAZY_SELECTIONS:
+            for name in ("theta", "r"):
+                picked = {k: v for k, v in selection.items() if k in eager[name].dims}
+                expected = eager[name].isel(**picked).values
+                got = lazy[name].isel(**picked).values
+                assert got.shape == expected.shape, selection
+                np.testing.assert_array_equal(got, expected)
+    every_seventh = nadyn.open(path, lazy=True, frames=slice(1, None, 7))
+    np.testing.assert_array_equal(every_seventh["theta"].isel(time=slice(None, None, -2)).values,
+                                  eager["theta"].values[1::7][::-2])
+    assert every_seventh.load().identical(nadyn.open(path, frames=slice(1, None, 7)))
+    every_seventh.close()
+
+
 def test_dataset_and_group_attributes_are_copied(simulate, tmp_path):
     path = simulate("run.h5", "--n", "4", "--T", "0.2")
     # A file whose datasets carry descriptions (as newer nadyn versions write them).
@@ -234,6 +264,13 @@ def test_growing_swmr_file(cli, tmp_path):
         second = nadyn.open(path)
         _check_consistent(second)
         assert second.sizes["time"] > first.sizes["time"]
+        lazy = nadyn.open(path, lazy=True)
+        frames = lazy.sizes["time"]
+        _wait_for_frames(path, frames + 3, process)
+        # A lazy read of a growing file keeps the frames present when it was opened.
+        assert lazy["theta"].values.shape[0] == frames
+        np.testing.assert_array_equal(lazy["theta"].values, nadyn.open(path)["theta"].values[:frames])
+        lazy.close()
         # The earlier read is a prefix of the later one.
         prefix = second.isel(time=slice(0, first.sizes["time"]))
         np.testing.assert_array_equal(prefix["theta"].values, first["theta"].values)
