@@ -74,14 +74,15 @@ def _open_h5(path: str | os.PathLike) -> h5py.File:
     because a writer holds them for the whole run: a reader would be refused in the moments the
     writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
     --no-swmr run, whose flushed frames are readable all the same."""
-    try:
-        return h5py.File(path, "r", swmr=True, locking=False)
-    except (OSError, ValueError):
-        pass
-    try:
-        return h5py.File(path, "r", locking=False)
-    except OSError as error:
-        raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {error}") from None
+    first_error: Exception | None = None
+    # The last two match a handle that this process already holds with h5py's default locking
+    # (HDF5 refuses a second open with different locking flags).
+    for options in ({"swmr": True, "locking": False}, {"locking": False}, {"swmr": True}, {}):
+        try:
+            return h5py.File(path, "r", **options)
+        except (OSError, ValueError) as error:
+            first_error = first_error or error
+    raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {first_error}") from None
 
 
 def is_sweep(root_attributes: dict[str, Any]) -> bool:
@@ -152,7 +153,8 @@ def open(
     frames present when it was opened.
 
     Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
-    engine="h5netcdf")``, loaded, with the root and /parameters attributes added.
+    engine="h5netcdf")`` (loaded unless ``lazy``; ``frames`` selects along ``time``), with the
+    root and /parameters attributes added.
     """
     with _open_h5(path) as f:
         root = _attributes(f)
@@ -162,18 +164,28 @@ def open(
             sweep = False
             dataset = _read_trajectory(f, root, positions=positions, frames=frames, lazy=lazy)
     if sweep:
-        return _open_sweep(path, root)
+        return _open_sweep(path, root, frames=frames, lazy=lazy)
     return dataset
 
 
-def _open_sweep(path: str | os.PathLike, root: dict[str, Any]) -> xr.Dataset:
-    with xr.open_dataset(path, engine="h5netcdf") as opened:
-        dataset = opened.load()
+def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice | None,
+                lazy: bool) -> xr.Dataset:
     attributes = dict(root)
+    # Read before xarray opens the file: HDF5 refuses a second handle on a file that is
+    # already open in this process with other file-locking settings.
     with _open_h5(path) as f:
         if PARAMETERS in f and isinstance(f[PARAMETERS], h5py.Group):
             for name, value in _attributes(f[PARAMETERS]).items():
                 attributes.setdefault(name, value)
+    # phony_dims: a dataset without dimension scales still opens (dimensions phony_dim_N).
+    opened = xr.open_dataset(path, engine="h5netcdf", phony_dims="access")
+    if frames is not None and "time" in opened.dims:
+        opened = opened.isel(time=frames)
+    if lazy:
+        dataset = opened
+    else:
+        with opened:
+            dataset = opened.load()
     attributes.update(dataset.attrs)
     dataset.attrs = attributes
     dataset.attrs["file"] = os.fspath(path)

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
+import matplotlib.pyplot as plt
+
 import nadyn
+import nadyn.plot
 from nadyn.io import frame_count
 
 OBS = "observables"
@@ -302,6 +305,14 @@ def test_sweep_file_dispatch(tmp_path):
     assert list(ds["scheme"].values) == ["pre-ln", "peri-ln"]
     assert ds.attrs["nadyn_kind"] == "sweep"
     assert ds.attrs["n"] == 64
+    sub = nadyn.open(path, frames=slice(1, None, 2))
+    np.testing.assert_array_equal(sub["time"].values, times[1::2])
+    np.testing.assert_array_equal(sub["mean_cos"].values, values[:, :, 1::2])
+    with nadyn.open(path, lazy=True) as lazy:
+        np.testing.assert_array_equal(lazy["mean_cos"].sel(scheme="peri-ln").values, values[1])
+    fig = nadyn.plot.heatmap(ds, "mean_cos", x="time", y="beta", col="scheme")
+    assert len(fig.axes) == 3  # two schemes and the colour bar
+    plt.close(fig)
 
 
 def test_no_swmr_file(simulate):
@@ -360,3 +371,11 @@ def test_compiled_module_extension_point(tmp_path, core, expected):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == expected
     assert ("cannot be loaded (undefined symbol)" in result.stderr) == expected.startswith("False")
+
+
+def test_open_while_h5py_holds_the_file(simulate):
+    # A notebook often keeps an h5py handle (default locking) open on the same file.
+    path = simulate("run.h5", "--n", "4", "--T", "0.2")
+    with h5py.File(path, "r") as f:
+        ds = nadyn.open(path)
+        np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
