@@ -55,8 +55,10 @@ def _plain(value: Any) -> Any:
         if value.dtype.kind in "SO":
             items = [_plain(v) for v in value.ravel().tolist()]
             return items[0] if value.ndim == 0 else items
-        if value.ndim == 0:
-            return value.item()
+        # A one-element array is a scalar, as netCDF writes it back (so that a Dataset saved
+        # with to_netcdf and reopened is identical).
+        if value.size == 1:
+            return value.reshape(()).item()
         return value
     if isinstance(value, np.generic):
         return value.item()

@@ -379,3 +379,12 @@ def test_open_while_h5py_holds_the_file(simulate):
     with h5py.File(path, "r") as f:
         ds = nadyn.open(path)
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
+
+
+def test_netcdf_round_trip(simulate, tmp_path):
+    # What nadyn.open returns can be saved as netCDF and read back unchanged.
+    path = simulate("run.h5", "--n", "6", "--T", "0.2", "--weights", "random")
+    ds = nadyn.open(path)
+    ds.to_netcdf(tmp_path / "saved.nc", engine="h5netcdf")
+    with xr.open_dataset(tmp_path / "saved.nc", engine="h5netcdf") as back:
+        xr.testing.assert_identical(back.load(), ds)
