@@ -12,24 +12,35 @@ built, live in the submodule ``nadyn._core``; their functions are re-exported he
 ``nadyn.has_core`` says whether they are available.
 """
 
+from . import closed_forms, laws
 from .closed_forms import initial_velocity
 from .io import frame_count, open
 
-__all__ = ["open", "frame_count", "initial_velocity", "has_core"]
+__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "laws", "has_core"]
 __version__ = "0.1.0"
 
-try:  # The compiled module is optional: files made on a cluster are readable without it.
-    from . import _core  # type: ignore[attr-defined]
-except ImportError:
-    _core = None
-    has_core = False
-else:
-    has_core = True
-    from .bindings import NumericalFault, parameters, reduced, simulate, sweep, table
-    from .trajectory import Trajectory
+import importlib as _importlib
+import importlib.util as _importlib_util
 
-    __all__ += ["simulate", "sweep", "reduced", "table", "parameters", "Trajectory", "NumericalFault"]
-    for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
-        if _name not in globals():
-            globals()[_name] = getattr(_core, _name)
-            __all__.append(_name)
+# The compiled module is optional: files made on a cluster are readable without it.
+_core = None
+has_core = False
+if _importlib_util.find_spec(__name__ + "._core") is not None:
+    try:
+        _core = _importlib.import_module(__name__ + "._core")
+    except ImportError as _error:  # present but not loadable (e.g. built for another Python)
+        import warnings as _warnings
+
+        _warnings.warn(f"nadyn's compiled module is present but cannot be loaded ({_error}); "
+                       "reading and plotting files still work", stacklevel=2)
+    else:
+        has_core = True
+        from .bindings import NumericalFault, parameters, reduced, simulate, sweep, table
+        from .trajectory import Trajectory
+
+        __all__ += ["simulate", "sweep", "reduced", "table", "parameters", "Trajectory",
+                    "NumericalFault"]
+        for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
+            if _name not in globals():
+                globals()[_name] = getattr(_core, _name)
+                __all__.append(_name)

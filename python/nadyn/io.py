@@ -17,11 +17,14 @@ for netCDF readers and is opened with xarray's h5netcdf engine.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import h5py
 import numpy as np
 import xarray as xr
+from xarray.backends import BackendArray, CachingFileManager
+from xarray.core import indexing
 
 __all__ = ["open", "frame_count", "is_sweep"]
 
@@ -52,8 +55,10 @@ def _plain(value: Any) -> Any:
         if value.dtype.kind in "SO":
             items = [_plain(v) for v in value.ravel().tolist()]
             return items[0] if value.ndim == 0 else items
-        if value.ndim == 0:
-            return value.item()
+        # A one-element array is a scalar, as netCDF writes it back (so that a Dataset saved
+        # with to_netcdf and reopened is identical).
+        if value.size == 1:
+            return value.reshape(()).item()
         return value
     if isinstance(value, np.generic):
         return value.item()
@@ -71,14 +76,15 @@ def _open_h5(path: str | os.PathLike) -> h5py.File:
     because a writer holds them for the whole run: a reader would be refused in the moments the
     writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
     --no-swmr run, whose flushed frames are readable all the same."""
-    try:
-        return h5py.File(path, "r", swmr=True, locking=False)
-    except (OSError, ValueError):
-        pass
-    try:
-        return h5py.File(path, "r", locking=False)
-    except OSError as error:
-        raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {error}") from None
+    first_error: Exception | None = None
+    # The last two match a handle that this process already holds with h5py's default locking
+    # (HDF5 refuses a second open with different locking flags).
+    for options in ({"swmr": True, "locking": False}, {"locking": False}, {"swmr": True}, {}):
+        try:
+            return h5py.File(path, "r", **options)
+        except (OSError, ValueError) as error:
+            first_error = first_error or error
+    raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {first_error}") from None
 
 
 def is_sweep(root_attributes: dict[str, Any]) -> bool:
@@ -125,6 +131,7 @@ def open(
     *,
     positions: bool = True,
     frames: slice | None = None,
+    lazy: bool = False,
 ) -> xr.Dataset:
     """A nadyn file as an xarray Dataset, read into memory.
 
@@ -141,8 +148,15 @@ def open(
     ``failed``, or ``running`` after a crash) give the frames present in every series.
     ``frames`` selects frames (e.g. ``slice(None, None, 10)``) before reading.
 
+    Everything is read into memory and the file is closed, unless ``lazy=True``: then
+    ``theta`` and ``r`` are read on demand (for files larger than memory; select with
+    ``ds.isel``/``ds.sel`` before ``.values``), the file stays open until ``ds.close()`` (or
+    the end of a ``with nadyn.open(...) as ds:`` block), and a growing file still shows the
+    frames present when it was opened.
+
     Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
-    engine="h5netcdf")``, loaded, with the root and /parameters attributes added.
+    engine="h5netcdf")`` (loaded unless ``lazy``; ``frames`` selects along ``time``), with the
+    root and /parameters attributes added.
     """
     with _open_h5(path) as f:
         root = _attributes(f)
@@ -150,20 +164,30 @@ def open(
             sweep = True
         else:
             sweep = False
-            dataset = _read_trajectory(f, root, positions=positions, frames=frames)
+            dataset = _read_trajectory(f, root, positions=positions, frames=frames, lazy=lazy)
     if sweep:
-        return _open_sweep(path, root)
+        return _open_sweep(path, root, frames=frames, lazy=lazy)
     return dataset
 
 
-def _open_sweep(path: str | os.PathLike, root: dict[str, Any]) -> xr.Dataset:
-    with xr.open_dataset(path, engine="h5netcdf") as opened:
-        dataset = opened.load()
+def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice | None,
+                lazy: bool) -> xr.Dataset:
     attributes = dict(root)
+    # Read before xarray opens the file: HDF5 refuses a second handle on a file that is
+    # already open in this process with other file-locking settings.
     with _open_h5(path) as f:
         if PARAMETERS in f and isinstance(f[PARAMETERS], h5py.Group):
             for name, value in _attributes(f[PARAMETERS]).items():
                 attributes.setdefault(name, value)
+    # phony_dims: a dataset without dimension scales still opens (dimensions phony_dim_N).
+    opened = xr.open_dataset(path, engine="h5netcdf", phony_dims="access")
+    if frames is not None and "time" in opened.dims:
+        opened = opened.isel(time=frames)
+    if lazy:
+        dataset = opened
+    else:
+        with opened:
+            dataset = opened.load()
     attributes.update(dataset.attrs)
     dataset.attrs = attributes
     dataset.attrs["file"] = os.fspath(path)
@@ -181,8 +205,44 @@ def _variable_attributes(group: h5py.Group) -> dict[str, Any]:
     return attributes
 
 
+class _FrameSeries(BackendArray):
+    """A (frames, ...) dataset read on demand, restricted to the frames `open` chose, so a
+    later read of a growing file still sees the same consistent prefix."""
+
+    def __init__(self, manager: CachingFileManager, lock: threading.Lock, name: str,
+                 frames: range, dataset: h5py.Dataset):
+        self._manager, self._lock, self._name, self._frames = manager, lock, name, frames
+        self.shape = (len(frames),) + tuple(dataset.shape[1:])
+        self.dtype = dataset.dtype
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        # Slices with negative steps become positive ones and a reversal here: xarray 2023.01's
+        # own decomposition of them is off by one (slice(None, None, -3) of 101 reads 0, 3, ...).
+        flips = []
+        if isinstance(key, (indexing.BasicIndexer, indexing.OuterIndexer)):
+            parts = []
+            for size, part in zip(self.shape, key.tuple):
+                flip = isinstance(part, slice) and (part.step or 1) < 0
+                if flip:
+                    chosen = range(size)[part]
+                    part = slice(chosen[-1], chosen[0] + 1, -part.step) if chosen else slice(0, 0)
+                parts.append(part)
+                if not isinstance(part, (int, np.integer)):
+                    flips.append(slice(None, None, -1) if flip else slice(None))
+            key = type(key)(tuple(parts))
+        result = indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.BASIC, self._read)
+        return result[tuple(flips)] if flips else result
+
+    def _read(self, key: tuple) -> np.ndarray:
+        frames = self._frames[key[0]]
+        first = frames if isinstance(frames, int) else slice(frames.start, frames.stop, frames.step)
+        with self._lock:
+            return np.asarray(self._manager.acquire()[self._name][(first,) + tuple(key[1:])])
+
+
 def _read_trajectory(
-    f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None
+    f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None, lazy: bool
 ) -> xr.Dataset:
     if MAGNITUDE not in f or "value" not in f[MAGNITUDE]:
         raise ValueError(
@@ -224,14 +284,24 @@ def _read_trajectory(
         "token": ("token", np.arange(n)),
         "dim": ("dim", np.arange(d)),
     }
+    manager = CachingFileManager(_open_h5, f.filename) if lazy else None
+    lock = threading.Lock()
+
+    def values(group: h5py.Group):
+        if manager is None:
+            return _read_series(group, "value", selection)
+        frame_range = range(count)[selection]
+        return indexing.LazilyIndexedArray(
+            _FrameSeries(manager, lock, group.name + "/value", frame_range, group["value"]))
+
     variables: dict[str, Any] = {}
     if positions and POSITION in f:
         attributes = {"long_name": "directions theta_k on the unit sphere"}
         attributes.update(_variable_attributes(f[POSITION]))
-        variables["theta"] = (("time", "token", "dim"), _read_series(f[POSITION], "value", selection), attributes)
+        variables["theta"] = (("time", "token", "dim"), values(f[POSITION]), attributes)
     attributes = {"long_name": "token magnitudes r_k > 0"}
     attributes.update(_variable_attributes(magnitude))
-    variables["r"] = (("time", "token"), _read_series(magnitude, "value", selection), attributes)
+    variables["r"] = (("time", "token"), values(magnitude), attributes)
     for path, group in groups.items():
         if not path.startswith(OBSERVABLES + "/"):
             continue
@@ -271,4 +341,7 @@ def _read_trajectory(
                 attrs["file_format_version" if key == "version" else f"module_{key}"] = value
     for key, value in root.items():
         attrs.setdefault(key, value)
-    return xr.Dataset(variables, coords=coords, attrs=attrs)
+    dataset = xr.Dataset(variables, coords=coords, attrs=attrs)
+    if manager is not None:
+        dataset.set_close(manager.close)
+    return dataset

@@ -31,11 +31,12 @@ import xarray as xr
 
 from .closed_forms import initial_velocity
 from .io import open as open_file
+from .laws import PREDICTED, fit_terminal
 
 __all__ = ["sphere", "observables", "heatmap", "movie", "main", "LAWS"]
 
 # What `observables(law=...)` can overlay.
-LAWS = ("initial-slope",)
+LAWS = ("initial-slope", "terminal")
 
 
 def _dataset(item: str | os.PathLike | xr.Dataset, *, positions: bool = True) -> xr.Dataset:
@@ -170,6 +171,13 @@ def observables(
     (the formulas of `nadyn table initial`). It applies to runs made with --init orthogonal
     and --weights identity; a ValueError if none of the runs is one.
 
+    law="terminal" fits each run's velocity with its scheme's predicted terminal law
+    (`nadyn.laws`: C e^{-2t} for post-ln and ngpt, C/t^3 for pre-ln, mix-ln, peri-ln,
+    C e^{-4 sqrt(t+1)}/sqrt(t+1) for sqrt-scaling) over the window of the asymptotic regime,
+    as `nadyn table terminal` does, draws the fit dashed on the velocity panel (logarithmic),
+    and adds the fitted parameter beside the theory's to the run's legend entry; a ValueError
+    if no run has reached the terminal regime.
+
     logy: True (every panel) or the names of the panels with a logarithmic y axis."""
     import matplotlib.pyplot as plt
 
@@ -195,16 +203,30 @@ def observables(
             "law 'initial-slope' applies to runs with --init orthogonal --weights identity "
             "(n <= d); none of the given runs is one"
         )
+    fits = [fit_terminal(ds) if law == "terminal" else None for ds in datasets]
+    if law == "terminal" and all(fit is None for fit in fits):
+        raise ValueError(
+            "law 'terminal': no run has reached its terminal regime (gap < 1e-3 over at least "
+            "ten frames while the velocity is above round-off); run longer"
+        )
     fig, axes = plt.subplots(
         len(names), 1, figsize=(6.4, 2.2 + 1.9 * len(names)), sharex=True, squeeze=False
     )
     axes = axes[:, 0]
     for index, ds in enumerate(datasets):
         label = labels[index] if labels is not None else _label(ds)
+        fit = fits[index]
+        if fit is not None:
+            symbol = {"exponential": "a", "polynomial": "p", "stretched": "c"}[fit.law]
+            theory = PREDICTED[str(ds.attrs["scheme"])][1]
+            label += f"; fit {symbol} = {fit.parameter:.4g} (theory {theory:g})"
         color = f"C{index % 10}"
         t = ds["time"].values
         for ax, name in zip(axes, names):
             ax.plot(t, ds[name].values, color=color, lw=1.4, label=label)
+            if fit is not None and name == "velocity":
+                fit_t = np.linspace(fit.start, fit.end, 200)
+                ax.plot(fit_t, fit(fit_t), color=color, ls="--", lw=1.2)
             slope = slopes[index]
             if law != "initial-slope" or slope is None:
                 continue
@@ -220,12 +242,16 @@ def observables(
     for ax, name in zip(axes, names):
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
-        if logy is True or (not isinstance(logy, bool) and name in logy):
+        if logy is True or (not isinstance(logy, bool) and name in logy) or (
+            law == "terminal" and name == "velocity"
+        ):
             ax.set_yscale("log")
     axes[-1].set_xlabel("t")
     axes[0].legend(fontsize=8)
     if law == "initial-slope":
         axes[0].set_title("dashed / x: closed-form initial slope \u03b3'(0)", fontsize=9)
+    elif law == "terminal":
+        axes[0].set_title("dashed: the scheme's terminal law fitted to the velocity", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -370,7 +396,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--observables", metavar="OUT.png", help="observables of every FILE against time")
     parser.add_argument("--names", nargs="+", default=["mean_cos", "velocity"],
                         help="observables to plot (default: mean_cos velocity)")
-    parser.add_argument("--law", choices=LAWS, help="closed-form overlay on --observables")
+    parser.add_argument("--law", choices=LAWS,
+                        help="overlay on --observables: the closed-form initial slope (orthogonal "
+                        "start) or the fitted terminal law")
     parser.add_argument("--movie", metavar="OUT.mp4", help="movie of the first FILE (d = 3)")
     parser.add_argument("--fps", type=float, default=15, help="movie frames per second (default 15)")
     parser.add_argument("--every", type=int, default=1, help="movie: every K-th frame (default 1)")

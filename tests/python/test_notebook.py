@@ -41,13 +41,18 @@ def test_quickstart_notebook_runs_and_draws(cli, kernel_name, monkeypatch):
         for cell_index, cell in enumerate(nb.cells)
         if cell.cell_type == "code"
         for output in cell.outputs
-        if output.output_type == "display_data" and "image/png" in output.get("data", {})
+        if output.output_type in ("display_data", "execute_result") and "image/png" in output.get("data", {})
     ]
     # One figure each from nadyn.plot.sphere and nadyn.plot.observables.
     assert len(images) == 2
     sphere_cell = next(i for i, c in enumerate(nb.cells) if "nadyn.plot.sphere" in c.source)
     observables_cell = next(i for i, c in enumerate(nb.cells) if "nadyn.plot.observables" in c.source)
     assert images == [sphere_cell, observables_cell]
+    # The movie cell shows the video (or the GIF fallback).
+    movie_cell = next(c for c in nb.cells if "nadyn.plot.movie" in c.source)
+    shown = [key for o in movie_cell.outputs for key in o.get("data", {})]
+    assert "image/gif" in shown or any("<video" in o.get("data", {}).get("text/html", "")
+                                       for o in movie_cell.outputs)
     # The Dataset's repr names its dimensions.
     dataset_cell = next(c for c in nb.cells if c.source.endswith("ds"))
     text = "".join(o.get("data", {}).get("text/plain", "") for o in dataset_cell.outputs)

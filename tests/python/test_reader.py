@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
+import matplotlib.pyplot as plt
+
 import nadyn
+import nadyn.plot
 from nadyn.io import frame_count
 
 OBS = "observables"
@@ -99,6 +102,36 @@ def test_frames_selection(simulate):
     ds = nadyn.open(path)
     xr.testing.assert_identical(every_tenth.drop_vars(["theta0", "r_initial"]),
                                 ds.isel(time=slice(None, None, 10)).drop_vars(["theta0", "r_initial"]).assign_attrs(frames_read=11))
+
+
+LAZY_SELECTIONS = [
+    dict(time=5),
+    dict(time=slice(3, 20, 4), token=[1, 5, 2]),
+    dict(time=slice(None, None, -3)),
+    dict(time=slice(5, 5)),
+    dict(dim=1, token=3),
+    dict(time=slice(90, 2, -7), dim=slice(None, None, -1), token=[3, 1]),
+    dict(time=[5, 1, 7], token=slice(10, 2, -2)),
+]
+
+
+def test_lazy_reads_equal_eager_reads(simulate):
+    path = simulate("run.h5", "--n", "16", "--T", "1")
+    eager = nadyn.open(path)
+    with nadyn.open(path, lazy=True) as lazy:
+        assert lazy.identical(eager)
+        for selection in LAZY_SELECTIONS:
+            for name in ("theta", "r"):
+                picked = {k: v for k, v in selection.items() if k in eager[name].dims}
+                expected = eager[name].isel(**picked).values
+                got = lazy[name].isel(**picked).values
+                assert got.shape == expected.shape, selection
+                np.testing.assert_array_equal(got, expected)
+    every_seventh = nadyn.open(path, lazy=True, frames=slice(1, None, 7))
+    np.testing.assert_array_equal(every_seventh["theta"].isel(time=slice(None, None, -2)).values,
+                                  eager["theta"].values[1::7][::-2])
+    assert every_seventh.load().identical(nadyn.open(path, frames=slice(1, None, 7)))
+    every_seventh.close()
 
 
 def test_dataset_and_group_attributes_are_copied(simulate, tmp_path):
@@ -205,6 +238,22 @@ def test_interrupted_run(cli, tmp_path):
         assert ds.sizes["time"] == f["particles/tokens/position/value"].shape[0]
 
 
+def test_killed_run(cli, tmp_path):
+    # SIGKILL: no chance to finish, the status stays "running"; every flushed frame reads.
+    path = tmp_path / "killed.h5"
+    process = _start_long_run(cli, path)
+    try:
+        _wait_for_frames(path, 3, process)
+    finally:
+        process.kill()
+        process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    ds = nadyn.open(path)
+    assert ds.attrs["status"] == "running"
+    assert ds.sizes["time"] >= 3
+    _check_consistent(ds)
+
+
 def test_growing_swmr_file(cli, tmp_path):
     path = tmp_path / "growing.h5"
     process = _start_long_run(cli, path)
@@ -218,6 +267,13 @@ def test_growing_swmr_file(cli, tmp_path):
         second = nadyn.open(path)
         _check_consistent(second)
         assert second.sizes["time"] > first.sizes["time"]
+        lazy = nadyn.open(path, lazy=True)
+        frames = lazy.sizes["time"]
+        _wait_for_frames(path, frames + 3, process)
+        # A lazy read of a growing file keeps the frames present when it was opened.
+        assert lazy["theta"].values.shape[0] == frames
+        np.testing.assert_array_equal(lazy["theta"].values, nadyn.open(path)["theta"].values[:frames])
+        lazy.close()
         # The earlier read is a prefix of the later one.
         prefix = second.isel(time=slice(0, first.sizes["time"]))
         np.testing.assert_array_equal(prefix["theta"].values, first["theta"].values)
@@ -249,6 +305,14 @@ def test_sweep_file_dispatch(tmp_path):
     assert list(ds["scheme"].values) == ["pre-ln", "peri-ln"]
     assert ds.attrs["nadyn_kind"] == "sweep"
     assert ds.attrs["n"] == 64
+    sub = nadyn.open(path, frames=slice(1, None, 2))
+    np.testing.assert_array_equal(sub["time"].values, times[1::2])
+    np.testing.assert_array_equal(sub["mean_cos"].values, values[:, :, 1::2])
+    with nadyn.open(path, lazy=True) as lazy:
+        np.testing.assert_array_equal(lazy["mean_cos"].sel(scheme="peri-ln").values, values[1])
+    fig = nadyn.plot.heatmap(ds, "mean_cos", x="time", y="beta", col="scheme")
+    assert len(fig.axes) == 3  # two schemes and the colour bar
+    plt.close(fig)
 
 
 def test_no_swmr_file(simulate):
@@ -259,3 +323,68 @@ def test_no_swmr_file(simulate):
     with h5py.File(path, "r") as f:
         assert f.attrs["status"] == ds.attrs["status"] == "complete"
         np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
+
+
+def test_reduced_ode_file(cli, tmp_path):
+    # `nadyn reduced --out` writes the scalar ODE in the observables layout with one
+    # representative magnitude; its gamma'(0) is the closed form.
+    path = tmp_path / "reduced.h5"
+    subprocess.run([cli, "reduced", "--scheme", "peri-ln", "--n", "256", "--beta", "5", "--T", "10",
+                    "--samples", "20", "--out", str(path)], check=True, capture_output=True)
+    ds = nadyn.open(path)
+    assert ds.attrs["model"] == "reduced" and ds.attrs["scheme"] == "peri-ln"
+    assert ds.sizes["time"] == 21 and ds.sizes["token"] == 1
+    assert "theta" not in ds
+    with h5py.File(path, "r") as f:
+        for name in ("mean_cos", "gap", "velocity", "r_mean"):
+            np.testing.assert_array_equal(ds[name].values, f[f"{OBS}/{name}/value"][()])
+            np.testing.assert_array_equal(ds["time"].values, f[f"{OBS}/{name}/time"][()])
+    assert ds["mean_cos"].values[0] == 0.0
+    assert ds["velocity"].values[0] == pytest.approx(nadyn.initial_velocity("peri-ln", 256, 5.0), rel=1e-12)
+    np.testing.assert_allclose(ds["gap"].values, 1.0 - ds["mean_cos"].values, rtol=0, atol=1e-15)
+
+
+def test_package_imports_without_the_compiled_module():
+    import importlib.util
+
+    # Until the bindings are built, nadyn is the pure-Python reader and plotter.
+    assert nadyn.has_core == (importlib.util.find_spec("nadyn._core") is not None)
+    assert callable(nadyn.open) and callable(nadyn.initial_velocity)
+
+
+@pytest.mark.parametrize("core, expected", [
+    ("__all__ = ['simulate']\ndef simulate():\n    return 'compiled'\n", "True compiled"),
+    ("raise ImportError('undefined symbol')\n", "False absent"),
+])
+def test_compiled_module_extension_point(tmp_path, core, expected):
+    # A copy of the package with a stand-in nadyn._core: a loadable one is re-exported, a
+    # broken one leaves the pure-Python package working, with a warning.
+    from conftest import REPO
+
+    shutil.copytree(REPO / "python" / "nadyn", tmp_path / "nadyn",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "nadyn" / "_core.py").write_text(core)
+    code = ("import nadyn; print(nadyn.has_core, "
+            "nadyn.simulate() if hasattr(nadyn, 'simulate') else 'absent')")
+    result = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+    assert ("cannot be loaded (undefined symbol)" in result.stderr) == expected.startswith("False")
+
+
+def test_open_while_h5py_holds_the_file(simulate):
+    # A notebook often keeps an h5py handle (default locking) open on the same file.
+    path = simulate("run.h5", "--n", "4", "--T", "0.2")
+    with h5py.File(path, "r") as f:
+        ds = nadyn.open(path)
+        np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
+
+
+def test_netcdf_round_trip(simulate, tmp_path):
+    # What nadyn.open returns can be saved as netCDF and read back unchanged.
+    path = simulate("run.h5", "--n", "6", "--T", "0.2", "--weights", "random")
+    ds = nadyn.open(path)
+    ds.to_netcdf(tmp_path / "saved.nc", engine="h5netcdf")
+    with xr.open_dataset(tmp_path / "saved.nc", engine="h5netcdf") as back:
+        xr.testing.assert_identical(back.load(), ds)
