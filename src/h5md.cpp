@@ -222,6 +222,9 @@ struct trajectory_writer::impl {
     std::optional<series> position;
     series magnitude;
     std::vector<series> observables;
+    std::vector<std::string> observable_names; // of `observables`, in order
+    // observables[i] takes value source[i] of write_frame's vector (identity by default).
+    std::vector<std::size_t> source;
 
     // Bytes one frame adds to the file (values, plus time and step of every series).
     [[nodiscard]] std::uintmax_t frame_bytes() const {
@@ -294,8 +297,13 @@ trajectory_writer::impl::create(hdf5_file file, const trajectory_layout& layout)
                                             false, find_observable_info(name)));
     hdf5_group parameters = file.create_group("parameters", true);
     file.flush();
-    return std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
-                                       std::move(magnitude), std::move(observables)});
+    return std::make_unique<impl>(impl{std::move(file),
+                                       std::move(parameters),
+                                       std::move(position),
+                                       std::move(magnitude),
+                                       std::move(observables),
+                                       layout.observable_names,
+                                       {}});
 }
 
 trajectory_writer::trajectory_writer(const std::string& path, const trajectory_layout& layout,
@@ -338,7 +346,8 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
     if (file.has(position_path)) position = open_series(position_path);
     series magnitude = open_series(magnitude_path);
     std::vector<series> observables;
-    for (const auto& name : file.open_group("observables").children())
+    const std::vector<std::string> observable_names = file.open_group("observables").children();
+    for (const auto& name : observable_names)
         observables.push_back(open_series("observables/" + name));
     hdf5_group parameters = file.open_group("parameters");
     file.write_attribute("status", std::string(to_string(run_status::running)));
@@ -347,9 +356,13 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
     writer->m_path = path;
     writer->m_frames = keep_frames;
     writer->m_swmr = swmr && swmr_possible; // a --no-swmr file keeps the 1.8 format
-    writer->m_impl =
-        std::make_unique<impl>(impl{std::move(file), std::move(parameters), std::move(position),
-                                    std::move(magnitude), std::move(observables)});
+    writer->m_impl = std::make_unique<impl>(impl{std::move(file),
+                                                 std::move(parameters),
+                                                 std::move(position),
+                                                 std::move(magnitude),
+                                                 std::move(observables),
+                                                 observable_names,
+                                                 {}});
     return writer;
 }
 
@@ -382,14 +395,28 @@ void trajectory_writer::write_parameter_matrix(const std::string& name, std::siz
     m_impl->file.flush();
 }
 
+void trajectory_writer::set_value_names(const std::vector<std::string>& names) {
+    impl& f = *m_impl;
+    f.source.clear();
+    for (const auto& name : f.observable_names) {
+        const auto it = std::find(names.begin(), names.end(), name);
+        if (it == names.end())
+            throw input_error("'" + m_path + "' records an observable '" + name +
+                              "' that this nadyn does not compute; it cannot be continued");
+        f.source.push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+    m_value_count = names.size();
+}
+
 void trajectory_writer::write_frame(std::int64_t step, double time, const double* theta,
                                     const double* r, const std::vector<double>& observables) {
     if (!m_impl) throw std::logic_error("trajectory_writer::write_frame after finish");
     impl& f = *m_impl;
-    if (observables.size() != f.observables.size())
+    const std::size_t expected = f.source.empty() ? f.observables.size() : m_value_count;
+    if (observables.size() != expected)
         throw std::invalid_argument("write_frame: " + std::to_string(observables.size()) +
-                                    " observable values for " +
-                                    std::to_string(f.observables.size()) + " observables");
+                                    " observable values for " + std::to_string(expected) +
+                                    " observables");
     if (!r || (f.position && !theta)) throw std::invalid_argument("write_frame: null frame data");
     ensure_space(m_path, f.frame_bytes(), m_frames);
     if (m_swmr && !m_swmr_started) {
@@ -402,8 +429,9 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
     const hsize_t row = m_frames;
     if (f.position) f.position->value.write_row(row, H5T_NATIVE_DOUBLE, theta);
     f.magnitude.value.write_row(row, H5T_NATIVE_DOUBLE, r);
-    for (std::size_t i = 0; i < observables.size(); ++i)
-        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &observables[i]);
+    for (std::size_t i = 0; i < f.observables.size(); ++i)
+        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE,
+                                         &observables[f.source.empty() ? i : f.source[i]]);
     auto for_each_series = [&](auto&& action) {
         if (f.position) action(*f.position);
         action(f.magnitude);

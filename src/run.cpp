@@ -265,6 +265,8 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
         writer.finish(status, stats);
     };
+    std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
+    writer.set_value_names(value_names); // a file from an older nadyn keeps its own series
     try {
         summary = run(
             [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {

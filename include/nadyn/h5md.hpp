@@ -92,8 +92,14 @@ class trajectory_writer {
     void write_parameter_matrix(const std::string& name, std::size_t rows, std::size_t cols,
                                 const double* data);
 
+    // Names the values write_frame receives, in order, when they differ from the file's
+    // observables: a file written before an observable existed (e.g. step_error) is
+    // continued with the ones it has. input_error if the file has one not in `names`.
+    void set_value_names(const std::vector<std::string>& names);
+
     // Appends one frame: theta is n*d row-major (ignored when positions are off),
-    // r has n entries, observables one value per name of the layout, in order.
+    // r has n entries, observables one value per name of the layout (or of
+    // set_value_names), in order.
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
                      const std::vector<double>& observables);
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
@@ -111,7 +117,8 @@ class trajectory_writer {
     std::unique_ptr<impl> m_impl;
     std::string m_path;
     std::size_t m_frames = 0;
-    bool m_swmr = false; // enter SWMR mode before the first frame
+    std::size_t m_value_count = 0; // values per frame after set_value_names
+    bool m_swmr = false;           // enter SWMR mode before the first frame
     bool m_swmr_started = false;
 };
 

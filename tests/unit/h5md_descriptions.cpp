@@ -3,6 +3,7 @@
 // specification, and parameter descriptions land in /parameters/descriptions. Read back
 // through the HDF5 C API wrappers, independently of trajectory_reader, and through it.
 #include "nadyn/detail/hdf5.hpp"
+#include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
 
@@ -104,4 +105,35 @@ TEST_CASE("trajectory_reader returns the descriptions it finds") {
           std::pair<std::string, std::string>{"beta", "inverse temperature (replaced)"});
     CHECK_THROWS(reader.describe_observable("no_such"));
     CHECK(find_observable_info("no_such") == nullptr);
+}
+
+TEST_CASE("a file written before an observable existed is continued with its own series") {
+    std::filesystem::create_directories(NADYN_TEST_TMPDIR);
+    const std::string path = std::string(NADYN_TEST_TMPDIR) + "/h5md_older_observables.h5";
+    trajectory_layout layout;
+    layout.n = 2;
+    layout.d = 2;
+    layout.observable_names = {"mean_cos", "step_size"}; // as an older nadyn wrote it
+    const double theta[4] = {1, 0, 0, 1}, r[2] = {1, 1};
+    {
+        trajectory_writer writer(path, layout, true);
+        writer.write_frame(0, 0.0, theta, r, {0.5, 0.01});
+        writer.finish(run_status::interrupted, {});
+    }
+    {
+        auto writer = trajectory_writer::append(path, 1);
+        // Today's values: one more observable in between, which the file does not have.
+        writer->set_value_names({"mean_cos", "step_error", "step_size"});
+        writer->write_frame(1, 0.1, theta, r, {0.75, 1e-9, 0.02});
+        writer->finish(run_status::complete, {});
+    }
+    {
+        const trajectory_reader reader(path);
+        CHECK(reader.observable_names() == std::vector<std::string>{"mean_cos", "step_size"});
+        CHECK(reader.observable("mean_cos") == std::vector<double>{0.5, 0.75});
+        CHECK(reader.observable("step_size") == std::vector<double>{0.01, 0.02});
+    }
+    // A file with an observable this nadyn does not compute cannot be continued.
+    auto writer = trajectory_writer::append(path, 2);
+    CHECK_THROWS_AS(writer->set_value_names({"mean_cos"}), input_error);
 }
