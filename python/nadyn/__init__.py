@@ -35,11 +35,14 @@ if _importlib_util.find_spec(__name__ + "._core") is not None:
                        "reading and plotting files still work", stacklevel=2)
     else:
         has_core = True
-        from .bindings import NumericalFault, parameters, reduced, simulate, sweep, table
-        from .trajectory import Trajectory
-
-        __all__ += ["simulate", "sweep", "reduced", "table", "parameters", "Trajectory",
-                    "NumericalFault"]
+        try:  # the Python side of the bindings (a stand-in _core may lack what it needs)
+            from .bindings import NumericalFault, parameters, reduced, simulate, sweep, table
+            from .trajectory import Trajectory
+        except (ImportError, AttributeError):
+            pass
+        else:
+            __all__ += ["simulate", "sweep", "reduced", "table", "parameters", "Trajectory",
+                        "NumericalFault"]
         for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
             if _name not in globals():
                 globals()[_name] = getattr(_core, _name)

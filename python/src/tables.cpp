@@ -173,22 +173,30 @@ py::list table(const std::string& name, const py::kwargs& given) {
             const py::gil_scoped_release release;
             table = random_weights_table(s);
         }
+        const auto windows = random_speed_windows(s.layers);
         for (const auto& r : table) {
             py::dict row;
             row["scheme"] = name_of(r.id);
-            row["early_mean"] = r.early_mean;
-            row["early_spread"] = r.early_spread;
+            // One entry per window (layer 1, layers 1-5, first 10%), keyed by its name.
+            for (std::size_t w = 0; w < windows.size() && w < r.gain.size(); ++w) {
+                const std::string& window = windows[w].name;
+                row[py::str("gain " + window)] = r.gain[w].mean;
+                row[py::str("gain spread " + window)] = r.gain[w].spread;
+                row[py::str("pair change " + window)] = r.pair_change[w].mean;
+                row[py::str("angle " + window)] = r.angle[w].mean;
+            }
             row["collapse_law"] = std::string(to_string(r.collapse_law));
             row["collapse_mean"] = r.collapse_mean;
             row["collapse_spread"] = r.collapse_spread;
             row["collapse_votes"] = r.collapse_votes;
-            row["final_mean_cos_mean"] = r.final_mean_cos_mean;
-            row["final_mean_cos_spread"] = r.final_mean_cos_spread;
+            row["final_mean_cos_mean"] = r.final_mean_cos.mean;
+            row["final_mean_cos_spread"] = r.final_mean_cos.spread;
             row["ours_early"] = r.ours_early;
+            row["ours_angle"] = r.ours_angle;
             row["ours_collapse"] = r.ours_collapse;
             row["paper_early"] = r.paper_early;
             row["paper_collapse"] = r.paper_collapse;
-            row["agrees"] = r.agrees;
+            row["verdict"] = r.verdict;
             rows.append(row);
         }
         return rows;

@@ -70,7 +70,10 @@ void simulate_ok(const std::string& out, std::vector<std::string> args) {
     const run_result r = run_nadyn(args);
     INFO("stderr: " << r.err);
     REQUIRE(r.status == 0);
-    CHECK(r.err.empty()); // --quiet: no progress bar, and nothing else on stderr
+    // --quiet: no progress bar; at most the step-doubling warning, which these deliberately
+    // coarse steps (dt = 0.05) earn for some schemes and integrators.
+    for (const auto& line : split_lines(r.err))
+        CHECK(line.rfind("nadyn: warning: the estimated local error of one ", 0) == 0);
     CHECK(contains(r.out, "complete: "));
     CHECK(contains(r.out, "wrote " + out));
     REQUIRE(fs::exists(out));
@@ -544,8 +547,11 @@ TEST_CASE("inspect --csv prints every frame exactly") {
         REQUIRE(fields.size() == 2 + names.size());
         CHECK(std::stoll(fields[0]) == steps[f]);
         CHECK(std::strtod(fields[1].c_str(), nullptr) == times[f]);
-        for (std::size_t i = 0; i < names.size(); ++i)
-            CHECK(std::strtod(fields[2 + i].c_str(), nullptr) == file.observable(names[i])[f]);
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const double printed = std::strtod(fields[2 + i].c_str(), nullptr);
+            const double stored = file.observable(names[i])[f];
+            CHECK(((std::isnan(printed) && std::isnan(stored)) || printed == stored));
+        }
     }
 
     // The table of a short file shows every frame once.

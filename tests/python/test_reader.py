@@ -142,7 +142,7 @@ def test_dataset_and_group_attributes_are_copied(simulate, tmp_path):
         f[f"{OBS}/gap"].attrs["unit"] = "1"
         f["particles/tokens/magnitude/value"].attrs["description"] = "r_k"
         f["parameters/theta0"].attrs["description"] = "initial directions"
-        descriptions = f["parameters"].create_group("descriptions")
+        descriptions = f["parameters"].require_group("descriptions")
         descriptions.attrs["beta"] = "inverse temperature"
     ds = nadyn.open(path)
     assert ds["gap"].attrs["description"] == "mean of 1 - cos over pairs"
@@ -362,7 +362,7 @@ def test_compiled_module_extension_point(tmp_path, core, expected):
     from conftest import REPO
 
     shutil.copytree(REPO / "python" / "nadyn", tmp_path / "nadyn",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+                    ignore=shutil.ignore_patterns("__pycache__", "_core*.so"))
     (tmp_path / "nadyn" / "_core.py").write_text(core)
     code = ("import nadyn; print(nadyn.has_core, "
             "nadyn.simulate() if hasattr(nadyn, 'simulate') else 'absent')")
