@@ -186,7 +186,7 @@ terminal_row terminal_row_for(scheme id, const terminal_table_settings& s) {
 std::vector<terminal_row> terminal_velocity_table(const terminal_table_settings& s) {
     std::vector<terminal_row> rows;
     for (const auto& row : scheme_table)
-        rows.push_back(terminal_row_for(row.id, s));
+        if (row.in_paper_tables) rows.push_back(terminal_row_for(row.id, s));
     return rows;
 }
 
@@ -258,6 +258,7 @@ std::vector<random_row> random_weights_table(const random_table_settings& s) {
                                           {scheme::mix_ln, {"moderate", "slow"}}};
     std::vector<random_row> rows;
     for (const auto& entry : scheme_table) {
+        if (!entry.in_paper_tables) continue;
         std::vector<double> early, final_cos;
         std::map<decay_law, std::vector<double>> by_law;
         for (std::uint64_t seed : s.seeds) {
