@@ -4,7 +4,7 @@
 # What building nadyn, its tests and the Python helpers need (setup.sh, test-sanitize.sh,
 # benchmark.sh).
 nadyn_packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
-                doctest-dev libcli11-dev python3-numpy python3-scipy python3-h5py
+                doctest-dev libcli11-dev libglpk-dev python3-numpy python3-scipy python3-h5py
                 python3-matplotlib)
 
 install_missing() {
