@@ -229,6 +229,9 @@ command add_table(CLI::App& app) {
     app.add_option("--seeds", o->seeds, "random: seeds")->capture_default_str();
 
     return [o]() {
+        if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
+            return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
+                                          o->format == "csv");
         require(o->which == "initial" || o->which == "terminal" || o->which == "random" ||
                     o->which == "all",
                 "unknown table '" + o->which + "'; valid tables: initial, terminal, random, all");
