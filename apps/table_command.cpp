@@ -185,7 +185,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
-    app.add_option("which", o->which, "initial | terminal | random | all")->required();
+    app.add_option("which", o->which, "initial | terminal | random | all | unselectable")->required();
     app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
         ->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")

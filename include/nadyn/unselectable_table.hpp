@@ -3,6 +3,7 @@
 // keys among n Gaussian keys in d dimensions, raw (no scaling: no-norm's keys) and after
 // LayerNorm's scaling step (each key projected to the unit sphere, where the fraction is
 // exactly 0), as the mean and spread over seeds.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
