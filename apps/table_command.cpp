@@ -234,7 +234,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
-    app.add_option("which", o->which, "initial | terminal | random | all")->required();
+    app.add_option("which", o->which, "initial | terminal | random | all | unselectable")->required();
     app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
         ->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
@@ -282,6 +282,9 @@ command add_table(CLI::App& app) {
 
     CLI::App* sub = &app;
     return [o, sub]() {
+        if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
+            return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
+                                          o->format == "csv");
         if (o->quick) {
             const random_table_settings quick = quick_random_settings();
             if (sub->get_option("--random-n")->count() == 0) o->random.n = quick.n;

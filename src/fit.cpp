@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace nadyn {
 
@@ -42,6 +43,9 @@ decay_law predicted_law(scheme s) {
         return decay_law::polynomial;
     case scheme::sqrt_scaling:
         return decay_law::stretched;
+    case scheme::no_norm:
+        // The gap stops closing at a positive value (docs/model.md §9): no decay law.
+        throw std::invalid_argument("no-norm has no terminal decay law: its gap freezes");
     }
     return decay_law::exponential;
 }

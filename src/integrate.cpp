@@ -304,7 +304,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         }
         if (stopping) return integration_outcome::interrupted;
         if (l == layers) return integration_outcome::complete;
-        system.attend(directions(x), attention.data());
+        system.attend_state(x, attention.data());
         ++statistics.rhs_evaluations;
         good = x;
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
@@ -343,7 +343,8 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
         case scheme::post_ln:
             break; // y = theta + h A
         case scheme::pre_ln:
-            base = r[k]; // y = r theta + h A
+        case scheme::no_norm: // A = Attn(r theta) here, Attn(theta) for pre-ln
+            base = r[k];      // y = r theta + h A
             keeps_magnitude = false;
             break;
         case scheme::peri_ln:

@@ -8,12 +8,19 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace nadyn {
 
 std::vector<double> frame_observables::values() const {
     return {mean_cos, gap,     velocity, variance,   displacement, r_mean,    r_min,
             r_max,    min_cos, clusters, norm_error, step_size,    step_error};
+}
+
+double frame_observables::optional_value(std::string_view name) const {
+    if (name == "unselectable") return unselectable;
+    throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
 }
 
 namespace {

@@ -187,7 +187,7 @@ terminal_row terminal_row_for(scheme id, const terminal_table_settings& s) {
 std::vector<terminal_row> terminal_velocity_table(const terminal_table_settings& s) {
     std::vector<terminal_row> rows;
     for (const auto& row : scheme_table)
-        rows.push_back(terminal_row_for(row.id, s));
+        if (row.in_paper_tables) rows.push_back(terminal_row_for(row.id, s));
     return rows;
 }
 
@@ -403,6 +403,7 @@ std::vector<random_row> random_weights_table(const random_table_settings& s,
     std::vector<random_row> rows;
     std::size_t done = 0;
     for (const auto& entry : scheme_table) {
+        if (!entry.in_paper_tables) continue; // the paper's random-weights check has six
         std::vector<random_run_result> runs;
         for (std::size_t i = 0; i < s.seeds.size(); ++i) {
             if (progress) progress(entry.id, i, done);

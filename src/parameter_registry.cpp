@@ -1,6 +1,7 @@
 #include "nadyn/parameter_registry.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/observables.hpp"
 
 #include <array>
 #include <charconv>
@@ -41,6 +42,45 @@ std::size_t positive_size(std::string_view text, std::string_view what, std::int
     require(value >= least, std::string(what) + " must be at least " + std::to_string(least) +
                                 ", got " + std::string(text));
     return static_cast<std::size_t>(value);
+}
+
+// "none" or a comma-separated list of optional_observable_names; the result keeps their
+// order, without repeats, so the record of a run does not depend on how it was spelled.
+std::vector<std::string> parse_observables(std::string_view text) {
+    std::vector<bool> wanted(optional_observable_names.size(), false);
+    if (text != "none") {
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t comma = text.find(',', start);
+            const std::string_view name =
+                text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+            std::size_t i = 0;
+            while (i < optional_observable_names.size() && optional_observable_names[i] != name)
+                ++i;
+            if (i == optional_observable_names.size()) {
+                std::string valid = "none";
+                for (const auto known : optional_observable_names)
+                    valid += ", " + std::string(known);
+                throw input_error("unknown observable " + quoted(name) +
+                                  " in observe = " + quoted(text) + "; valid choices: " + valid +
+                                  " (a comma-separated list)");
+            }
+            wanted[i] = true;
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < wanted.size(); ++i)
+        if (wanted[i]) names.emplace_back(optional_observable_names[i]);
+    return names;
+}
+
+std::string observables_text(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names)
+        text += (text.empty() ? "" : ",") + name;
+    return text.empty() ? "none" : text;
 }
 
 // Each row's functions are captureless lambdas: the table is plain data.
@@ -276,21 +316,33 @@ const std::array registry{
                     "cluster-eps must be in (0, 2], got " + show(c.cluster_eps));
         }},
     parameter_spec{
-        "threads", "--threads", value_type::integer, "OpenMP threads of the run (0: all cores)",
-        "OpenMP threads the run asked for (0: all cores); results do not depend on it", "", "",
-        true, false, "",
-        [](run_config& c, std::string_view t) {
-            const std::int64_t value = parse_integer(t, "threads");
-            require(value >= 0, "threads must be >= 0 (0: all cores), got " + std::string(t));
-            require(value <= 4096, "threads = " + std::string(t) +
-                                       " is out of range (0: all cores, at most 4096)");
-            c.threads = static_cast<int>(value);
-        },
-        [](const run_config& c) -> parameter_value { return std::int64_t{c.threads}; },
-        [](const run_config& c) {
-            require(c.threads >= 0,
-                    "threads must be >= 0 (0: all cores), got " + std::to_string(c.threads));
-        }},
+        "observe", "--observe", value_type::name,
+        "Optional observables, comma-separated: unselectable (n linear programs per frame) | "
+        "none",
+        "optional observables computed at every frame besides the standard ones (none, or a "
+        "comma-separated list: unselectable = fraction of keys in the convex hull of the "
+        "other keys, docs/model.md section 12)",
+        "", "", false, false, "none",
+        [](run_config& c, std::string_view t) { c.observe = parse_observables(t); },
+        [](const run_config& c) -> parameter_value { return observables_text(c.observe); },
+        nullptr},
+    parameter_spec{"threads", "--threads", value_type::integer,
+                   "OpenMP threads of the run (0: all cores)",
+                   "OpenMP threads the run asked for (0: all cores); results do not depend on it",
+                   "", "", true, false, "",
+                   [](run_config& c, std::string_view t) {
+                       const std::int64_t value = parse_integer(t, "threads");
+                       require(value >= 0,
+                               "threads must be >= 0 (0: all cores), got " + std::string(t));
+                       require(value <= 4096, "threads = " + std::string(t) +
+                                                  " is out of range (0: all cores, at most 4096)");
+                       c.threads = static_cast<int>(value);
+                   },
+                   [](const run_config& c) -> parameter_value { return std::int64_t{c.threads}; },
+                   [](const run_config& c) {
+                       require(c.threads >= 0, "threads must be >= 0 (0: all cores), got " +
+                                                   std::to_string(c.threads));
+                   }},
     parameter_spec{
         "block", "--block", value_type::integer,
         "Query rows per attention block (0: chosen from n; results depend on it in the last "

@@ -25,9 +25,12 @@ reduced_attention reduced_attention_at(double n, double beta, double u) {
 
 reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
                           double step_start) {
-    const reduced_attention a = reduced_attention_at(p.n, p.beta, u);
-    const token_rates rate = rates(p.scheme, t, step_start, r, a.along, a.norm);
-    return {-a.rate * rate.inverse_speed, rate.radial_rate};
+    // no-norm: the tokens r theta are attention's input, so A = r A_beta r^2 (header).
+    const bool tokens = info(p.scheme.id).attention_reads_tokens;
+    const double scale = tokens ? r : 1.0;
+    const reduced_attention a = reduced_attention_at(p.n, tokens ? p.beta * r * r : p.beta, u);
+    const token_rates rate = rates(p.scheme, t, step_start, r, scale * a.along, scale * a.norm);
+    return {-scale * a.rate * rate.inverse_speed, rate.radial_rate};
 }
 
 double initial_velocity_closed_form(const reduced_parameters& p) {
@@ -48,6 +51,11 @@ double initial_velocity_closed_form(const reduced_parameters& p) {
         return root / p.r0;
     case scheme::ngpt:
         return p.scheme.alpha * root;
+    case scheme::no_norm: {
+        // 2 / (e^{beta r0^2} + n - 1): the logits of the tokens r0 e_k are beta r0^2 <e_k, e_j>.
+        const double e_tokens = std::exp(-p.beta * p.r0 * p.r0);
+        return 2.0 * e_tokens / (1.0 + (p.n - 1.0) * e_tokens);
+    }
     }
     return linear;
 }

@@ -2,6 +2,7 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/unselectable.hpp"
 #include "nadyn/version.hpp"
 
 #include <omp.h>
@@ -162,6 +163,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
     attention_system system(model, m_weights, c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps);
+    // Optional observables (--observe): the keys are those of the attention's input.
+    const bool unselectable = c.observes("unselectable");
+    const bool reads_tokens = info(c.scheme_id).attention_reads_tokens;
+    std::vector<double> attention_input(unselectable && reads_tokens ? c.n * c.d : 0), keys;
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -171,6 +176,18 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
         summary.last.step_size = summary.statistics.next_step;
         summary.last.step_error = summary.statistics.step_error;
+        if (unselectable) {
+            const double* input = directions(x);
+            if (reads_tokens) {
+                const double* r = magnitudes(x, c.n, c.d);
+                for (std::size_t k = 0; k < c.n; ++k)
+                    for (std::size_t a = 0; a < c.d; ++a)
+                        attention_input[k * c.d + a] = r[k] * input[k * c.d + a];
+                input = attention_input.data();
+            }
+            summary.last.unselectable =
+                unselectable_fraction(input, c.n, c.d, system.weights(), keys);
+        }
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -270,7 +287,10 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
     try {
         summary = run(
             [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {
-                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), o.values());
+                std::vector<double> values = o.values();
+                for (const std::string& name : c.observe)
+                    values.push_back(o.optional_value(name));
+                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values);
                 if (after_frame) after_frame(t, step);
             },
             stop, progress, resume);
@@ -304,6 +324,8 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     layout.scheme = std::string(info(c.scheme_id).name);
     for (auto name : observable_names)
         layout.observable_names.emplace_back(name);
+    for (const std::string& name : c.observe)
+        layout.observable_names.push_back(name);
 
     std::unique_ptr<trajectory_writer> writer;
     try {

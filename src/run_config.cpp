@@ -34,6 +34,12 @@ std::int64_t run_config::frame_interval() const {
     return std::max<std::int64_t>(1, (steps + 99) / 100);
 }
 
+bool run_config::observes(std::string_view name) const {
+    for (const std::string& requested : observe)
+        if (requested == name) return true;
+    return false;
+}
+
 scheme_parameters run_config::scheme_settings() const {
     return {scheme_id, alpha, switch_time()};
 }

@@ -35,6 +35,7 @@ std::optional<double> breakpoint(const scheme_parameters& p) {
     case scheme::peri_ln:
     case scheme::ngpt:
     case scheme::sqrt_scaling:
+    case scheme::no_norm:
         return std::nullopt;
     }
     return std::nullopt;

@@ -73,6 +73,8 @@ void chunk_rates(const stage& s, const double* r, const double* along, const dou
     case scheme::sqrt_scaling:
         return chunk_rates_of<scheme::sqrt_scaling>(s, r, along, norm, inverse_speed, radial,
                                                     count);
+    case scheme::no_norm:
+        return chunk_rates_of<scheme::no_norm>(s, r, along, norm, inverse_speed, radial, count);
     }
 }
 
@@ -149,10 +151,22 @@ template <std::size_t D> void chunk_to_sphere(std::size_t d, double* theta, std:
 attention_system::attention_system(const model_parameters& model, attention_weights weights,
                                    std::size_t block)
     : m_model(model), m_weights(std::move(weights)), m_kernel(model.n, model.d, block),
-      m_attention(model.n * model.d) {}
+      m_attention(model.n * model.d),
+      m_tokens(info(model.scheme.id).attention_reads_tokens ? model.n * model.d : 0) {}
 
 void attention_system::attend(const double* theta, double* out) {
     m_kernel.compute(theta, m_weights, {m_model.beta, m_model.causal, m_model.arithmetic}, out);
+}
+
+void attention_system::attend_state(const state_type& x, double* out) {
+    const std::size_t n = m_model.n, d = m_model.d;
+    const double* theta = directions(x);
+    if (m_tokens.empty()) return attend(theta, out);
+    const double* r = magnitudes(x, n, d);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            m_tokens[k * d + c] = r[k] * theta[k * d + c];
+    attend(m_tokens.data(), out);
 }
 
 void attention_system::operator()(const state_type& x, state_type& dxdt, double t) {
@@ -162,7 +176,7 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
     const double* r = magnitudes(x, n, d);
     double* dtheta = dxdt.data();
     double* dr = dxdt.data() + n * d;
-    attend(theta, m_attention.data());
+    attend_state(x, m_attention.data());
     const double* attention = m_attention.data();
     const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start};
     const chunk_derivative_function derivative = chunk_derivative_for(d);

@@ -97,12 +97,25 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
     return nullptr;
 }
 
+// Observables a run computes only when it asks for them (--observe), written after the
+// others in this order:
+//
+//   unselectable  fraction of the keys attention uses, K_h y_j (y_j = theta_j, or r_j theta_j
+//                 for no-norm), that lie in the convex hull of the other keys (no query can
+//                 select them; docs/model.md §12, unselectable.hpp), mean over the heads.
+//                 n linear programs per frame.
+inline constexpr std::array<std::string_view, 1> optional_observable_names{"unselectable"};
+
 struct frame_observables {
     double mean_cos = 1, gap = 0, velocity = 0, variance = 0, displacement = 0;
     double r_mean = 0, r_min = 0, r_max = 0, min_cos = 1, clusters = 1, norm_error = 0;
     double step_size = 0;
     double step_error = 0;
+    double unselectable = 0; // only when requested (optional_observable_names)
+    // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;
+    // The value of an optional observable (one of optional_observable_names).
+    [[nodiscard]] double optional_value(std::string_view name) const;
 };
 
 class observables_calculator {

@@ -9,6 +9,17 @@
 //                  + (n-1)(1+(n-2) gamma) e^{2 beta gamma}) / Z^2
 //     d gamma/dt = g(gamma) / s(t),  dr/dt per the scheme
 //
+// no-norm (docs/model.md §9): attention reads the tokens r theta_k, and by symmetry every r
+// is the same, so the logits are beta r^2 <theta_k, theta_j> and the values r theta_j:
+// A = r * (the A above with beta replaced by beta r^2). With s = r the factors r cancel in
+// the directions, and the radial rate carries one:
+//
+//     d gamma/dt = g(gamma; beta r^2),    dr/dt = r <theta, A>(gamma; beta r^2)
+//
+// so gamma'(0) = 2 / (e^{beta r0^2} + n - 1). As gamma -> 1, dr/dt -> r (r ~ e^t) and the
+// softmax hardens like e^{-beta r^2 (1 - gamma)}: for beta > 0 the gap stops closing at a
+// positive value (beta r^2 (1 - gamma) grows, so the decay rate of 1 - gamma is integrable).
+//
 // The state is the gap u = 1 - gamma (not gamma), so the terminal decay keeps its relative
 // accuracy down to u ~ 1e-300; every exponential is written as e^{-beta u} to avoid
 // overflow at large beta.
@@ -42,7 +53,8 @@ struct reduced_rates {
 reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
                           double step_start);
 
-// gamma'(0), the closed forms of docs/model.md §3.4 (the paper's initial-velocity table).
+// gamma'(0), the closed forms of docs/model.md §3.4 (the paper's initial-velocity table) and
+// no-norm's 2 / (e^{beta r0^2} + n - 1) (docs/model.md §9).
 double initial_velocity_closed_form(const reduced_parameters& p);
 
 struct reduced_sample {

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace nadyn {
 
@@ -33,6 +35,9 @@ struct run_config {
     bool compress = false;
     bool swmr = true; // SWMR writing (see trajectory_layout); --no-swmr turns it off
     double cluster_eps = 1e-3;
+    // Optional observables of the run (--observe), names from optional_observable_names in
+    // that order, no repeats; empty: none.
+    std::vector<std::string> observe;
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n
     std::string command_line;
@@ -47,6 +52,8 @@ struct run_config {
     // Frame interval in steps: `every` if set, else about 100 frames over the horizon.
     [[nodiscard]] std::int64_t frame_interval() const;
     [[nodiscard]] scheme_parameters scheme_settings() const;
+    // Whether the run computes the optional observable `name` (--observe).
+    [[nodiscard]] bool observes(std::string_view name) const;
     [[nodiscard]] integration_settings resolved_integration() const;
     // Every input, as the attributes of /parameters.
     [[nodiscard]] parameter_list to_parameters() const;

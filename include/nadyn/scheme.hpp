@@ -1,5 +1,5 @@
 #pragma once
-// The six normalisation schemes as speed regulators (docs/model.md §2):
+// The seven normalisation schemes as speed regulators (docs/model.md §2 and §9):
 //
 //     d theta_k / dt = P_{theta_k}(A_k) / s_k(t),    P_theta(v) = v - <theta, v> theta
 //     d r_k / dt     = radial rate
@@ -12,6 +12,12 @@
 // | peri-ln       | r_k ‖A_k‖              | <theta_k, A_k> / ‖A_k‖ |
 // | ngpt          | ‖A_k‖ / alpha(t)       | 0                      |
 // | sqrt-scaling  | sqrt(t + 1)            | 0                      |
+// | no-norm       | r_k                    | <theta_k, A_k>         |
+//
+// Six schemes normalise what attention reads: A_k is computed from the directions theta_j.
+// no-norm (x <- x + Attn(x)) does not: attention reads the tokens x_j = r_j theta_j, so the
+// logits are beta r_k r_j <Q theta_k, K theta_j> and the values r_j V theta_j
+// (`attention_reads_tokens`); its speed and radial rate are then pre-ln's.
 //
 // A new scheme is one enumerator, one row of scheme_table and one case in each switch on
 // `scheme` (rates() here, chunk_rates() in src/system.cpp, breakpoint(), apply_layer(),
@@ -25,7 +31,7 @@
 
 namespace nadyn {
 
-enum class scheme { post_ln, pre_ln, mix_ln, peri_ln, ngpt, sqrt_scaling };
+enum class scheme { post_ln, pre_ln, mix_ln, peri_ln, ngpt, sqrt_scaling, no_norm };
 
 struct scheme_info {
     scheme id;
@@ -35,19 +41,27 @@ struct scheme_info {
     std::string_view radial_rate; // dr_k/dt as a formula
     bool uses_magnitude;          // s_k or dr_k/dt reads r_k
     bool uses_attention_norm;     // s_k or dr_k/dt reads ‖A_k‖
+    // Attention reads the tokens x_k = r_k theta_k, not the directions theta_k.
+    bool attention_reads_tokens;
+    // One of the six schemes of Karagodin et al.'s tables (terminal velocity, random
+    // weights); the initial-velocity table lists every scheme.
+    bool in_paper_tables;
 };
 
-inline constexpr std::array<scheme_info, 6> scheme_table{{
-    {scheme::post_ln, "post-ln", "x <- LN(x + Attn(x))", "1", "0", false, false},
-    {scheme::pre_ln, "pre-ln", "x <- x + Attn(LN(x))", "r_k", "<theta_k, A_k>", true, false},
-    {scheme::mix_ln, "mix-ln", "post-ln for t < t_switch, then pre-ln", "1, then r_k",
-     "0, then <theta_k, A_k>", true, false},
-    {scheme::peri_ln, "peri-ln", "x <- x + LN(Attn(LN(x)))", "r_k ‖A_k‖", "<theta_k, A_k> / ‖A_k‖",
-     true, true},
-    {scheme::ngpt, "ngpt", "x <- LN(x + alpha (LN(Attn(LN(x))) - x))", "‖A_k‖ / alpha", "0", false,
+inline constexpr std::array<scheme_info, 7> scheme_table{{
+    {scheme::post_ln, "post-ln", "x <- LN(x + Attn(x))", "1", "0", false, false, false, true},
+    {scheme::pre_ln, "pre-ln", "x <- x + Attn(LN(x))", "r_k", "<theta_k, A_k>", true, false, false,
      true},
+    {scheme::mix_ln, "mix-ln", "post-ln for t < t_switch, then pre-ln", "1, then r_k",
+     "0, then <theta_k, A_k>", true, false, false, true},
+    {scheme::peri_ln, "peri-ln", "x <- x + LN(Attn(LN(x)))", "r_k ‖A_k‖", "<theta_k, A_k> / ‖A_k‖",
+     true, true, false, true},
+    {scheme::ngpt, "ngpt", "x <- LN(x + alpha (LN(Attn(LN(x))) - x))", "‖A_k‖ / alpha", "0", false,
+     true, false, true},
     {scheme::sqrt_scaling, "sqrt-scaling", "post-ln with the update scaled by 1/sqrt(t+1)",
-     "sqrt(t + 1)", "0", false, false},
+     "sqrt(t + 1)", "0", false, false, false, true},
+    {scheme::no_norm, "no-norm", "x <- x + Attn(x) (attention reads r_k theta_k)", "r_k",
+     "<theta_k, A_k>", true, false, true, false},
 }};
 
 const scheme_info& info(scheme s);
@@ -78,6 +92,7 @@ inline token_rates rates(const scheme_parameters& p, double t, double step_start
     case scheme::post_ln:
         return {1.0, 0.0};
     case scheme::pre_ln:
+    case scheme::no_norm: // A_k itself differs: it is computed from r_j theta_j
         return {1.0 / r, along};
     case scheme::mix_ln:
         if (step_start < p.t_switch) return {1.0, 0.0};

@@ -4,6 +4,9 @@
 //     d theta_k / dt = (A_k - <theta_k, A_k> theta_k) / s_k(t)
 //     d r_k / dt     = radial rate of the scheme
 //
+// A_k is the attention of the directions, or of the tokens r_j theta_j for a scheme whose
+// attention reads tokens (no-norm, docs/model.md §9).
+//
 // The state is one contiguous vector: the n x d directions row-major (one row a token,
 // so a frame is one block), then the n magnitudes. It is an Odeint system, a callable
 // sys(x, dxdt, t); it owns workspaces, so pass it to Odeint with std::ref.
@@ -48,12 +51,16 @@ class attention_system {
     [[nodiscard]] const std::vector<double>& attention() const { return m_attention; }
     // Applies the attention of the current weights to arbitrary directions.
     void attend(const double* theta, double* out);
+    // The attention the scheme reads at state x: of the directions theta_k, or of the tokens
+    // r_k theta_k when the scheme's attention reads tokens (no-norm, docs/model.md §9).
+    void attend_state(const state_type& x, double* out);
 
   private:
     model_parameters m_model;
     attention_weights m_weights;
     attention_kernel m_kernel;
     std::vector<double> m_attention;
+    std::vector<double> m_tokens; // r_k theta_k, n x d (schemes whose attention reads tokens)
     std::uint64_t m_evaluations = 0;
     double m_step_start = std::numeric_limits<double>::quiet_NaN();
 };

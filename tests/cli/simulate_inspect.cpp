@@ -18,8 +18,8 @@ namespace {
 
 using namespace nadyn_test;
 
-const std::vector<std::string> all_schemes{"post-ln", "pre-ln", "mix-ln",
-                                           "peri-ln", "ngpt",   "sqrt-scaling"};
+const std::vector<std::string> all_schemes{"post-ln", "pre-ln",       "mix-ln", "peri-ln",
+                                           "ngpt",    "sqrt-scaling", "no-norm"};
 const std::vector<std::string> all_integrators{"rk4", "dopri5", "euler", "layers"};
 
 // The tiny run of most cases: 6 tokens on S^2, T = 0.5 in steps of 0.05.

@@ -76,3 +76,25 @@ TEST_CASE("closed forms stay finite at beta = 1e4") {
         CHECK(v >= 0.0);
     }
 }
+
+TEST_CASE("no-norm: gamma'(0) = 2 / (e^{beta r0^2} + n - 1) from the particles' RHS") {
+    // docs/model.md §9: attention reads r0 e_k, so r0 enters the logits squared.
+    for (std::size_t n : {3, 16, 64}) {
+        for (double beta : {0.5, 2.0, 5.0}) {
+            for (double r0 : {0.3, 1.0, 2.5}) {
+                CAPTURE(n);
+                CAPTURE(beta);
+                CAPTURE(r0);
+                const double closed =
+                    2.0 / (std::exp(beta * r0 * r0) + static_cast<double>(n) - 1.0);
+                const reduced_parameters p{{scheme::no_norm, 1.0, 1.0}, double(n), beta, r0};
+                CHECK(testing::relative_error(initial_velocity_closed_form(p), closed) < 1e-13);
+                const double particles =
+                    particle_initial_velocity(scheme::no_norm, n, beta, r0, 1.0);
+                CHECK(testing::relative_error(particles, closed) < 1e-10);
+                CHECK(testing::relative_error(-reduced_rhs(p, 0.0, 1.0, r0, 0.0).du_dt, closed) <
+                      1e-13);
+            }
+        }
+    }
+}

@@ -74,6 +74,7 @@ TEST_CASE("one layer applies the scheme's formula literally") {
                     break; // LN(x + Attn(x))
                 case scheme::pre_ln:
                 case scheme::mix_ln:
+                case scheme::no_norm: // a stands for Attn(x) here (next test)
                     next[c] = r * theta[c] + h * attn[c];
                     break; // x + Attn(LN x)
                 case scheme::peri_ln:
@@ -87,7 +88,8 @@ TEST_CASE("one layer applies the scheme's formula literally") {
                     break;
                 }
             }
-            if (row.id == scheme::pre_ln || row.id == scheme::mix_ln || row.id == scheme::peri_ln) {
+            if (row.id == scheme::pre_ln || row.id == scheme::mix_ln || row.id == scheme::peri_ln ||
+                row.id == scheme::no_norm) {
                 double s = 0.0;
                 for (double c : next)
                     s += c * c;
@@ -98,5 +100,38 @@ TEST_CASE("one layer applies the scheme's formula literally") {
                 CHECK(y[k * d + c] == doctest::Approx(next[c]).epsilon(1e-14));
             CHECK(y[n * d + k] == doctest::Approx(next_r).epsilon(1e-14));
         }
+    }
+}
+
+TEST_CASE("a no-norm layer is x <- x + h Attn(x) on the unnormalised tokens") {
+    const std::size_t n = 9, d = 3;
+    const double h = 0.4, beta = 1.3;
+    const attention_weights weights = make_weights(weights_spec::parse("random"), d, 5);
+    state_type x = testing::uniform_start(n, d, 23, 1.0);
+    for (std::size_t k = 0; k < n; ++k)
+        x[n * d + k] = 0.5 + 0.25 * double(k); // distinct magnitudes: r enters the logits
+    // The literal layer: tokens x_k = r_k theta_k, the naive attention of those, x + h A.
+    std::vector<double> tokens(n * d), a(n * d);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            tokens[k * d + c] = x[n * d + k] * x[k * d + c];
+    reference_attention(tokens.data(), n, d, weights, {beta, false}, a.data());
+    attention_system system({n, d, beta, false, {scheme::no_norm, 1.0, 0.0}}, weights);
+    state_type y = x;
+    solver_statistics statistics;
+    integrate(
+        system, y, {integrator_kind::layers, h, h, 1e-8, 1e-10, 1},
+        [](const state_type&, const state_type&, double, std::int64_t) {}, statistics);
+    for (std::size_t k = 0; k < n; ++k) {
+        double r2 = 0.0;
+        for (std::size_t c = 0; c < d; ++c) {
+            const double next = tokens[k * d + c] + h * a[k * d + c];
+            r2 += next * next;
+        }
+        const double r = std::sqrt(r2);
+        CHECK(y[n * d + k] == doctest::Approx(r).epsilon(1e-13));
+        for (std::size_t c = 0; c < d; ++c)
+            CHECK(y[k * d + c] ==
+                  doctest::Approx((tokens[k * d + c] + h * a[k * d + c]) / r).epsilon(1e-13));
     }
 }

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace nadyn;
@@ -75,7 +76,9 @@ TEST_CASE("initial-velocity table: scalar ODE and particles match the closed for
 TEST_CASE("terminal-velocity table: fitted laws match theory; the predicted law fits best") {
     const terminal_table_settings settings;
     const auto rows = terminal_velocity_table(settings);
-    REQUIRE(rows.size() == scheme_table.size());
+    REQUIRE(rows.size() == static_cast<std::size_t>(std::count_if(
+                               scheme_table.begin(), scheme_table.end(),
+                               [](const scheme_info& row) { return row.in_paper_tables; })));
     for (const auto& row : rows) {
         CAPTURE(info(row.id).name);
         CAPTURE(row.reduced.parameter);

@@ -176,4 +176,9 @@ TEST_CASE("scheme rates follow the table of docs/model.md §2") {
     CHECK(at(scheme::ngpt).inverse_speed == doctest::Approx(0.5 / norm));
     CHECK(at(scheme::ngpt).radial_rate == 0.0);
     CHECK(at(scheme::sqrt_scaling).inverse_speed == doctest::Approx(1.0 / std::sqrt(5.0)));
+    CHECK(at(scheme::sqrt_scaling).radial_rate == 0.0);
+    // no-norm has pre-ln's rates; its attention (of r_k theta_k) is what differs.
+    CHECK(at(scheme::no_norm).inverse_speed == doctest::Approx(1.0 / r));
+    CHECK(at(scheme::no_norm).radial_rate == along);
+    CHECK(info(scheme::no_norm).attention_reads_tokens);
 }

@@ -59,6 +59,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"compress", "1"},
                                                                      {"swmr", "0"},
                                                                      {"cluster_eps", "0.01"},
+                                                                     {"observe", "unselectable"},
                                                                      {"threads", "2"},
                                                                      {"block", "32"}};
     std::set<std::string> covered;
@@ -94,9 +95,10 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     CHECK_NOTHROW(defaults.validate());
 
     const std::vector<std::pair<const char*, const char*>> bad = {
-        {"n", "0"},       {"d", "1"},         {"beta", "inf"},     {"T", "-1"},
-        {"dt", "0"},      {"rtol", "0"},      {"atol", "-1"},      {"r0", "0"},
-        {"alpha", "nan"}, {"t_switch", "-2"}, {"cluster_eps", "3"}};
+        {"n", "0"},         {"d", "1"},           {"beta", "inf"},
+        {"T", "-1"},        {"dt", "0"},          {"rtol", "0"},
+        {"atol", "-1"},     {"r0", "0"},          {"alpha", "nan"},
+        {"t_switch", "-2"}, {"cluster_eps", "3"}, {"observe", "unselectable,gap"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;
@@ -120,6 +122,13 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     CHECK_THROWS_WITH_AS(parse_integer("0x10", "n"), "n = '0x10' is not a whole number",
                          input_error);
     CHECK(parse_number("+2.5", "beta") == 2.5);
+    // observe: canonical text whatever the spelling; none is the empty list.
+    assign_parameter(scratch, "observe", "unselectable,unselectable");
+    CHECK(scratch.observe == std::vector<std::string>{"unselectable"});
+    CHECK(parameter_text(scratch, parameter("observe")) == "unselectable");
+    assign_parameter(scratch, "observe", "none");
+    CHECK(scratch.observe.empty());
+    CHECK(default_text(parameter("observe")) == "none");
     CHECK_THROWS_AS(parse_switch("maybe", "causal"), input_error);
 }
 
