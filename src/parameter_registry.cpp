@@ -155,16 +155,22 @@ const std::array registry{
             parsed.value = c.weights.value;
             c.weights = std::move(parsed);
         },
-        [](const run_config& c) -> parameter_value { return c.weights.to_string(); },
+        [](const run_config& c) -> parameter_value { return c.weights.to_string(); }, nullptr},
+    parameter_spec{
+        "layer_time", "--layer-time", value_type::number,
+        "Per-layer weights with rk4, euler, dopri5: each layer's weights hold for this time "
+        "(tau)",
+        "per-layer weights in continuous time: the weights of layer l hold on "
+        "[l tau, (l+1) tau) with tau = layer_time (the layers integrator: one layer per step)",
+        "time", "", false, true, "1",
+        [](run_config& c, std::string_view t) {
+            c.integration.layer_time = parse_number(t, "layer-time");
+        },
+        [](const run_config& c) -> parameter_value { return c.integration.layer_time; },
         [](const run_config& c) {
-            require(
-                !c.weights.per_layer || c.integration.kind == integrator_kind::layers,
-                "weights " + quoted(c.weights.to_string()) +
-                    " needs --integrator layers (the ODE has one set of weights); use '" +
-                    weights_spec{
-                        c.weights.family, false, c.weights.random_alias, {}, 1, value_family::same}
-                        .to_string() +
-                    "' with rk4, dopri5 or euler");
+            require(std::isfinite(c.integration.layer_time) && c.integration.layer_time > 0.0,
+                    "layer-time must be a finite number > 0, got " +
+                        show(c.integration.layer_time));
         }},
     parameter_spec{
         "heads", "--heads", value_type::integer, "Attention heads H (>= 1), each its own Q, K, V",

@@ -161,14 +161,14 @@ TEST_CASE("numbers that are not finite or out of range are refused") {
 }
 
 TEST_CASE("combinations that cannot work are refused") {
-    check_all("combinations", {
-                                  {{"--init", "orthogonal", "--n", "5", "--d", "3"},
-                                   {"init 'orthogonal' needs n <= d", "n = 5, d = 3"}},
-                                  {{"--weights", "random-per-layer"},
-                                   {"'random-per-layer' needs --integrator layers"}},
-                                  {{"--weights", "random-per-layer", "--integrator", "dopri5"},
-                                   {"'random-per-layer' needs --integrator layers"}},
-                              });
+    check_all("combinations",
+              {
+                  {{"--init", "orthogonal", "--n", "5", "--d", "3"},
+                   {"init 'orthogonal' needs n <= d", "n = 5, d = 3"}},
+                  {{"--layer-time", "0"}, {"layer-time must be a finite number > 0", "got 0"}},
+                  {{"--layer-time", "-1", "--weights", "gaussian-per-layer"},
+                   {"layer-time must be a finite number > 0", "got -1"}},
+              });
 }
 
 TEST_CASE("bad init files are refused before any output exists") {

@@ -35,6 +35,13 @@ const std::vector<case_> cases = {
     {"rk4_orthogonal_qk", integrator_kind::rk4, "orthogonal", "qk", 3, head_combine::sum},
     {"dopri5_symmetric", integrator_kind::dopri5, "symmetric", "gpt2", 2, head_combine::mean},
     {"euler_gpt2", integrator_kind::euler, "gpt2", "minus-identity", 3, head_combine::mean},
+    // Per-layer weights in continuous time: redraws every 0.3 (inside fixed steps of 0.05).
+    {"euler_gaussian_per_layer", integrator_kind::euler, "gaussian-per-layer", "same", 8,
+     head_combine::mean},
+    {"rk4_orthogonal_per_layer", integrator_kind::rk4, "orthogonal-per-layer", "qk", 2,
+     head_combine::sum},
+    {"dopri5_gpt2_per_layer", integrator_kind::dopri5, "gpt2-per-layer", "same", 3,
+     head_combine::mean},
 };
 
 run_config config_for(const case_& k) {
@@ -48,6 +55,7 @@ run_config config_for(const case_& k) {
     c.weights.value = parse_value_family(k.value);
     c.combine = k.combine;
     c.integration = {k.kind, 2.0, 0.05, 1e-7, 1e-9, 4};
+    c.integration.layer_time = 0.3;
     return c;
 }
 

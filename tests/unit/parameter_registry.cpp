@@ -49,6 +49,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"init", "cap:0.5"},
                                                                      {"weights", "random"},
                                                                      {"heads", "3"},
+                                                                     {"layer_time", "0.75"},
                                                                      {"head_combine", "sum"},
                                                                      {"value", "minus-qk"},
                                                                      {"seed", "42"},
