@@ -127,10 +127,12 @@ std::string describe_found(std::size_t rank, H5T_class_t type_class) {
 // A 2-D (or, with allow_vector, 1-D as rows x 1) numeric dataset read as doubles. `name` must
 // exist in `root`.
 matrix_data read_matrix(const hdf5_group& root, const std::string& name, bool allow_vector,
-                        bool require_finite, const shape_check& check_shape = {}) {
+                        bool require_finite, const shape_check& check_shape = {},
+                        const stack_shape_check* check_stack = nullptr) {
     const std::string where = "dataset '" + name + "' in '" + root.file_path() + "'";
-    const std::string expected =
-        allow_vector ? "a 1-D or 2-D array of numbers" : "a 2-D array of numbers";
+    const std::string expected = check_stack    ? "a 2-D or 3-D array of numbers"
+                                 : allow_vector ? "a 1-D or 2-D array of numbers"
+                                                : "a 2-D array of numbers";
     const H5I_type_t kind = root.kind(name);
     if (kind != H5I_DATASET)
         throw input_error(where + " must be " + expected + ", found " +
@@ -139,21 +141,27 @@ matrix_data read_matrix(const hdf5_group& root, const std::string& name, bool al
     const std::vector<hsize_t> shape = dataset.shape();
     const H5T_class_t type_class = dataset.type_class();
     const bool numeric = type_class == H5T_INTEGER || type_class == H5T_FLOAT;
-    if (!numeric || !(shape.size() == 2 || (allow_vector && shape.size() == 1)))
+    const bool stacked = check_stack && shape.size() == 3;
+    if (!numeric || !(shape.size() == 2 || (allow_vector && shape.size() == 1) || stacked))
         throw input_error(where + " must be " + expected + ", found " +
                           describe_found(shape.size(), type_class));
-    const hsize_t cols = shape.size() == 2 ? shape[1] : 1;
-    if (check_shape) check_shape(shape[0], cols);
+    // A 3-D stack count x rows x cols is read as (count rows) x cols.
+    const hsize_t count = stacked ? shape[0] : 1;
+    const hsize_t rows = stacked ? shape[1] : shape[0];
+    const hsize_t cols = stacked ? shape[2] : shape.size() == 2 ? shape[1] : 1;
+    if (check_stack) (*check_stack)(stacked ? count : 0, rows, cols);
+    if (check_shape) check_shape(rows, cols);
     // In doubles, so that a product that wraps around cannot pass for a small one (and
     // under-allocate the buffer HDF5 then fills).
-    const double bytes = double(sizeof(double)) * double(shape[0]) * double(cols);
+    const double bytes = double(sizeof(double)) * double(count) * double(rows) * double(cols);
     const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (bytes > double(std::numeric_limits<std::ptrdiff_t>::max()) ||
         (physical > 0 && bytes > physical))
-        throw input_error(where + " declares " + std::to_string(shape[0]) + " x " +
+        throw input_error(where + " declares " + std::to_string(count * rows) + " x " +
                           std::to_string(cols) + " numbers, more than this machine's memory");
     matrix_data matrix;
-    matrix.rows = shape[0];
+    matrix.stack = stacked ? count : 0;
+    matrix.rows = count * rows;
     matrix.cols = cols;
     matrix.values.resize(matrix.rows * matrix.cols);
     if (!matrix.values.empty()) dataset.read_all(H5T_NATIVE_DOUBLE, matrix.values.data());
@@ -387,10 +395,12 @@ void trajectory_writer::write_parameter_descriptions(
 }
 
 void trajectory_writer::write_parameter_matrix(const std::string& name, std::size_t rows,
-                                               std::size_t cols, const double* data) {
+                                               std::size_t cols, const double* data,
+                                               std::size_t stack) {
     if (m_impl->parameters.has(name)) m_impl->parameters.remove(name);
     std::vector<hsize_t> shape{rows};
-    if (cols != 1) shape.push_back(cols);
+    if (stack != 0) shape = {stack, rows / stack};
+    if (cols != 1 || stack != 0) shape.push_back(cols);
     m_impl->parameters.create_dataset(name, shape, data);
     m_impl->file.flush();
 }
@@ -639,10 +649,13 @@ std::vector<double> trajectory_reader::magnitudes(std::size_t frame) const {
 
 std::optional<std::vector<double>> trajectory_reader::parameter_matrix(const std::string& name,
                                                                        std::size_t* rows,
-                                                                       std::size_t* cols) const {
+                                                                       std::size_t* cols,
+                                                                       std::size_t* stack) const {
     const std::string dataset = "parameters/" + name;
     if (name.empty() || !m_file->has(dataset)) return std::nullopt;
-    matrix_data matrix = read_matrix(*m_file, dataset, true, false);
+    const stack_shape_check any_stack = [](std::size_t, std::size_t, std::size_t) {};
+    matrix_data matrix = read_matrix(*m_file, dataset, true, false, {}, &any_stack);
+    if (stack) *stack = matrix.stack;
     if (rows) *rows = matrix.rows;
     if (cols) *cols = matrix.cols;
     return std::move(matrix.values);
@@ -653,6 +666,14 @@ std::optional<matrix_data> read_matrix_dataset(const std::string& path, const st
     const hdf5_file file = hdf5_file::open_read_only(path);
     if (name.empty() || !file.has(name)) return std::nullopt;
     return read_matrix(file, name, allow_vector, true, check_shape);
+}
+
+std::optional<matrix_data> read_matrix_stack_dataset(const std::string& path,
+                                                     const std::string& name,
+                                                     const stack_shape_check& check_shape) {
+    const hdf5_file file = hdf5_file::open_read_only(path);
+    if (name.empty() || !file.has(name)) return std::nullopt;
+    return read_matrix(file, name, false, true, {}, &check_shape);
 }
 
 } // namespace nadyn

@@ -136,11 +136,75 @@ double step_doubling_error(Stepper& probe, attention_system& system, const state
     throw fault;
 }
 
+// Per-layer weights in continuous time (docs/model.md §7): the weights of layer l hold on
+// [l tau, (l+1) tau). A time within 1e-9 (relative) of a boundary counts as on it, as
+// step_count() counts a last step that short as a full one.
+class layer_schedule {
+  public:
+    layer_schedule(layer_weights_source source, double tau)
+        : m_source(std::move(source)), m_tau(tau) {}
+
+    [[nodiscard]] bool active() const { return static_cast<bool>(m_source); }
+
+    [[nodiscard]] std::int64_t layer_at(double t) const {
+        const double ratio = t / m_tau, nearest = std::round(ratio);
+        if (std::abs(ratio - nearest) <= 1e-9 * std::max(1.0, nearest))
+            return static_cast<std::int64_t>(nearest);
+        return static_cast<std::int64_t>(std::floor(ratio));
+    }
+
+    // The first redraw after t (infinity without per-layer weights).
+    [[nodiscard]] double next_boundary(double t) const {
+        if (!active()) return std::numeric_limits<double>::infinity();
+        return static_cast<double>(layer_at(t) + 1) * m_tau;
+    }
+
+    // Whether the boundary b lies before `end` by more than the boundary tolerance.
+    [[nodiscard]] bool splits(double b, double end) const {
+        const double ratio = b / m_tau;
+        return b < end && end / m_tau - ratio > 1e-9 * std::max(1.0, ratio);
+    }
+
+    // Gives the system the weights of the layer holding t (drawn only when it changes).
+    void use(attention_system& system, double t) {
+        if (!active()) return;
+        const std::int64_t layer = layer_at(t);
+        if (layer == m_layer) return;
+        system.set_weights(m_source(layer));
+        m_layer = layer;
+    }
+
+  private:
+    layer_weights_source m_source;
+    double m_tau;
+    std::int64_t m_layer = -1;
+};
+
+// A fixed step from t to `end` crossing redraws of per-layer weights: the pieces up to
+// each redraw, each with its layer's weights and ending exactly on the boundary (so the
+// stepper never integrates across a discontinuity and keeps its order). Returns where the
+// last piece starts, with the weights and dxdt of that point set.
+template <class Stepper>
+double step_across_redraws(Stepper& stepper, attention_system& system, state_type& x,
+                           state_type& dxdt, double t, double end, layer_schedule& layers) {
+    const std::size_t n = system.model().n, d = system.model().d;
+    for (double b = layers.next_boundary(t); layers.splits(b, end); b = layers.next_boundary(t)) {
+        stepper.do_step(std::ref(system), x, dxdt, t, b - t);
+        project_to_sphere(directions(x), n, d);
+        t = b;
+        layers.use(system, t);
+        system.begin_step(t);
+        system(x, dxdt, t);
+    }
+    return t;
+}
+
 template <class Stepper>
 integration_outcome integrate_fixed(Stepper stepper, int order, attention_system& system,
                                     state_type& x, const integration_settings& settings,
                                     const frame_observer& observer, solver_statistics& statistics,
-                                    const std::atomic<bool>* stop, const resume_point* resume) {
+                                    const std::atomic<bool>* stop, const resume_point* resume,
+                                    layer_schedule& layers) {
     const std::size_t n = system.model().n, d = system.model().d;
     const std::int64_t steps = step_count(settings.T, settings.dt);
     state_type dxdt(x.size()), good(x.size());
@@ -152,6 +216,7 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
     const std::int64_t spacing = std::max<std::int64_t>(settings.every, 20);
     for (std::int64_t i = first;; ++i) {
         const double t = i == steps ? settings.T : static_cast<double>(i) * settings.dt;
+        layers.use(system, t);
         system.begin_step(t);
         system(x, dxdt, t); // the first stage of the step, and the frame's velocity
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
@@ -184,7 +249,8 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         if (i == steps) return integration_outcome::complete;
         const double next = i + 1 == steps ? settings.T : static_cast<double>(i + 1) * settings.dt;
         good = x;
-        stepper.do_step(std::ref(system), x, dxdt, t, next - t);
+        const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
+        stepper.do_step(std::ref(system), x, dxdt, from, next - from);
         project_to_sphere(directions(x), n, d);
         try {
             check_domain(x, n, d, next);
@@ -203,7 +269,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
                                        const integration_settings& settings,
                                        const frame_observer& observer,
                                        solver_statistics& statistics, const std::atomic<bool>* stop,
-                                       const resume_point* resume) {
+                                       const resume_point* resume, layer_schedule& layers) {
     const std::size_t n = system.model().n, d = system.model().d;
     auto stepper = odeint::make_controlled(settings.atol, settings.rtol,
                                            odeint::runge_kutta_dopri5<state_type>());
@@ -224,6 +290,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
             ++output;
         skip_frame = resume->frame_kept; // the resume frame is in the file already
     }
+    layers.use(system, t);
     system.begin_step(t);
     system(x, dxdt, t);
     for (;;) {
@@ -241,6 +308,8 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
 
         double stop_at = output_time(output);
         if (switch_time && *switch_time > t && *switch_time < stop_at) stop_at = *switch_time;
+        // Never across a redraw of per-layer weights.
+        if (const double b = layers.next_boundary(t); b < stop_at) stop_at = b;
         const bool clamped = dt >= stop_at - t;
         const double start = t, suggested = dt;
         double step = clamped ? stop_at - t : dt;
@@ -273,6 +342,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
                             observer);
         }
         ++statistics.accepted_steps;
+        layers.use(system, t);
         system.begin_step(t);
         system(x, dxdt, t);
     }
@@ -383,17 +453,23 @@ integration_outcome integrate(attention_system& system, state_type& x,
     const std::uint64_t diagnostics_before = statistics.diagnostic_evaluations;
     statistics.step_error = std::numeric_limits<double>::quiet_NaN();
     integration_outcome outcome = integration_outcome::complete;
+    // The ODE integrators hold per-layer weights for a layer time each; the layers
+    // integrator draws them per layer itself.
+    layer_schedule redraws(settings.kind == integrator_kind::layers ? layer_weights_source{}
+                                                                    : layer_weights,
+                           settings.layer_time);
     switch (settings.kind) {
     case integrator_kind::rk4:
         outcome = integrate_fixed(odeint::runge_kutta4<state_type>(), 4, system, x, settings,
-                                  observer, statistics, stop, resume);
+                                  observer, statistics, stop, resume, redraws);
         break;
     case integrator_kind::euler:
         outcome = integrate_fixed(odeint::euler<state_type>(), 1, system, x, settings, observer,
-                                  statistics, stop, resume);
+                                  statistics, stop, resume, redraws);
         break;
     case integrator_kind::dopri5:
-        outcome = integrate_adaptive(system, x, settings, observer, statistics, stop, resume);
+        outcome =
+            integrate_adaptive(system, x, settings, observer, statistics, stop, resume, redraws);
         break;
     case integrator_kind::layers:
         outcome = integrate_layers(system, x, settings, observer, statistics, stop, layer_weights,

@@ -181,18 +181,74 @@ const std::array registry{
         }},
     parameter_spec{
         "weights", "--weights", value_type::name,
-        "Attention weights: identity | random | random-per-layer | file:PATH",
-        "attention weights Q, K, V: identity, random (Gaussian, variance 1/d, from the seed), "
-        "random-per-layer (redrawn every layer), or read from an HDF5 file",
+        "Attention weights: identity | gaussian | orthogonal | gpt2 | symmetric, each also "
+        "NAME-per-layer (redrawn every layer); random (= gaussian), random-per-layer, "
+        "file:PATH (datasets Q, K, V: d x d or H x d x d)",
+        "attention weights Q, K (and V with value = same): identity, gaussian (variance 1/d; "
+        "random is its old name), orthogonal (Haar), gpt2 (variance 0.02^2), symmetric "
+        "(K = Q gaussian), drawn from the seed per head; NAME-per-layer redraws every layer "
+        "(docs/model.md section 7); or read from an HDF5 file",
         "", "", false, true, "",
-        [](run_config& c, std::string_view t) { c.weights = weights_spec::parse(std::string(t)); },
-        [](const run_config& c) -> parameter_value { return c.weights.to_string(); },
+        [](run_config& c, std::string_view t) {
+            weights_spec parsed = weights_spec::parse(std::string(t));
+            parsed.heads = c.weights.heads;
+            parsed.value = c.weights.value;
+            c.weights = std::move(parsed);
+        },
+        [](const run_config& c) -> parameter_value { return c.weights.to_string(); }, nullptr},
+    parameter_spec{
+        "layer_time", "--layer-time", value_type::number,
+        "Per-layer weights with rk4, euler, dopri5: each layer's weights hold for this time "
+        "(tau)",
+        "per-layer weights in continuous time: the weights of layer l hold on "
+        "[l tau, (l+1) tau) with tau = layer_time (the layers integrator: one layer per step)",
+        "time", "", false, true, "1",
+        [](run_config& c, std::string_view t) {
+            c.integration.layer_time = parse_number(t, "layer-time");
+        },
+        [](const run_config& c) -> parameter_value { return c.integration.layer_time; },
         [](const run_config& c) {
-            require(c.weights.kind != weights_kind::random_per_layer ||
-                        c.integration.kind == integrator_kind::layers,
-                    "weights 'random-per-layer' needs --integrator layers (the ODE has one set "
-                    "of weights); use 'random' with rk4, dopri5 or euler");
+            require(std::isfinite(c.integration.layer_time) && c.integration.layer_time > 0.0,
+                    "layer-time must be a finite number > 0, got " +
+                        show(c.integration.layer_time));
         }},
+    parameter_spec{
+        "heads", "--heads", value_type::integer, "Attention heads H (>= 1), each its own Q, K, V",
+        "number of attention heads; each head has its own Q, K, V (docs/model.md section 7)", "",
+        "", false, true, "1",
+        [](run_config& c, std::string_view t) {
+            const std::int64_t value = parse_integer(t, "heads");
+            require(value >= 1 && value < (std::int64_t{1} << 20),
+                    "heads must be a whole number from 1 to 2^20 - 1, got " + std::string(t));
+            c.weights.heads = static_cast<std::size_t>(value);
+        },
+        [](const run_config& c) -> parameter_value { return integer(c.weights.heads); },
+        [](const run_config& c) {
+            require(c.weights.heads >= 1 && c.weights.heads < (std::size_t{1} << 20),
+                    "heads must be a whole number from 1 to 2^20 - 1, got " +
+                        std::to_string(c.weights.heads));
+        }},
+    parameter_spec{
+        "head_combine", "--head-combine", value_type::name,
+        "How the heads' outputs combine: mean | sum",
+        "how the heads' attention outputs combine: their mean (one head: unchanged) or their sum",
+        "", "", false, true, "mean",
+        [](run_config& c, std::string_view t) { c.combine = parse_head_combine(t); },
+        [](const run_config& c) -> parameter_value { return std::string(to_string(c.combine)); },
+        nullptr},
+    parameter_spec{
+        "value", "--value", value_type::name,
+        "Value matrix V: same (as --weights) | identity | minus-identity | gaussian | "
+        "orthogonal | gpt2 | qk (Q^T K / ‖Q^T K‖_2) | minus-qk",
+        "family of the value matrix V of each head: same as the weights, identity, "
+        "minus-identity, gaussian, orthogonal, gpt2, or tied to the head's query-key matrix "
+        "(qk: V = Q^T K / ‖Q^T K‖_2; minus-qk: its negative)",
+        "", "", false, true, "same",
+        [](run_config& c, std::string_view t) { c.weights.value = parse_value_family(t); },
+        [](const run_config& c) -> parameter_value {
+            return std::string(to_string(c.weights.value));
+        },
+        nullptr},
     parameter_spec{
         "seed", "--seed", value_type::integer, "Seed of the initial condition and random weights",
         "seed of the random initial directions and weights (each draw has its own stream)", "", "",

@@ -11,6 +11,14 @@ std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) {
     return z ^ (z >> 31);
 }
 
+std::uint64_t weights_stream_id(std::int64_t layer, std::size_t head) {
+    if (head == 0)
+        return layer < 0 ? weights_stream
+                         : layer_weights_stream + static_cast<std::uint64_t>(layer);
+    return head_weights_stream + (static_cast<std::uint64_t>(head) << 42) +
+           static_cast<std::uint64_t>(layer + 1);
+}
+
 double random_source::uniform() {
     return static_cast<double>(m_engine() >> 11) * 0x1.0p-53;
 }

@@ -88,7 +88,7 @@ simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
-                             m_config.weights.kind == weights_kind::random_per_layer ? 0 : -1);
+                             m_config.weights.per_layer ? 0 : -1);
     set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0));
 }
 
@@ -125,21 +125,35 @@ simulation simulation::from_file(const std::string& path) {
         throw input_error("'" + path + "' lacks /parameters/r_initial (n)");
     start.r = std::move(*r_initial);
     attention_weights weights;
-    if (config.weights.kind == weights_kind::random || config.weights.kind == weights_kind::file) {
+    if (!config.weights.per_layer) {
         // The recorded matrices, not the generator or the original weights file (which may
-        // have changed or gone).
-        attention_head& head = weights.heads.front();
-        for (auto [name, target] : {std::pair{"Q", &head.Q}, {"K", &head.K}, {"V", &head.V}}) {
-            if (auto m = file.parameter_matrix(name, &rows, &cols)) {
-                if (rows != config.d || cols != config.d)
-                    throw input_error("'" + path + "': /parameters/" + name + " is not d x d");
-                target->resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-                std::copy(m->begin(), m->end(), target->data());
+        // have changed or gone): d x d for one head, H x d x d for H heads; an absent one is
+        // the identity.
+        weights.heads.assign(config.weights.heads, attention_head{});
+        const std::size_t heads = config.weights.heads, d = config.d;
+        for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
+                                           {"K", &attention_head::K},
+                                           {"V", &attention_head::V}}) {
+            std::size_t stack = 0;
+            auto m = file.parameter_matrix(name, &rows, &cols, &stack);
+            if (!m) continue;
+            if (stack != (heads == 1 ? 0 : heads) || rows != heads * d || cols != d) {
+                std::string shape =
+                    heads == 1 ? std::string("d x d") : std::to_string(heads) + " x d x d";
+                shape += " (d = " + std::to_string(d) + ")";
+                throw input_error(std::string("'").append(path) + "': /parameters/" + name +
+                                  " is not " + shape);
+            }
+            for (std::size_t h = 0; h < heads; ++h) {
+                matrix& target = weights.heads[h].*member;
+                target.resize(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+                std::copy(m->begin() + static_cast<std::ptrdiff_t>(h * d * d),
+                          m->begin() + static_cast<std::ptrdiff_t>((h + 1) * d * d), target.data());
             }
         }
     } else {
-        weights = make_weights(config.weights, config.d, config.seed,
-                               config.weights.kind == weights_kind::random_per_layer ? 0 : -1);
+        // Per-layer weights are regenerated from the seed, layer by layer.
+        weights = make_weights(config.weights, config.d, config.seed, 0);
     }
     return simulation(std::move(config), start, std::move(weights));
 }
@@ -161,7 +175,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
     model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
-    attention_system system(model, m_weights, c.block);
+    attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps);
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
@@ -200,9 +214,9 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         }
     };
     layer_weights_source layer_weights;
-    if (c.weights.kind == weights_kind::random_per_layer) {
+    if (c.weights.per_layer) {
         layer_weights = [&c](std::int64_t layer) {
-            return make_weights(c.weights, c.d, c.seed, layer);
+            return combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d);
         };
     }
     state_type x = m_state;
@@ -257,11 +271,30 @@ void simulation::write_header(trajectory_writer& writer) const {
     writer.write_parameter_descriptions(parameter_descriptions());
     writer.write_parameter_matrix("theta0", c.n, c.d, m_theta_initial.data());
     writer.write_parameter_matrix("r_initial", c.n, 1, m_r_initial.data());
-    if (c.weights.kind == weights_kind::random || c.weights.kind == weights_kind::file) {
-        const attention_head& head = m_weights.heads.front();
-        if (head.Q.size()) writer.write_parameter_matrix("Q", c.d, c.d, head.Q.data());
-        if (head.K.size()) writer.write_parameter_matrix("K", c.d, c.d, head.K.data());
-        if (head.V.size()) writer.write_parameter_matrix("V", c.d, c.d, head.V.data());
+    if (!c.weights.per_layer) {
+        // Every head's matrix (an identity one written out when another head's is not);
+        // per-layer weights are regenerated from the seed instead.
+        const std::size_t heads = m_weights.heads.size(), size = c.d * c.d;
+        for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
+                                           {"K", &attention_head::K},
+                                           {"V", &attention_head::V}}) {
+            bool any = false;
+            for (const attention_head& head : m_weights.heads)
+                any = any || (head.*member).size() != 0;
+            if (!any) continue;
+            std::vector<double> values(heads * size);
+            for (std::size_t h = 0; h < heads; ++h) {
+                const matrix& m = m_weights.heads[h].*member;
+                const matrix full = m.size() != 0
+                                        ? m
+                                        : matrix::Identity(static_cast<Eigen::Index>(c.d),
+                                                           static_cast<Eigen::Index>(c.d));
+                std::copy(full.data(), full.data() + size,
+                          values.begin() + static_cast<std::ptrdiff_t>(h * size));
+            }
+            writer.write_parameter_matrix(name, heads * c.d, c.d, values.data(),
+                                          heads == 1 ? 0 : heads);
+        }
     }
 }
 

@@ -4,6 +4,10 @@
 #include "nadyn/h5md.hpp"
 #include "nadyn/random.hpp"
 
+#include <Eigen/QR>
+#include <Eigen/SVD>
+
+#include <array>
 #include <cmath>
 
 namespace nadyn {
@@ -22,33 +26,131 @@ bool attention_weights::query_equals_key() const {
     return true;
 }
 
+namespace {
+
+struct family_name {
+    std::string_view name;
+    weights_family family;
+};
+
+constexpr std::array<family_name, 5> family_names{{{"identity", weights_family::identity},
+                                                   {"gaussian", weights_family::gaussian},
+                                                   {"orthogonal", weights_family::orthogonal},
+                                                   {"gpt2", weights_family::gpt2},
+                                                   {"symmetric", weights_family::symmetric}}};
+
+struct value_name {
+    std::string_view name;
+    value_family family;
+};
+
+constexpr std::array<value_name, 8> value_family_names{
+    {{"same", value_family::same},
+     {"identity", value_family::identity},
+     {"minus-identity", value_family::minus_identity},
+     {"gaussian", value_family::gaussian},
+     {"orthogonal", value_family::orthogonal},
+     {"gpt2", value_family::gpt2},
+     {"qk", value_family::qk},
+     {"minus-qk", value_family::minus_qk}}};
+
+constexpr std::string_view per_layer_suffix = "-per-layer";
+
+} // namespace
+
+value_family parse_value_family(std::string_view text) {
+    for (const auto& row : value_family_names)
+        if (row.name == text) return row.family;
+    throw input_error("unknown value '" + std::string(text) +
+                      "'; valid choices: " + std::string(value_names));
+}
+
+std::string_view to_string(value_family family) {
+    for (const auto& row : value_family_names)
+        if (row.family == family) return row.name;
+    return "same";
+}
+
+head_combine parse_head_combine(std::string_view text) {
+    if (text == "mean") return head_combine::mean;
+    if (text == "sum") return head_combine::sum;
+    throw input_error("unknown head-combine '" + std::string(text) +
+                      "'; valid choices: " + std::string(head_combine_names));
+}
+
+std::string_view to_string(head_combine combine) {
+    return combine == head_combine::sum ? "sum" : "mean";
+}
+
 weights_spec weights_spec::parse(const std::string& text) {
-    if (text == "identity") return {weights_kind::identity, {}};
-    if (text == "random") return {weights_kind::random, {}};
-    if (text == "random-per-layer") return {weights_kind::random_per_layer, {}};
-    if (text.rfind("file:", 0) == 0 && text.size() > 5) return {weights_kind::file, text.substr(5)};
+    weights_spec spec;
+    if (text.rfind("file:", 0) == 0 && text.size() > 5) {
+        spec.family = weights_family::file;
+        spec.path = text.substr(5);
+        return spec;
+    }
+    std::string_view name = text;
+    if (name.size() > per_layer_suffix.size() &&
+        name.substr(name.size() - per_layer_suffix.size()) == per_layer_suffix) {
+        spec.per_layer = true;
+        name.remove_suffix(per_layer_suffix.size());
+    }
+    if (name == "random") {
+        spec.family = weights_family::gaussian;
+        spec.random_alias = true;
+        return spec;
+    }
+    for (const auto& row : family_names) {
+        if (row.name == name) {
+            spec.family = row.family;
+            return spec;
+        }
+    }
     throw input_error("unknown weights '" + text +
-                      "'; valid choices: identity, random, random-per-layer, file:PATH");
+                      "'; valid choices: " + std::string(weights_names));
 }
 
 std::string weights_spec::to_string() const {
-    switch (kind) {
-    case weights_kind::identity:
-        return "identity";
-    case weights_kind::random:
-        return "random";
-    case weights_kind::random_per_layer:
-        return "random-per-layer";
-    case weights_kind::file:
-        return "file:" + path;
+    if (family == weights_family::file) return "file:" + path;
+    std::string name = random_alias ? "random" : "identity";
+    for (const auto& row : family_names)
+        if (row.family == family && !random_alias) name = row.name;
+    if (per_layer) name += per_layer_suffix;
+    return name;
+}
+
+bool weights_spec::is_random() const {
+    return family != weights_family::identity && family != weights_family::file;
+}
+
+bool weights_spec::draws() const {
+    switch (value) {
+    case value_family::gaussian:
+    case value_family::orthogonal:
+    case value_family::gpt2:
+        return true;
+    case value_family::same:
+    case value_family::identity:
+    case value_family::minus_identity:
+    case value_family::qk:
+    case value_family::minus_qk:
+        break;
     }
-    return "identity";
+    return is_random();
 }
 
 namespace {
 
-matrix gaussian_matrix(random_source& source, std::size_t d) {
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d)); // variance 1/d
+enum slot : std::size_t { query_slot = 0, key_slot = 1, value_slot = 2 };
+
+// The d x d standard normals of matrix `slot` of head `head` at `layer`: the stream of
+// (layer, head) after slot d^2 normals. Head 0, slots Q, K, V in turn, are the numbers the
+// one-head model drew from a single stream.
+matrix standard_normals(std::uint64_t seed, std::int64_t layer, std::size_t head, slot which,
+                        std::size_t d, double scale) {
+    random_source source(stream_seed(seed, weights_stream_id(layer, head)));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(which) * d * d; ++i)
+        (void)source.normal();
     matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
     for (Eigen::Index i = 0; i < m.rows(); ++i)
         for (Eigen::Index j = 0; j < m.cols(); ++j)
@@ -56,48 +158,171 @@ matrix gaussian_matrix(random_source& source, std::size_t d) {
     return m;
 }
 
-matrix read_square(const std::string& path, const char* name, std::size_t d) {
-    auto data = read_matrix_dataset(path, name, false, [&](std::size_t rows, std::size_t cols) {
-        if (rows != d || cols != d)
-            throw input_error("dataset '" + std::string(name) + "' in weights file '" + path +
-                              "' must be " + std::to_string(d) + " x " + std::to_string(d) +
-                              ", found " + std::to_string(rows) + " x " + std::to_string(cols));
-    });
-    if (!data) return {};
-    matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-    std::copy(data->values.begin(), data->values.end(), m.data());
-    return m;
+// Haar-distributed: the Q factor of a gaussian matrix with R's diagonal made positive.
+matrix orthogonal_from(const matrix& gaussian) {
+    const Eigen::HouseholderQR<matrix> qr(gaussian);
+    matrix q = qr.householderQ();
+    const matrix& r = qr.matrixQR();
+    for (Eigen::Index j = 0; j < q.cols(); ++j)
+        if (r(j, j) < 0.0) q.col(j) *= -1.0;
+    return q;
+}
+
+enum class drawn { gaussian, orthogonal, gpt2 };
+
+matrix draw(drawn kind, std::uint64_t seed, std::int64_t layer, std::size_t head, slot which,
+            std::size_t d) {
+    switch (kind) {
+    case drawn::gaussian:
+        return standard_normals(seed, layer, head, which, d,
+                                1.0 / std::sqrt(static_cast<double>(d))); // variance 1/d
+    case drawn::gpt2:
+        return standard_normals(seed, layer, head, which, d, 0.02);
+    case drawn::orthogonal:
+        return orthogonal_from(standard_normals(seed, layer, head, which, d, 1.0));
+    }
+    return {};
+}
+
+// Q, K, V of H heads from a weights file: each dataset d x d (every head) or H x d x d.
+void read_heads(const weights_spec& spec, std::size_t d, attention_weights& weights) {
+    const std::size_t heads = weights.heads.size();
+    for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
+                                       {"K", &attention_head::K},
+                                       {"V", &attention_head::V}}) {
+        const std::string dataset(name);
+        auto data = read_matrix_stack_dataset(
+            spec.path, dataset, [&](std::size_t stack, std::size_t rows, std::size_t cols) {
+                if (rows != d || cols != d)
+                    throw input_error("dataset '" + dataset + "' in weights file '" + spec.path +
+                                      "' must be " + std::to_string(d) + " x " + std::to_string(d) +
+                                      " or H x " + std::to_string(d) + " x " + std::to_string(d) +
+                                      ", found " +
+                                      (stack != 0 ? std::to_string(stack) + " x " : "") +
+                                      std::to_string(rows) + " x " + std::to_string(cols));
+                if (stack != 0 && stack != heads)
+                    throw input_error(
+                        "dataset '" + dataset + "' in weights file '" + spec.path + "' holds " +
+                        std::to_string(stack) + " heads, but --heads is " + std::to_string(heads) +
+                        " (give --heads " + std::to_string(stack) + " or a d x d dataset)");
+            });
+        if (!data) continue;
+        const std::size_t size = d * d;
+        for (std::size_t h = 0; h < heads; ++h) {
+            matrix& m = weights.heads[h].*member;
+            m.resize(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+            const std::size_t offset = data->stack == 0 ? 0 : h * size;
+            std::copy(data->values.begin() + static_cast<std::ptrdiff_t>(offset),
+                      data->values.begin() + static_cast<std::ptrdiff_t>(offset + size), m.data());
+        }
+    }
+    if (weights.is_identity())
+        throw input_error("weights file '" + spec.path +
+                          "' has none of the datasets Q, K, V (each d x d or H x d x d)");
+}
+
+matrix identity_if_empty(const matrix& m, std::size_t d) {
+    if (m.size() != 0) return m;
+    return matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+}
+
+// V = sign Q^T K / ‖Q^T K‖_2.
+matrix tied_value(const attention_head& head, std::size_t d, std::size_t h, double sign) {
+    const matrix product = identity_if_empty(head.Q, d).transpose() * identity_if_empty(head.K, d);
+    const double norm = Eigen::JacobiSVD<matrix>(product).singularValues()(0);
+    if (!(norm > 0.0) || !std::isfinite(norm))
+        throw input_error("value 'qk' needs Q^T K != 0, but head " + std::to_string(h) +
+                          " has Q^T K = 0 (spectral norm " + std::to_string(norm) +
+                          "); choose another --value");
+    return (sign / norm) * product;
 }
 
 } // namespace
 
 attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uint64_t seed,
                                std::int64_t layer) {
+    if (spec.heads < 1) throw input_error("heads must be at least 1, got 0");
+    // Fixed weights use the run's streams whatever `layer` says.
+    const std::int64_t stream_layer = spec.per_layer ? layer : -1;
     attention_weights weights;
-    attention_head& head = weights.heads.front();
-    switch (spec.kind) {
-    case weights_kind::identity:
-        break;
-    case weights_kind::random:
-    case weights_kind::random_per_layer: {
-        const std::uint64_t stream = spec.kind == weights_kind::random || layer < 0
-                                         ? weights_stream
-                                         : layer_weights_stream + static_cast<std::uint64_t>(layer);
-        random_source source(stream_seed(seed, stream));
-        head.Q = gaussian_matrix(source, d);
-        head.K = gaussian_matrix(source, d);
-        head.V = gaussian_matrix(source, d);
-        break;
+    weights.heads.assign(spec.heads, attention_head{});
+    if (spec.family == weights_family::file) read_heads(spec, d, weights);
+    for (std::size_t h = 0; h < spec.heads; ++h) {
+        attention_head& head = weights.heads[h];
+        auto drawn_as = [&](drawn kind, slot which) {
+            return draw(kind, seed, stream_layer, h, which, d);
+        };
+        switch (spec.family) {
+        case weights_family::identity:
+        case weights_family::file:
+            break;
+        case weights_family::gaussian:
+            head.Q = drawn_as(drawn::gaussian, query_slot);
+            head.K = drawn_as(drawn::gaussian, key_slot);
+            break;
+        case weights_family::gpt2:
+            head.Q = drawn_as(drawn::gpt2, query_slot);
+            head.K = drawn_as(drawn::gpt2, key_slot);
+            break;
+        case weights_family::orthogonal:
+            head.Q = drawn_as(drawn::orthogonal, query_slot);
+            head.K = drawn_as(drawn::orthogonal, key_slot);
+            break;
+        case weights_family::symmetric:
+            head.Q = drawn_as(drawn::gaussian, query_slot);
+            head.K = head.Q;
+            break;
+        }
+        switch (spec.value) {
+        case value_family::same:
+            switch (spec.family) {
+            case weights_family::identity:
+            case weights_family::file:
+                break;
+            case weights_family::gaussian:
+            case weights_family::symmetric:
+                head.V = drawn_as(drawn::gaussian, value_slot);
+                break;
+            case weights_family::gpt2:
+                head.V = drawn_as(drawn::gpt2, value_slot);
+                break;
+            case weights_family::orthogonal:
+                head.V = drawn_as(drawn::orthogonal, value_slot);
+                break;
+            }
+            break;
+        case value_family::identity:
+            head.V = matrix{};
+            break;
+        case value_family::minus_identity:
+            head.V = -matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+            break;
+        case value_family::gaussian:
+            head.V = drawn_as(drawn::gaussian, value_slot);
+            break;
+        case value_family::orthogonal:
+            head.V = drawn_as(drawn::orthogonal, value_slot);
+            break;
+        case value_family::gpt2:
+            head.V = drawn_as(drawn::gpt2, value_slot);
+            break;
+        case value_family::qk:
+            head.V = tied_value(head, d, h, 1.0);
+            break;
+        case value_family::minus_qk:
+            head.V = tied_value(head, d, h, -1.0);
+            break;
+        }
     }
-    case weights_kind::file:
-        head.Q = read_square(spec.path, "Q", d);
-        head.K = read_square(spec.path, "K", d);
-        head.V = read_square(spec.path, "V", d);
-        if (weights.is_identity())
-            throw input_error("weights file '" + spec.path +
-                              "' has none of the datasets Q, K, V (each d x d)");
-        break;
-    }
+    return weights;
+}
+
+attention_weights combine_heads(attention_weights weights, head_combine combine, std::size_t d) {
+    const std::size_t heads = weights.heads.size();
+    if (combine == head_combine::sum || heads <= 1) return weights;
+    const double share = 1.0 / static_cast<double>(heads);
+    for (attention_head& head : weights.heads)
+        head.V = share * identity_if_empty(head.V, d);
     return weights;
 }
 

@@ -89,8 +89,9 @@ class trajectory_writer {
     // A row-major rows x cols dataset under /parameters (weights Q, K, V; theta0; r_initial),
     // replacing one of that name. cols == 1 writes a 1-D dataset of length rows (r_initial), which
     // parameter_matrix reads back as rows x 1.
+    // stack > 0 writes a 3-D stack x (rows / stack) x cols dataset (the heads' weights).
     void write_parameter_matrix(const std::string& name, std::size_t rows, std::size_t cols,
-                                const double* data);
+                                const double* data, std::size_t stack = 0);
 
     // Names the values write_frame receives, in order, when they differ from the file's
     // observables: a file written before an observable existed (e.g. step_error) is
@@ -151,8 +152,10 @@ class trajectory_reader {
     [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
     // A /parameters dataset, row-major; nullopt if absent. rows/cols receive the shape.
     [[nodiscard]] std::optional<std::vector<double>>
+    // A 3-D dataset reads as (stack rows) x cols with *stack its leading dimension (0 for
+    // 1-D and 2-D datasets).
     parameter_matrix(const std::string& name, std::size_t* rows = nullptr,
-                     std::size_t* cols = nullptr) const;
+                     std::size_t* cols = nullptr, std::size_t* stack = nullptr) const;
 
   private:
     std::unique_ptr<detail::hdf5_file> m_file;
@@ -168,6 +171,7 @@ class trajectory_reader {
 // before any value is read and throws to refuse them: a malformed file can declare any
 // shape, and reading first would allocate it (an input_error too when it exceeds memory).
 struct matrix_data {
+    std::size_t stack = 0; // leading dimension of a 3-D dataset (read as (stack rows) x cols)
     std::size_t rows = 0, cols = 0;
     std::vector<double> values; // row-major
 };
@@ -175,5 +179,13 @@ using shape_check = std::function<void(std::size_t rows, std::size_t cols)>;
 std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,
                                                bool allow_vector = false,
                                                const shape_check& check_shape = {});
+// The same for a 2-D (rows x cols) or 3-D (stack x rows x cols) dataset, read as
+// (stack rows) x cols; `check_shape` sees (stack, rows, cols), stack 0 for 2-D, before any
+// value is read.
+using stack_shape_check =
+    std::function<void(std::size_t stack, std::size_t rows, std::size_t cols)>;
+std::optional<matrix_data> read_matrix_stack_dataset(const std::string& path,
+                                                     const std::string& name,
+                                                     const stack_shape_check& check_shape);
 
 } // namespace nadyn

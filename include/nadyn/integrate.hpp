@@ -50,6 +50,9 @@ struct integration_settings {
     double atol = 1e-10;    // dopri5
     std::int64_t every = 1; // a frame every `every` steps (dopri5: every `every * dt` in t)
     warning_sink warn = {}; // receives the step-error warning (empty: discarded)
+    // rk4, euler, dopri5 with per-layer weights: the weights of layer l hold on
+    // [l tau, (l+1) tau), tau = layer_time; steps end exactly on each redraw.
+    double layer_time = 1.0;
 };
 
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
@@ -85,7 +88,8 @@ struct resume_point {
 // time, and the step index (accepted steps so far).
 using frame_observer =
     std::function<void(const state_type& x, const state_type& dxdt, double t, std::int64_t step)>;
-// The weights of layer l for the discrete model (empty function: fixed weights).
+// The weights of layer l: of the discrete model's layer l, or of the ODE on
+// [l tau, (l+1) tau) (empty function: fixed weights).
 using layer_weights_source = std::function<attention_weights(std::int64_t layer)>;
 
 enum class integration_outcome { complete, interrupted };

@@ -2,6 +2,7 @@
 // Seeded randomness that gives the same numbers on every platform: std::mt19937_64 is
 // fully specified by the standard, but std::normal_distribution and
 // std::uniform_real_distribution are not, so the transforms are our own.
+#include <cstddef>
 #include <cstdint>
 #include <random>
 
@@ -29,5 +30,12 @@ class random_source {
 inline constexpr std::uint64_t initial_stream = 1;
 inline constexpr std::uint64_t weights_stream = 2;
 inline constexpr std::uint64_t layer_weights_stream = 1000; // + layer index
+// Heads h >= 1: + (h << 42) + (layer + 1), above every layer stream of head 0 (layers stay
+// below 2^40, heads below 2^20).
+inline constexpr std::uint64_t head_weights_stream = std::uint64_t{1} << 62;
+
+// The stream of head `head`'s weights for `layer` (< 0: the run's fixed weights). Head 0
+// keeps the streams of the one-head model (weights_stream, layer_weights_stream + layer).
+std::uint64_t weights_stream_id(std::int64_t layer, std::size_t head);
 
 } // namespace nadyn

@@ -29,7 +29,8 @@ struct run_config {
     precision arithmetic = precision::double_precision; // of the attention kernel
     integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
     initial_spec init;
-    weights_spec weights;
+    weights_spec weights;                      // with the heads and the value family
+    head_combine combine = head_combine::mean; // of the heads' outputs
     std::uint64_t seed = 1;
     bool positions = true;
     bool compress = false;

@@ -1,12 +1,14 @@
 #pragma once
-// Attention weights: one or more heads, each with d x d matrices Q, K, V.
+// Attention weights: one or more heads, each with d x d matrices Q, K, V (docs/model.md §7).
 //
-// The kernel sums the heads' outputs, A_k = sum_h sum_j w^h_kj V_h theta_j; today's runs
-// use one head. An empty matrix stands for the identity, so the kernel can skip it.
+// The kernel sums the heads' outputs, A_k = sum_h sum_j w^h_kj V_h theta_j; averaging the
+// heads (--head-combine mean) scales each V_h by 1/H before the kernel sees it
+// (combine_heads). An empty matrix stands for the identity, so the kernel can skip it.
 #include <Eigen/Core>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nadyn {
@@ -25,23 +27,75 @@ struct attention_weights {
     [[nodiscard]] bool query_equals_key() const;
 };
 
-// How the weights of a run are chosen (the --weights flag).
-enum class weights_kind { identity, random, random_per_layer, file };
+// The family Q and K (and, with --value same, V) are drawn from (the --weights flag).
+//   identity    Q = K = V = I
+//   gaussian    entries N(0, 1/d) (Kaiming); `random` is its old name
+//   orthogonal  Haar-random orthogonal: QR of a gaussian matrix, R's diagonal made positive
+//   gpt2        entries N(0, 0.02^2) (GPT-2's initialisation)
+//   symmetric   K = Q gaussian, so Q^T K is symmetric positive semi-definite; V gaussian
+//   file        datasets Q, K, V of an HDF5 file
+enum class weights_family { identity, gaussian, orthogonal, gpt2, symmetric, file };
 
-struct weights_spec {
-    weights_kind kind = weights_kind::identity;
-    std::string path; // for file
-
-    // identity | random | random-per-layer | file:PATH; input_error otherwise.
-    static weights_spec parse(const std::string& text);
-    [[nodiscard]] std::string to_string() const;
+// The value matrix's own family (the --value flag); `same` follows --weights.
+enum class value_family {
+    same,
+    identity,
+    minus_identity,
+    gaussian,
+    orthogonal,
+    gpt2,
+    qk,
+    minus_qk
 };
 
-// The weights for a run (layer < 0) or for one layer of the discrete model.
-// random: Gaussian entries with variance 1/d (Kaiming), drawn from the seed; the draw
-// of layer l (random-per-layer) uses its own stream, so any layer can be regenerated
-// alone. file: datasets Q, K, V (d x d) of an HDF5 file, a missing one is the identity.
+// How the heads' outputs combine (--head-combine): their mean (H = 1 is the one-head
+// model) or their sum.
+enum class head_combine { mean, sum };
+
+inline constexpr std::string_view weights_names =
+    "identity, gaussian, orthogonal, gpt2, symmetric (each also NAME-per-layer), random, "
+    "random-per-layer, file:PATH";
+inline constexpr std::string_view value_names =
+    "same, identity, minus-identity, gaussian, orthogonal, gpt2, qk, minus-qk";
+inline constexpr std::string_view head_combine_names = "mean, sum";
+
+value_family parse_value_family(std::string_view text); // input_error if unknown
+std::string_view to_string(value_family family);
+head_combine parse_head_combine(std::string_view text); // input_error if unknown
+std::string_view to_string(head_combine combine);
+
+struct weights_spec {
+    weights_family family = weights_family::identity;
+    bool per_layer = false;    // a new draw for every layer (NAME-per-layer)
+    bool random_alias = false; // spelled `random` / `random-per-layer` (recorded as written)
+    std::string path;          // for file
+    std::size_t heads = 1;     // --heads
+    value_family value = value_family::same; // --value
+
+    // FAMILY, FAMILY-per-layer, random, random-per-layer or file:PATH (input_error
+    // otherwise); heads and value keep their defaults.
+    static weights_spec parse(const std::string& text);
+    // The --weights text (heads and value are parameters of their own).
+    [[nodiscard]] std::string to_string() const;
+    // Drawn from the seed (not identity, not file).
+    [[nodiscard]] bool is_random() const;
+    // Some matrix is drawn from the seed (the weights family's, or the value family's).
+    [[nodiscard]] bool draws() const;
+};
+
+// The weights for a run (layer < 0) or for layer l of a per-layer run (the discrete model's
+// layer l, or the ODE's interval [l tau, (l+1) tau)). Head h's matrix m (Q, K, V) comes from
+// the stream of (layer, h) positioned after m d^2 normals, so it depends on nothing else:
+// head 0 of a one-head run draws the numbers nadyn always drew, and adding a head, or
+// changing V's family, never changes the other matrices. file: datasets Q, K, V of an HDF5
+// file, d x d (shared by every head) or H x d x d; a missing one is the identity.
+// qk: V = Q^T K / ‖Q^T K‖_2 per head (input_error when Q^T K = 0).
 attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uint64_t seed,
                                std::int64_t layer = -1);
+
+// The weights the kernel uses: with `mean` and H > 1 heads each V_h scaled by 1/H (an
+// identity V becomes I / H), so the kernel's sum over heads is their mean. H = 1 and `sum`
+// return the weights unchanged.
+attention_weights combine_heads(attention_weights weights, head_combine combine, std::size_t d);
 
 } // namespace nadyn

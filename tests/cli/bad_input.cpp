@@ -80,7 +80,8 @@ void check_all(const std::string& group, const std::vector<bad_case>& cases) {
 const std::string scheme_list = "post-ln, pre-ln, mix-ln, peri-ln, ngpt, sqrt-scaling";
 const std::string integrator_list = "rk4, dopri5, euler, layers";
 const std::string init_list = "uniform, orthogonal, cap:EPS, file:PATH";
-const std::string weights_list = "identity, random, random-per-layer, file:PATH";
+const std::string weights_list = "identity, gaussian, orthogonal, gpt2, symmetric (each also "
+                                 "NAME-per-layer), random, random-per-layer, file:PATH";
 
 // Row-major values 0.1, 0.2, ... so no row is zero.
 std::vector<double> ramp(std::size_t count) {
@@ -100,7 +101,9 @@ TEST_CASE("unknown names are refused with the valid choices") {
                   {{"--integrator", "rk45"}, {"'rk45'", integrator_list}},
                   {{"--init", "sphere"}, {"unknown init 'sphere'", init_list}},
                   {{"--init", "file:"}, {"'file:'", init_list}},
-                  {{"--weights", "gaussian"}, {"unknown weights 'gaussian'", weights_list}},
+                  {{"--weights", "xavier"}, {"unknown weights 'xavier'", weights_list}},
+                  {{"--value", "tied"}, {"unknown value 'tied'", "same, identity, minus-identity"}},
+                  {{"--head-combine", "max"}, {"unknown head-combine 'max'", "mean, sum"}},
                   {{"--weights", "file:"}, {"'file:'", weights_list}},
                   {{"--positions", "bogus"}, {"'bogus'", "all, none"}},
                   {{"--precision", "half"}, {"unknown precision 'half'", "double, float"}},
@@ -113,6 +116,7 @@ TEST_CASE("sizes out of range are refused") {
                            {{"--n", "-3"}, {"n must be at least 1", "got -3"}},
                            {{"--d", "1"}, {"d must be at least 2", "got 1"}},
                            {{"--d", "0"}, {"d must be at least 2", "got 0"}},
+                           {{"--heads", "0"}, {"heads must be a whole number from 1", "got 0"}},
                        });
 }
 
@@ -157,14 +161,14 @@ TEST_CASE("numbers that are not finite or out of range are refused") {
 }
 
 TEST_CASE("combinations that cannot work are refused") {
-    check_all("combinations", {
-                                  {{"--init", "orthogonal", "--n", "5", "--d", "3"},
-                                   {"init 'orthogonal' needs n <= d", "n = 5, d = 3"}},
-                                  {{"--weights", "random-per-layer"},
-                                   {"'random-per-layer' needs --integrator layers"}},
-                                  {{"--weights", "random-per-layer", "--integrator", "dopri5"},
-                                   {"'random-per-layer' needs --integrator layers"}},
-                              });
+    check_all("combinations",
+              {
+                  {{"--init", "orthogonal", "--n", "5", "--d", "3"},
+                   {"init 'orthogonal' needs n <= d", "n = 5, d = 3"}},
+                  {{"--layer-time", "0"}, {"layer-time must be a finite number > 0", "got 0"}},
+                  {{"--layer-time", "-1", "--weights", "gaussian-per-layer"},
+                   {"layer-time must be a finite number > 0", "got -1"}},
+              });
 }
 
 TEST_CASE("bad init files are refused before any output exists") {
