@@ -101,6 +101,7 @@ parameter_list simulation::parameters() const {
     p.set("git_commit", std::string(git_commit()));
     p.set("compiler", std::string(compiler()));
     p.set("compiler_flags", std::string(compiler_flags()));
+    p.set("simd", std::string(simd_level())); // bitwise reruns hold on the same level
     p.set("build_type", std::string(build_type()));
     p.set("started", utc_now());
     return p;
