@@ -1,9 +1,9 @@
 #include "nadyn/run.hpp"
 
+#include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/version.hpp"
 
-#include <omp.h>
 
 #include <chrono>
 #include <cmath>
@@ -36,7 +36,6 @@ parameter_list statistics_of(const run_summary& s) {
 
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
-    if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
                              m_config.weights.kind == weights_kind::random_per_layer ? 0 : -1);
     set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0));
@@ -45,7 +44,6 @@ simulation::simulation(run_config config) : m_config(std::move(config)) {
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
     : m_config(std::move(config)), m_weights(std::move(weights)) {
     m_config.validate();
-    if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
@@ -96,7 +94,8 @@ simulation simulation::from_file(const std::string& path) {
 
 parameter_list simulation::parameters() const {
     parameter_list p = m_config.to_parameters();
-    p.set("threads", static_cast<std::int64_t>(omp_get_max_threads()));
+    // The count a run uses (its own, never set on the process; 0 resolves to OpenMP's default).
+    p.set("threads", static_cast<std::int64_t>(detail::resolve_threads(m_config.threads)));
     p.set("nadyn_version", std::string(version()));
     p.set("git_commit", std::string(git_commit()));
     p.set("compiler", std::string(compiler()));
@@ -111,9 +110,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                             const progress_callback& progress, const resume_point* resume) {
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
-    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
+    const int threads = detail::resolve_threads(c.threads);
+    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, threads};
     attention_system system(model, m_weights, c.block);
-    observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps);
+    observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
