@@ -4,7 +4,6 @@
 #include "nadyn/error.hpp"
 #include "nadyn/version.hpp"
 
-
 #include <chrono>
 #include <cmath>
 #include <ctime>
