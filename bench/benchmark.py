@@ -65,7 +65,7 @@ def machine(build):
     cache = open(os.path.join(build, "CMakeCache.txt")).read()
     value = lambda key: (re.search(rf"^{key}:\w+=(.*)$", cache, re.M) or [None, ""])[1]
     flags = " ".join(filter(None, [value("CMAKE_CXX_FLAGS"), value("CMAKE_CXX_FLAGS_RELEASE"),
-                                   "-march=native" if value("NADYN_NATIVE") == "ON" else "",
+                                   "-march=native" if value("NADYN_SIMD") == "native" else "",
                                    "-fopenmp -std=c++20"]))
     eigen = capture(["dpkg-query", "-W", "-f=${Version}", "libeigen3-dev"])
     numpy_info = capture([PYTHON, "-c", "import numpy; print(numpy.__version__)"])
@@ -191,9 +191,10 @@ def report(data):
     L.append(f"- CPU: {m['cpu']}, {m['cores']} cores ({m['threads_per_core']} thread per core), "
              f"Linux {m['kernel']}")
     L.append(f"- Compiler: {m['compiler']}; flags: `{m['flags']}`; Eigen {m['eigen']}")
-    L.append("- The benchmark build turns on `NADYN_NATIVE` (`-march=native`, here AVX-512 with "
-             "FMA). The default build stays portable (x86-64 baseline, SSE2): its kernel uses the "
-             "same algorithms with 2-wide vectors and no FMA, and its GEMMs are 2-4x slower.")
+    L.append("- The benchmark build sets `NADYN_SIMD=native` (`-march=native`, here AVX-512 with "
+             "FMA); the default build (`NADYN_SIMD=auto`) picks `avx512` here. A `portable` build "
+             "(x86-64 baseline, SSE2) runs the same algorithms with 2-wide vectors and no FMA, and "
+             "its GEMMs are 2-4x slower.")
     L.append(f"- nadyn commit {m['commit']}; NumPy {m['numpy']} (Debian); date {m['date']}")
     L.append(f"- Load average (1 min) at the start of the run {m['load_at_start']:.2f}, at the end "
              f"{data['load_at_end']:.2f}: above 0 means other processes shared the 2 cores, which "

@@ -4,7 +4,7 @@
 #   bash scripts/benchmark.sh            # the full run (about 10-15 minutes on 2 cores)
 #   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (a few minutes)
 #
-# The build goes to build-bench/ with NADYN_NATIVE=ON (-march=native): the numbers are for
+# The build goes to build-bench/ with NADYN_SIMD=native (-march=native): the numbers are for
 # this machine's CPU. The default build (build/) stays portable and is not touched.
 # The NumPy peer also runs with OpenBLAS (2 threads) when `apt-get download
 # libopenblas0-pthread` works: the package is unpacked into build-bench/, not installed.
@@ -22,7 +22,7 @@ if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
         echo "python3-torch did not install: no PyTorch peer" >&2
 fi
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNADYN_NATIVE=ON \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNADYN_SIMD=native \
       -DNADYN_BUILD_TESTS=OFF >/dev/null
 # GCC 12 prints false -Wmaybe-uninitialized warnings from Eigen's AVX-512 code: the build
 # log goes to a file, shown only when the build fails.

@@ -669,7 +669,8 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
             v_data = m_values.data();
         }
         if (symmetric && !options.causal && options.beta >= 0.0 &&
-            add_symmetric(q_data, v_data, options.beta, out)) {
+            add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
+                          out)) {
             m_last_path = path::symmetric;
             continue;
         }
@@ -690,13 +691,15 @@ void attention_kernel::add_general(const double* q_data, const double* k_data, c
         for (std::size_t j = 0; j < count; ++j)
             row[j] *= inverse_total;
     };
-    detail::add_softmax_blocks(q_data, k_data, v_data, options.beta,
-                               {m_n, m_d, m_block, options.causal, worth_parallel(m_n, m_d)},
-                               m_logits, out, softmax_row);
+    detail::add_softmax_blocks(
+        q_data, k_data, v_data, options.beta,
+        {m_n, m_d, m_block, options.causal,
+         worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1},
+        m_logits, out, softmax_row);
 }
 
 bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,
-                                     double* out) {
+                                     int threads_requested, double* out) {
     const std::size_t n = m_n, d = m_d;
     m_half_diagonal.resize(n);
     m_key_weight.resize(n);
@@ -757,12 +760,12 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         m_lane_sum.resize(lanes);
         m_lane_norm.resize(lanes);
     }
-    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
-    if (m_tiles.size() < threads) m_tiles.resize(threads);
+    const int threads = worth_parallel(n, d) ? std::max(threads_requested, 1) : 1;
+    if (m_tiles.size() < static_cast<std::size_t>(threads))
+        m_tiles.resize(static_cast<std::size_t>(threads));
     const matrix& scaled = m_scaled_values;
 
-    const bool parallel = lanes > 1 && threads > 1 && worth_parallel(n, d);
-    detail::for_each_dynamic(lanes, parallel, [&](std::size_t lane) {
+    detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
         matrix& sum = m_lane_sum[lane];
         std::vector<double>& norm = m_lane_norm[lane];
         if (sum.rows() != sum_rows || sum.cols() != sum_cols) sum.resize(sum_rows, sum_cols);

@@ -125,8 +125,9 @@ void attention_kernel::add_general_single(const float* q_data, const float* k_da
     };
     detail::add_softmax_blocks(
         q_data, k_data, v_data, static_cast<float>(options.beta),
-        {m_n, m_d, m_block, options.causal, detail::worth_parallel(m_n, m_d)}, m_logits_single,
-        m_result_single.data(), softmax_row);
+        {m_n, m_d, m_block, options.causal,
+         detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1},
+        m_logits_single, m_result_single.data(), softmax_row);
 }
 
 } // namespace nadyn

@@ -251,7 +251,7 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         good = x;
         const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
         stepper.do_step(std::ref(system), x, dxdt, from, next - from);
-        project_to_sphere(directions(x), n, d);
+        project_to_sphere(directions(x), n, d, system.model().threads);
         try {
             check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {
@@ -334,7 +334,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         } else {
             dt = step;
         }
-        project_to_sphere(directions(x), n, d);
+        project_to_sphere(directions(x), n, d, system.model().threads);
         try {
             check_domain(x, n, d, t);
         } catch (const numerical_fault& fault) {
@@ -378,7 +378,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         ++statistics.rhs_evaluations;
         good = x;
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
-                    magnitudes(x, n, d), n, d);
+                    magnitudes(x, n, d), n, d, system.model().threads);
         try {
             check_domain(x, n, d, t + h);
         } catch (const numerical_fault& fault) {
@@ -395,8 +395,9 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
 } // namespace
 
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
-                 double* theta, double* r, std::size_t n, std::size_t d) {
-    detail::for_each_static(n, n * d > detail::parallel_token_values, [&](std::size_t k) {
+                 double* theta, double* r, std::size_t n, std::size_t d, int threads) {
+    threads = detail::token_threads(n, d, detail::resolve_threads(threads));
+    detail::for_each_static(n, threads, [&](std::size_t k) {
         const double* a = attention + k * d;
         double* th = theta + k * d;
         double a_norm2 = 0.0;

@@ -1,5 +1,6 @@
 #include "nadyn/observables.hpp"
 
+#include "nadyn/detail/parallel.hpp"
 #include "nadyn/weights.hpp"
 
 #include <omp.h>
@@ -46,9 +47,9 @@ void unite(std::vector<int>& parent, int a, int b) {
 
 observables_calculator::observables_calculator(std::size_t n, std::size_t d,
                                                std::vector<double> theta_initial,
-                                               double cluster_eps, std::size_t block)
+                                               double cluster_eps, std::size_t block, int threads)
     : m_n(n), m_d(d), m_block(block == 0 ? 128 : block), m_initial(std::move(theta_initial)),
-      m_cluster_eps(cluster_eps) {}
+      m_cluster_eps(cluster_eps), m_threads(threads) {}
 
 frame_observables observables_calculator::compute_moments(const double* theta,
                                                           const double* dtheta) const {
@@ -121,18 +122,19 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     // Pairwise pass over the Gram matrix in row blocks, only the lower triangle j < k:
     // each thread keeps its own minimum and its own union-find forest, merged in thread
     // order afterwards (the minimum and the partition do not depend on the order).
-    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    const std::size_t blocks = (n + m_block - 1) / m_block;
+    const int team = blocks > 1 ? detail::resolve_threads(m_threads) : 1;
+    const auto threads = static_cast<std::size_t>(team);
     if (m_gram.size() < threads) m_gram.resize(threads);
     if (m_parents.size() < threads) m_parents.resize(threads);
     std::vector<double> thread_min(threads, std::numeric_limits<double>::infinity());
     const double threshold = 1.0 - m_cluster_eps;
-    const std::size_t blocks = (n + m_block - 1) / m_block;
     for (auto& parent : m_parents)
         parent.clear(); // a forest left from a previous frame
     using const_map = Eigen::Map<const matrix>;
     const const_map tokens(theta, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
 
-#pragma omp parallel if (blocks > 1)
+#pragma omp parallel num_threads(team) if (team > 1)
     {
         const auto me = static_cast<std::size_t>(omp_get_thread_num());
         std::vector<int>& parent = m_parents[me];
@@ -165,7 +167,7 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     }
     std::vector<int>& merged = m_parents[0];
     for (std::size_t t = 1; t < threads; ++t) {
-        if (m_parents[t].size() != n) continue;
+        if (m_parents[t].size() != n) continue; // a thread of the team that got no block
         for (std::size_t k = 0; k < n; ++k)
             if (m_parents[t][k] != static_cast<int>(k))
                 unite(merged, static_cast<int>(k), m_parents[t][k]);

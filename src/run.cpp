@@ -1,5 +1,6 @@
 #include "nadyn/run.hpp"
 
+#include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/unselectable.hpp"
@@ -86,7 +87,6 @@ void check_output_path(const std::string& path, bool overwrite) {
 
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
-    if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
                              m_config.weights.per_layer ? 0 : -1);
     set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0));
@@ -95,7 +95,6 @@ simulation::simulation(run_config config) : m_config(std::move(config)) {
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
     : m_config(std::move(config)), m_weights(std::move(weights)) {
     m_config.validate();
-    if (m_config.threads > 0) omp_set_num_threads(m_config.threads);
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
@@ -160,11 +159,13 @@ simulation simulation::from_file(const std::string& path) {
 
 parameter_list simulation::parameters() const {
     parameter_list p = m_config.to_parameters();
-    p.set("threads", static_cast<std::int64_t>(omp_get_max_threads()));
+    // The count a run uses (its own, never set on the process; 0 resolves to OpenMP's default).
+    p.set("threads", static_cast<std::int64_t>(detail::resolve_threads(m_config.threads)));
     p.set("nadyn_version", std::string(version()));
     p.set("git_commit", std::string(git_commit()));
     p.set("compiler", std::string(compiler()));
     p.set("compiler_flags", std::string(compiler_flags()));
+    p.set("simd", std::string(simd_level())); // bitwise reruns hold on the same level
     p.set("build_type", std::string(build_type()));
     p.set("started", utc_now());
     return p;
@@ -174,9 +175,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                             const progress_callback& progress, const resume_point* resume) {
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
-    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
+    const int threads = detail::resolve_threads(c.threads);
+    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, threads};
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
-    observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps);
+    observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
     const bool reads_tokens = info(c.scheme_id).attention_reads_tokens;

@@ -38,8 +38,8 @@ using row_major_matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, E
 
 struct softmax_blocks_shape {
     std::size_t n, d, block;
-    bool causal;   // token k attends to j <= k only
-    bool parallel; // blocks dealt to the OpenMP threads
+    bool causal; // token k attends to j <= k only
+    int threads; // OpenMP threads the blocks are dealt to (1: serial)
 };
 
 // result (n x d) += softmax(beta Q K^T) V for the n x d row-major queries, keys and values.
@@ -57,12 +57,11 @@ void add_softmax_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar
     const auto block = static_cast<Eigen::Index>(shape.block);
     const const_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
     Eigen::Map<row_major_matrix<Scalar>> result(out, n, d);
-    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    const auto threads = static_cast<std::size_t>(std::max(shape.threads, 1));
     if (logits.size() < threads) logits.resize(threads);
     const Eigen::Index blocks = (n + block - 1) / block;
 
-    const bool parallel = shape.parallel && blocks > 1 && threads > 1;
-    for_each_dynamic(static_cast<std::size_t>(blocks), parallel, [&](std::size_t item) {
+    for_each_dynamic(static_cast<std::size_t>(blocks), shape.threads, [&](std::size_t item) {
         const auto b = static_cast<Eigen::Index>(item);
         const Eigen::Index first = b * block;
         const Eigen::Index rows = std::min(block, n - first);

@@ -155,7 +155,8 @@ attention_system::attention_system(const model_parameters& model, attention_weig
       m_tokens(info(model.scheme.id).attention_reads_tokens ? model.n * model.d : 0) {}
 
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(theta, m_weights, {m_model.beta, m_model.causal, m_model.arithmetic}, out);
+    m_kernel.compute(theta, m_weights,
+                     {m_model.beta, m_model.causal, m_model.arithmetic, m_model.threads}, out);
 }
 
 void attention_system::attend_state(const state_type& x, double* out) {
@@ -181,20 +182,22 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
     const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start};
     const chunk_derivative_function derivative = chunk_derivative_for(d);
     const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
-    detail::for_each_static(chunks, n * d > detail::parallel_token_values, [&](std::size_t i) {
+    const int threads = detail::token_threads(n, d, detail::resolve_threads(m_model.threads));
+    detail::for_each_static(chunks, threads, [&](std::size_t i) {
         const std::size_t k = i * token_chunk;
         derivative(s, d, theta + k * d, attention + k * d, r + k, dtheta + k * d, dr + k,
                    std::min(token_chunk, n - k));
     });
 }
 
-void project_to_sphere(double* theta, std::size_t n, std::size_t d) {
+void project_to_sphere(double* theta, std::size_t n, std::size_t d, int threads) {
     void (*to_sphere)(std::size_t, double*, std::size_t) = d == 2   ? chunk_to_sphere<2>
                                                            : d == 3 ? chunk_to_sphere<3>
                                                            : d == 4 ? chunk_to_sphere<4>
                                                                     : chunk_to_sphere<0>;
     const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
-    detail::for_each_static(chunks, n * d > detail::parallel_token_values, [&](std::size_t i) {
+    threads = detail::token_threads(n, d, detail::resolve_threads(threads));
+    detail::for_each_static(chunks, threads, [&](std::size_t i) {
         const std::size_t k = i * token_chunk;
         to_sphere(d, theta + k * d, std::min(token_chunk, n - k));
     });

@@ -40,6 +40,9 @@ struct attention_options {
     bool causal = false; // token k attends to j <= k only
     // single_precision: the general path in float (compute_single(), precision.hpp).
     precision arithmetic = precision::double_precision;
+    // OpenMP threads of this call (0: omp_get_max_threads() now). A num_threads clause on the
+    // kernel's own loops: the process's setting is left alone. The result does not depend on it.
+    int threads = 0;
 };
 
 class attention_kernel {
@@ -64,7 +67,8 @@ class attention_kernel {
   private:
     // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
     // too large for the shared shift; the caller then takes the general path.
-    bool add_symmetric(const double* queries, const double* values, double beta, double* out);
+    bool add_symmetric(const double* queries, const double* values, double beta, int threads,
+                       double* out);
     void add_general(const double* queries, const double* keys, const double* values,
                      const attention_options& options, double* out);
 

@@ -113,10 +113,11 @@ integration_outcome integrate(attention_system& system, state_type& x,
                               const resume_point* resume = nullptr);
 
 // One layer of the discrete model for every token: theta, r updated in place from the
-// attention output A of the layer's input, at layer time t with step h. A is what the
-// scheme's attention reads (attention_system::attend_state): Attn(theta), or Attn(r theta)
-// for no-norm, whose layer is then x <- x + h Attn(x).
+// attention output A of the layer's input, at layer time t with step h, on `threads` OpenMP
+// threads (0: omp_get_max_threads()). A is what the scheme's attention reads
+// (attention_system::attend_state): Attn(theta), or Attn(r theta) for no-norm, whose layer
+// is then x <- x + h Attn(x).
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
-                 double* theta, double* r, std::size_t n, std::size_t d);
+                 double* theta, double* r, std::size_t n, std::size_t d, int threads = 0);
 
 } // namespace nadyn

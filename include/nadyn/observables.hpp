@@ -121,8 +121,9 @@ struct frame_observables {
 class observables_calculator {
   public:
     // theta_initial: the n x d directions at t = 0 (for the displacement).
+    // threads: OpenMP threads of the pairwise pass (0: omp_get_max_threads() at each call).
     observables_calculator(std::size_t n, std::size_t d, std::vector<double> theta_initial,
-                           double cluster_eps, std::size_t block = 0);
+                           double cluster_eps, std::size_t block = 0, int threads = 0);
 
     // theta n x d, r n, dtheta the RHS of the directions (n x d) at this state.
     frame_observables compute(const double* theta, const double* r, const double* dtheta);
@@ -134,6 +135,7 @@ class observables_calculator {
     std::size_t m_n, m_d, m_block;
     std::vector<double> m_initial;
     double m_cluster_eps;
+    int m_threads;                           // 0: omp_get_max_threads() at each call
     std::vector<std::vector<double>> m_gram; // block x n per thread
     std::vector<std::vector<int>> m_parents; // union-find forest per thread
 };

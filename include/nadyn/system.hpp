@@ -30,6 +30,7 @@ struct model_parameters {
     bool causal = false;
     scheme_parameters scheme;
     precision arithmetic = precision::double_precision; // of the attention kernel
+    int threads = 0; // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
 };
 
 class attention_system {
@@ -83,6 +84,6 @@ inline const double* magnitudes(const state_type& x, std::size_t n, std::size_t 
 }
 
 // Rescales every direction to unit norm (the projection after each accepted step).
-void project_to_sphere(double* theta, std::size_t n, std::size_t d);
+void project_to_sphere(double* theta, std::size_t n, std::size_t d, int threads = 0);
 
 } // namespace nadyn

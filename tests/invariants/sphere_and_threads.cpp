@@ -71,13 +71,16 @@ TEST_CASE("one, two and three threads give bitwise identical trajectories") {
     c.causal = true;
     c.weights = weights_spec::parse("random");
     c.integration = {integrator_kind::rk4, 0.2, 0.05, 1e-8, 1e-10, 2};
+    const int process_threads = omp_get_max_threads();
     c.threads = 1;
     const recorded_run one = record(c);
     for (int threads : {2, 3}) {
         CAPTURE(threads);
         c.threads = threads;
         const recorded_run many = record(c);
-        REQUIRE(omp_get_max_threads() == threads);
+        // The run's own count, recorded as used; the process's setting is left alone.
+        REQUIRE(simulation(c).parameters().integer("threads") == threads);
+        CHECK(omp_get_max_threads() == process_threads);
         REQUIRE(one.states.size() == many.states.size());
         for (std::size_t f = 0; f < one.states.size(); ++f) {
             CHECK(one.states[f] == many.states[f]); // operator== on doubles: bitwise

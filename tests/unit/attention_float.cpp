@@ -134,18 +134,19 @@ TEST_CASE("float kernel: 1, 2 and 3 threads give bitwise the same result") {
     const std::size_t n = 600, d = 8;
     state_type x = testing::uniform_start(n, d, 9);
     std::vector<double> reference;
-    const int saved = omp_get_max_threads();
+    const int process_threads = omp_get_max_threads();
     for (int threads : {1, 2, 3}) {
-        omp_set_num_threads(threads);
         std::vector<double> out(n * d);
         attention_kernel kernel(n, d, 64);
-        kernel.compute(x.data(), attention_weights{}, single(4.0), out.data());
+        attention_options options = single(4.0);
+        options.threads = threads; // the call's own count; the process's is left alone
+        kernel.compute(x.data(), attention_weights{}, options, out.data());
         if (reference.empty())
             reference = out;
         else
             CHECK(out == reference);
     }
-    omp_set_num_threads(saved);
+    CHECK(omp_get_max_threads() == process_threads);
 }
 
 TEST_CASE("float run: gamma'(0) within the float budget of the closed form, norms exact") {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test suite on a portable build (NADYN_SIMD=portable: the x86-64 baseline, SSE2, no
+# FMA) in build-portable/, so that the kernel's portable exp and 2-wide paths are compiled
+# and checked as well as the default build's (scripts/test.sh, NADYN_SIMD=auto).
+#
+#   bash scripts/test-portable.sh [CTEST ARGS...]     e.g. -R 'unit/|numeric/|invariants/'
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib/install_missing.sh"
+install_missing "${nadyn_packages[@]}"
+cmake -S "$root" -B "$root/build-portable" -DCMAKE_BUILD_TYPE=Release -DNADYN_SIMD=portable \
+    -DNADYN_BUILD_BENCH=OFF >/dev/null
+cmake --build "$root/build-portable" -j2
+cd "$root/build-portable"
+ctest --output-on-failure -j2 "$@"
