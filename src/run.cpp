@@ -54,13 +54,15 @@ std::string reserve_output_name(const run_config& c, const std::string& director
     gmtime_r(&now, &parts);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &parts);
-    const std::string stem =
-        (std::filesystem::path(directory) /
-         (std::string(info(c.scheme_id).name) + "_n" + std::to_string(c.n) + "_d" +
-          std::to_string(c.d) + "_beta" + trimmed_number(c.beta) + "_" + stamp))
-            .string();
+    // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on chains of + here.
+    std::string file_stem(info(c.scheme_id).name);
+    file_stem.append("_n").append(std::to_string(c.n)).append("_d").append(std::to_string(c.d));
+    file_stem.append("_beta").append(trimmed_number(c.beta)).append("_").append(stamp);
+    const std::string stem = (std::filesystem::path(directory) / file_stem).string();
     for (int counter = 1; counter < 100000; ++counter) {
-        std::string name = stem + (counter == 1 ? "" : "_" + std::to_string(counter)) + ".h5";
+        std::string name = stem;
+        if (counter > 1) name.append("_").append(std::to_string(counter));
+        name.append(".h5");
         const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
         if (fd >= 0) {
             ::close(fd);
@@ -249,6 +251,8 @@ std::vector<std::pair<std::string, std::string>> parameter_descriptions() {
         {"compiler", "compiler that built nadyn"},
         {"compiler_flags", "compiler flags of the build (bitwise reruns need the same flags)"},
         {"build_type", "CMake build type"},
+        {"simd", "instruction set level the build was compiled for (NADYN_SIMD); bitwise "
+                 "reruns need the same level"},
         {"started", "UTC time the run started"},
         {"finished", "UTC time the run ended"},
         {"resumed", "UTC time of the last --resume"},
@@ -318,6 +322,7 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         writer.finish(status, stats);
     };
     std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
+    value_names.insert(value_names.end(), c.observe.begin(), c.observe.end());
     writer.set_value_names(value_names); // a file from an older nadyn keeps its own series
     try {
         summary = run(

@@ -11,7 +11,7 @@ import math
 
 __all__ = ["initial_velocity", "SCHEMES"]
 
-SCHEMES = ("post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling")
+SCHEMES = ("post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling", "no-norm")
 
 
 def initial_velocity(
@@ -48,4 +48,7 @@ def initial_velocity(
         return linear / r0
     if scheme == "peri-ln":
         return root / r0
+    if scheme == "no-norm":  # the logits of the tokens r0 e_k are beta r0^2 <e_k, e_j>
+        e_tokens = math.exp(-beta * r0 * r0)
+        return 2.0 * e_tokens / (1.0 + (n - 1.0) * e_tokens)
     return alpha * root

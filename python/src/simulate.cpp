@@ -87,13 +87,30 @@ void record_matrices(const simulation& run, run_result& result) {
     result.matrix_shapes.push_back({c.n, c.d});
     result.matrices.emplace_back("r_initial", std::vector<double>(start.begin() + nd, start.end()));
     result.matrix_shapes.push_back({c.n, 1});
-    if (c.weights.kind == weights_kind::random || c.weights.kind == weights_kind::file) {
-        const attention_head& head = run.weights().heads.front();
-        for (auto [name, m] : {std::pair{"Q", &head.Q}, {"K", &head.K}, {"V", &head.V}}) {
-            if (!m->size()) continue;
-            result.matrices.emplace_back(name,
-                                         std::vector<double>(m->data(), m->data() + m->size()));
-            result.matrix_shapes.push_back({c.d, c.d});
+    if (!c.weights.per_layer) {
+        // As simulation::write_header: every head's matrix (identity written out when another
+        // head's is not), heads stacked along the rows.
+        const auto& heads = run.weights().heads;
+        const std::size_t size = c.d * c.d;
+        for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
+                                           {"K", &attention_head::K},
+                                           {"V", &attention_head::V}}) {
+            bool any = false;
+            for (const attention_head& head : heads)
+                any = any || (head.*member).size() != 0;
+            if (!any) continue;
+            std::vector<double> values(heads.size() * size);
+            for (std::size_t h = 0; h < heads.size(); ++h) {
+                const matrix& m = heads[h].*member;
+                const matrix full = m.size() != 0
+                                        ? m
+                                        : matrix::Identity(static_cast<Eigen::Index>(c.d),
+                                                           static_cast<Eigen::Index>(c.d));
+                std::copy(full.data(), full.data() + size,
+                          values.begin() + static_cast<std::ptrdiff_t>(h * size));
+            }
+            result.matrices.emplace_back(name, std::move(values));
+            result.matrix_shapes.push_back({heads.size() * c.d, c.d});
         }
     }
 }

@@ -23,6 +23,7 @@ double expected_initial_velocity(scheme id, double n, double beta) {
     case scheme::sqrt_scaling:
     case scheme::mix_ln:
     case scheme::pre_ln:
+    case scheme::no_norm: // 2 / (e^{beta r0^2} + n - 1) with r0 = 1 (docs/model.md §9)
         return linear;
     case scheme::peri_ln:
     case scheme::ngpt:
@@ -42,6 +43,8 @@ double expected_terminal_parameter(scheme id) {
     case scheme::mix_ln:
     case scheme::peri_ln:
         return 3.0;
+    case scheme::no_norm: // no terminal law: the terminal table leaves it out
+        return 0.0;
     case scheme::sqrt_scaling:
         return 4.0;
     }

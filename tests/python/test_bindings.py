@@ -211,7 +211,7 @@ def test_unknown_keyword_is_a_type_error_listing_the_valid_ones():
     ({"positions": "some"}, ["--positions", "some"]),
     ({"dt": -0.1}, ["--dt=-0.1"]),
     ({"init": "orthogonal", "n": 8, "d": 3}, ["--init", "orthogonal", "--n", "8", "--d", "3"]),
-    ({"weights": "random-per-layer"}, ["--weights", "random-per-layer"]),
+    ({"heads": 0}, ["--heads", "0"]),
     ({"seed": -1}, ["--seed=-1"]),
     ({"causal": "maybe"}, ["--causal"]),
 ])

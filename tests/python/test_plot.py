@@ -186,7 +186,8 @@ TERMINAL_RUNS = {
 }
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
+# no-norm has no terminal law (its gap freezes at a positive value: docs/model.md §9).
+@pytest.mark.parametrize("scheme", [s for s in SCHEMES if s != "no-norm"])
 def test_terminal_law_fit_recovers_the_theory(simulate, scheme):
     law, theory = nadyn.laws.PREDICTED[scheme]
     path = simulate(f"{scheme}.h5", "--scheme", scheme, "--n", "32", "--d", "3", "--beta", "1",

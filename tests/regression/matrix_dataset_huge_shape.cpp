@@ -77,7 +77,7 @@ TEST_CASE("init and weights files of the wrong, huge shape fail on the shape") {
         (void)make_weights(weights_spec::parse("file:" + weights), 3, 1);
         FAIL("no input_error");
     } catch (const input_error& e) {
-        CHECK(std::string(e.what()).find("must be 3 x 3, found 3 x 1099511627776") !=
+        CHECK(std::string(e.what()).find("must be 3 x 3 or H x 3 x 3, found 3 x 1099511627776") !=
               std::string::npos);
     }
 }
