@@ -21,4 +21,6 @@ cmake --build --preset sanitize -j2
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:exitcode=86:strict_init_order=1:check_initialization_order=1:detect_stack_use_after_return=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=86}"
 cd "$root/build-sanitize"
-ctest --output-on-failure -j2 "$@"
+# Not the mpirun tests (label mpi): Open MPI's runtime keeps allocations to exit, which
+# LeakSanitizer would report as nadyn's; scripts/test.sh runs them in the Release build.
+ctest --output-on-failure -j2 -LE mpi "$@"
