@@ -139,7 +139,8 @@ command add_sweep(CLI::App& app) {
     app.footer("Examples:\n"
                "  nadyn sweep examples/beta_sweep.toml --out beta.h5\n"
                "  nadyn sweep examples/beta_sweep.toml --set sweep.seed.range=[1,4] --dry-run\n"
-               "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing");
+               "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing\n"
+               "  mpirun -np 5 nadyn sweep exp.toml     # over MPI ranks (README: Clusters)");
     return [o]() {
         if (o->jobs < 0)
             throw input_error("--jobs must be >= 0 (0: chosen automatically), got " +
