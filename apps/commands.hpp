@@ -1,6 +1,7 @@
 #pragma once
 // The subcommands of the nadyn program. Each registers its options on the CLI11 app and
 // returns the function that runs it (exit status).
+#include "nadyn/parallel_context.hpp"
 #include "nadyn/run_config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -54,5 +56,11 @@ template <class Integer> CLI::Validator decimal_integer() {
 
 // The command line as typed, recorded in output files.
 extern std::string invocation;
+
+// The process's place in an MPI job (set by main; null: a job of one). nadyn sweep spreads
+// its runs over the ranks when there are several.
+extern const parallel_context* sweep_ranks;
+// A stream that discards what it is given: the error stream of ranks other than 0.
+std::ostream& quiet_stream();
 
 } // namespace nadyn::cli

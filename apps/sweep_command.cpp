@@ -3,6 +3,9 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/sweep.hpp"
+#if defined(NADYN_WITH_MPI)
+#include "nadyn/mpi_sweep.hpp"
+#endif
 
 #include <unistd.h>
 
@@ -12,6 +15,13 @@
 #include <filesystem>
 
 namespace nadyn::cli {
+
+const parallel_context* sweep_ranks = nullptr;
+
+std::ostream& quiet_stream() {
+    static std::ostream discard(nullptr);
+    return discard;
+}
 
 namespace {
 
@@ -48,6 +58,64 @@ std::string default_sweep_name(const std::string& experiment_path) {
     return std::filesystem::path(experiment_path).stem().string() + ".h5";
 }
 
+#if defined(NADYN_WITH_MPI)
+// mpirun -np P nadyn sweep: rank 0 prepares (and alone prints), every rank takes part.
+int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o,
+                   sweep_options options, bool bar) {
+    if (!ranks.root()) options.progress = nullptr;
+    std::signal(SIGINT, request_sweep_stop);
+    std::signal(SIGTERM, request_sweep_stop);
+    const auto prepare = [&] {
+        ranks_sweep_job job;
+        if (!o.resume.empty()) {
+            if (!o.experiment_path.empty() || !o.overrides.empty() || !o.out.empty())
+                throw input_error("--resume runs the experiment recorded in its FILE; give no "
+                                  "EXPERIMENT, --set or --out with it");
+            job.path = o.resume;
+            job.resume = true;
+            job.e = sweep_experiment(job.path);
+        } else {
+            if (o.experiment_path.empty())
+                throw input_error("nadyn sweep needs an EXPERIMENT file (or --resume FILE); see "
+                                  "'nadyn sweep --help' and examples/beta_sweep.toml");
+            job.e = experiment::load(o.experiment_path, o.overrides);
+            job.path = o.out.empty() ? default_sweep_name(o.experiment_path) : o.out;
+        }
+        if (o.dry_run) {
+            std::printf("%s\n", describe_plan(job.e, plan_sweep(job.e, o.jobs)).c_str());
+            std::printf("ranks: %d (rank 0 writes the file, %d compute)\n", ranks.size(),
+                        ranks.size() - 1);
+            job.plan_only = true;
+        }
+        return job;
+    };
+    const ranks_sweep_result result = sweep_over_ranks(ranks, prepare, options);
+    if (o.dry_run) return 0;
+    const sweep_summary& summary = result.summary;
+    const bool interrupted = result.stopped || summary.interrupted > 0;
+    if (ranks.root()) {
+        const std::string path = !o.resume.empty() ? o.resume
+                                 : o.out.empty()   ? default_sweep_name(o.experiment_path)
+                                                   : o.out;
+        if (bar) std::fprintf(stderr, "\n");
+        std::printf("%s: %zu runs complete, %zu interrupted, %zu failed, %zu already done "
+                    "(%d ranks computing, %d side by side each), %.3f s\n"
+                    "rank 0: %.3f s writing, %.3f s receiving, %.3f s waiting for workers\n"
+                    "%s %s\n",
+                    interrupted ? "interrupted" : "complete", summary.complete, summary.interrupted,
+                    summary.failed, summary.skipped, result.workers, summary.jobs,
+                    summary.wall_seconds, result.writing_seconds, result.receiving_seconds,
+                    result.waiting_seconds, interrupted ? "kept the finished runs in" : "wrote",
+                    path.c_str());
+        if (summary.failed)
+            std::fprintf(stderr, "nadyn: %zu runs failed; the first: %s\n", summary.failed,
+                         summary.first_failure.c_str());
+    }
+    if (interrupted) return 130;
+    return summary.failed ? 1 : 0;
+}
+#endif
+
 } // namespace
 
 command add_sweep(CLI::App& app) {
@@ -71,7 +139,8 @@ command add_sweep(CLI::App& app) {
     app.footer("Examples:\n"
                "  nadyn sweep examples/beta_sweep.toml --out beta.h5\n"
                "  nadyn sweep examples/beta_sweep.toml --set sweep.seed.range=[1,4] --dry-run\n"
-               "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing");
+               "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing\n"
+               "  mpirun -np 5 nadyn sweep exp.toml     # over MPI ranks (README: Clusters)");
     return [o]() {
         if (o->jobs < 0)
             throw input_error("--jobs must be >= 0 (0: chosen automatically), got " +
@@ -83,6 +152,10 @@ command add_sweep(CLI::App& app) {
         const bool bar = !o->quiet && isatty(STDERR_FILENO);
         if (bar) options.progress = draw_progress;
         sweep_stop.store(false);
+#if defined(NADYN_WITH_MPI)
+        if (sweep_ranks && sweep_ranks->size() > 1)
+            return sweep_on_ranks(*sweep_ranks, *o, options, bar);
+#endif
 
         sweep_summary summary;
         std::string path;

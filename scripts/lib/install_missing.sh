@@ -1,13 +1,13 @@
 # Sourced by the setup scripts: install_missing PACKAGE... installs (apt-get) those of the
 # Debian packages that are not installed yet, with sudo when not root.
 
-# What building nadyn, its tests, the Python package (python/) and its tests need
-# (setup.sh, test-sanitize.sh, benchmark.sh).
+# What building nadyn (MPI-aware, with Open MPI), its tests, the Python package (python/) and
+# its tests need (setup.sh, test-sanitize.sh, benchmark.sh).
 nadyn_packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
                 doctest-dev libcli11-dev libtomlplusplus-dev libglpk-dev python3-numpy python3-scipy python3-h5py
                 python3-matplotlib python3-xarray python3-h5netcdf python3-pytest
                 python3-nbclient python3-nbformat python3-ipykernel python3-venv ffmpeg pybind11-dev
-                python3-dev)
+                python3-dev libopenmpi-dev openmpi-bin)
 
 install_missing() {
     local missing=() p

@@ -1,0 +1,399 @@
+#pragma once
+// The parts of the sweep engine (src/sweep.cpp) that another driver of the same runs needs:
+// the layout of a sweep file, one run's record, running one point, and the file writer. The
+// MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
+// Not a public interface: it may change with the engine.
+#include "nadyn/detail/hdf5.hpp"
+#include "nadyn/error.hpp"
+#include "nadyn/experiment.hpp"
+#include "nadyn/observables.hpp"
+#include "nadyn/parameter_registry.hpp"
+#include "nadyn/sweep.hpp"
+#include "nadyn/version.hpp"
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nadyn::detail {
+
+enum run_status_code : signed char { not_run = 0, done = 1, stopped = 2, broken = 3 };
+
+inline void check(herr_t status, const std::string& what) {
+    if (status < 0) throw io_error("HDF5 failed to " + what);
+}
+
+inline hid_t checked(hid_t id, const std::string& what) {
+    if (id < 0) throw io_error("HDF5 failed to " + what);
+    return id;
+}
+
+// An hid_t closed by its function at scope end.
+struct handle {
+    hid_t id = H5I_INVALID_HID;
+    herr_t (*close)(hid_t) = nullptr;
+    handle(hid_t i, herr_t (*c)(hid_t), const std::string& what) : id(checked(i, what)), close(c) {}
+    handle(const handle&) = delete;
+    handle& operator=(const handle&) = delete;
+    ~handle() {
+        if (id >= 0 && close) close(id);
+    }
+    operator hid_t() const { return id; }
+};
+
+inline std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    gmtime_r(&now, &parts);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return buffer;
+}
+
+// The shape of the result, fixed before any run starts.
+struct sweep_layout {
+    std::vector<hsize_t> axes;        // axis lengths
+    std::vector<double> times;        // shared frame times, or the longest grid
+    bool shared_times = true;         // every run writes the same frame times
+    std::size_t frames = 0;           // length of the time/frame dimension
+    std::size_t tokens = 0, dims = 0; // largest n, d
+};
+
+inline std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsize_t>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// What one run produced, written under the HDF5 lock when the run ends.
+struct run_record {
+    std::size_t index = 0;
+    signed char status = not_run;
+    std::vector<std::vector<double>> observables; // per observable, per frame (NaN: absent)
+    std::vector<double> times;                    // when the time grid is per run
+    std::vector<double> positions, magnitudes;    // final or all frames, padded
+    std::int64_t frames = 0, rhs = 0, accepted = 0;
+    double wall = 0.0;
+    std::string parameters;
+    std::string failure;
+};
+
+class sweep_file {
+  public:
+    // Creates the file with every dataset at its full size (filled with NaN / 0).
+    sweep_file(const std::string& path, const experiment& e, const sweep_layout& layout,
+               bool overwrite)
+        : m_path(path), m_layout(layout), m_positions(e.positions) {
+        auto guard = hdf5_lock();
+        m_file = detail::hdf5_file::create(path, overwrite);
+        write_header(e);
+        create_datasets(e);
+    }
+    // Opens an existing sweep file to fill in what is missing.
+    sweep_file(const std::string& path, const experiment& e, const sweep_layout& layout)
+        : m_path(path), m_layout(layout), m_positions(e.positions) {
+        auto guard = hdf5_lock();
+        m_file = detail::hdf5_file::open_read_write(path);
+    }
+
+    std::vector<signed char> statuses() {
+        auto guard = hdf5_lock();
+        const auto status = m_file->open_dataset("status");
+        std::size_t count = 1;
+        for (hsize_t n : m_layout.axes)
+            count *= n;
+        std::vector<signed char> out(count);
+        status.read_all(H5T_NATIVE_SCHAR, out.data());
+        return out;
+    }
+
+    void write(const experiment& e, const run_record& record) {
+        auto guard = hdf5_lock();
+        const auto at = e.coordinates(record.index);
+        const std::vector<hsize_t> point(at.begin(), at.end());
+        const hsize_t frames = m_layout.frames;
+        for (std::size_t o = 0; o < observable_names.size(); ++o)
+            write_block(std::string(observable_names[o]), point, {frames},
+                        record.observables[o].data(), H5T_NATIVE_DOUBLE);
+        if (!m_layout.shared_times)
+            write_block("time", point, {frames}, record.times.data(), H5T_NATIVE_DOUBLE);
+        const hsize_t n = m_layout.tokens, d = m_layout.dims;
+        if (m_positions == sweep_positions::final) {
+            write_block("positions", point, {n, d}, record.positions.data(), H5T_NATIVE_DOUBLE);
+            write_block("magnitudes", point, {n}, record.magnitudes.data(), H5T_NATIVE_DOUBLE);
+        } else if (m_positions == sweep_positions::all) {
+            write_block("positions", point, {frames, n, d}, record.positions.data(),
+                        H5T_NATIVE_DOUBLE);
+            write_block("magnitudes", point, {frames, n}, record.magnitudes.data(),
+                        H5T_NATIVE_DOUBLE);
+        }
+        write_block("status", point, {}, &record.status, H5T_NATIVE_SCHAR);
+        write_block("frames", point, {}, &record.frames, H5T_NATIVE_INT64);
+        write_block("rhs_evaluations", point, {}, &record.rhs, H5T_NATIVE_INT64);
+        write_block("accepted_steps", point, {}, &record.accepted, H5T_NATIVE_INT64);
+        write_block("wall_time", point, {}, &record.wall, H5T_NATIVE_DOUBLE);
+        const char* text = record.parameters.c_str();
+        write_block("parameters", point, {}, &text, string_type());
+        m_file->flush();
+    }
+
+    void finish(const std::string& status, const sweep_summary& summary) {
+        auto guard = hdf5_lock();
+        m_file->write_attribute("status", status);
+        m_file->write_attribute("finished", utc_now());
+        m_file->write_attribute("runs_failed", static_cast<std::int64_t>(summary.failed));
+        m_file->flush();
+    }
+
+  private:
+    static hid_t string_type() {
+        static const hid_t type = [] {
+            const hid_t t = H5Tcopy(H5T_C_S1);
+            H5Tset_size(t, H5T_VARIABLE);
+            H5Tset_cset(t, H5T_CSET_UTF8);
+            return t;
+        }();
+        return type;
+    }
+
+    void write_header(const experiment& e) {
+        detail::hdf5_file& f = *m_file;
+        f.write_attribute("nadyn_kind", std::string("sweep"));
+        f.write_attribute("status", std::string("running"));
+        f.write_attribute("experiment", e.text);
+        f.write_attribute("experiment_source", e.source);
+        std::vector<std::string> overrides = e.overrides;
+        if (overrides.empty()) overrides.emplace_back("");
+        f.write_attribute("overrides", overrides);
+        std::vector<std::string> axes;
+        for (const auto& axis : e.axes)
+            axes.push_back(axis.name);
+        if (axes.empty()) axes.emplace_back("");
+        f.write_attribute("axes", axes);
+        f.write_attribute("positions", std::string(to_string(e.positions)));
+        f.write_attribute("runs", static_cast<std::int64_t>(e.size()));
+        f.write_attribute("nadyn_version", std::string(version()));
+        f.write_attribute("git_commit", std::string(git_commit()));
+        f.write_attribute("compiler", std::string(compiler()));
+        f.write_attribute("compiler_flags", std::string(compiler_flags()));
+        f.write_attribute("build_type", std::string(build_type()));
+        f.write_attribute("created", utc_now());
+        f.write_attribute("description",
+                          std::string("nadyn sweep: each observable over the sweep's axes and "
+                                      "time; open with xarray.open_dataset(path, "
+                                      "engine='h5netcdf') or nadyn.open(path)"));
+    }
+
+    hid_t create(const std::string& name, hid_t type, const std::vector<hsize_t>& shape,
+                 const std::vector<hsize_t>& chunk, const void* fill) {
+        handle space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
+                     H5Sclose, "create the dataspace of " + name);
+        handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "create a property list");
+        if (!chunk.empty()) {
+            std::vector<hsize_t> c(chunk);
+            for (std::size_t i = 0; i < c.size(); ++i)
+                c[i] = std::max<hsize_t>(1, std::min(c[i], shape[i]));
+            check(H5Pset_chunk(plist, static_cast<int>(c.size()), c.data()), "chunk " + name);
+        }
+        if (fill) check(H5Pset_fill_value(plist, type, fill), "set the fill value of " + name);
+        const hid_t dataset = checked(
+            H5Dcreate2(m_file->id(), name.c_str(), type, space, H5P_DEFAULT, plist, H5P_DEFAULT),
+            "create dataset '" + name + "' in '" + m_path + "'");
+        return dataset;
+    }
+
+    void describe(hid_t dataset, const std::string& text) {
+        handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a dataspace");
+        handle attribute(
+            H5Acreate2(dataset, "description", string_type(), space, H5P_DEFAULT, H5P_DEFAULT),
+            H5Aclose, "create a description");
+        const char* value = text.c_str();
+        check(H5Awrite(attribute, string_type(), &value), "write a description");
+    }
+
+    // A 1-D coordinate made a dimension scale named after itself.
+    hid_t scale(const std::string& name, hid_t type, std::size_t length, const void* values,
+                const std::string& text) {
+        const hid_t dataset = create(name, type, {hsize_t(length)}, {}, nullptr);
+        if (length > 0)
+            check(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
+                  "write the coordinate " + name);
+        check(H5DSset_scale(dataset, name.c_str()), "make " + name + " a dimension scale");
+        describe(dataset, text);
+        return dataset;
+    }
+
+    void create_datasets(const experiment& e) {
+        const sweep_layout& L = m_layout;
+        std::vector<hid_t> axis_scales;
+        for (const auto& axis : e.axes) {
+            const parameter_spec& spec = parameter(axis.name);
+            hid_t dataset;
+            const std::string text = "sweep axis: " + std::string(spec.description);
+            if (spec.type == value_type::integer) {
+                std::vector<std::int64_t> values;
+                for (const auto& v : axis.values)
+                    values.push_back(parse_integer(v, axis.name));
+                dataset = scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text);
+            } else if (spec.type == value_type::number) {
+                std::vector<double> values;
+                for (const auto& v : axis.values)
+                    values.push_back(parse_number(v, axis.name));
+                dataset = scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text);
+            } else {
+                std::vector<const char*> values;
+                for (const auto& v : axis.values)
+                    values.push_back(v.c_str());
+                dataset = scale(axis.name, string_type(), values.size(), values.data(), text);
+            }
+            axis_scales.push_back(dataset);
+        }
+        hid_t time_scale;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        if (L.shared_times) {
+            time_scale = scale("time", H5T_NATIVE_DOUBLE, L.frames, L.times.data(),
+                               "frame time t (continuous depth) of every run");
+        } else {
+            std::vector<std::int64_t> index(L.frames);
+            std::iota(index.begin(), index.end(), 0);
+            time_scale = scale("frame", H5T_NATIVE_INT64, L.frames, index.data(),
+                               "frame index (the runs' frame times differ: see time)");
+        }
+        std::vector<hid_t> per_run = axis_scales;
+        std::vector<hsize_t> ones(L.axes.size(), 1);
+        auto attach = [&](hid_t dataset, const std::vector<hid_t>& scales) {
+            for (std::size_t i = 0; i < scales.size(); ++i)
+                check(H5DSattach_scale(dataset, scales[i], static_cast<unsigned>(i)),
+                      "attach a dimension scale");
+        };
+        std::vector<hid_t> opened;
+        auto variable = [&](const std::string& name, hid_t type, const std::vector<hsize_t>& rest,
+                            const std::vector<hid_t>& rest_scales, const void* fill,
+                            const std::string& text) {
+            const hid_t dataset =
+                create(name, type, concat(L.axes, rest), concat(ones, rest), fill);
+            attach(dataset, concat_ids(per_run, rest_scales));
+            describe(dataset, text);
+            opened.push_back(dataset);
+            return dataset;
+        };
+        if (!L.shared_times)
+            variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+                     "frame time t of each run (NaN after its last frame)");
+        for (std::string_view name : observable_names)
+            variable(std::string(name), H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+                     "observable " + std::string(name) +
+                         " of each run at each frame (see nadyn inspect --describe on a "
+                         "single-run file; NaN: no such frame)");
+        if (e.positions != sweep_positions::none) {
+            std::vector<std::int64_t> tokens(L.tokens), dims(L.dims);
+            std::iota(tokens.begin(), tokens.end(), 0);
+            std::iota(dims.begin(), dims.end(), 0);
+            const hid_t token =
+                scale("token", H5T_NATIVE_INT64, L.tokens, tokens.data(), "token index k");
+            const hid_t dim = scale("dim", H5T_NATIVE_INT64, L.dims, dims.data(),
+                                    "coordinate index of theta_k in R^d");
+            if (e.positions == sweep_positions::final) {
+                variable("positions", H5T_NATIVE_DOUBLE, {L.tokens, L.dims}, {token, dim}, &nan,
+                         "directions theta_k at each run's last frame (NaN beyond its n, d)");
+                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.tokens}, {token}, &nan,
+                         "magnitudes r_k at each run's last frame");
+            } else {
+                variable("positions", H5T_NATIVE_DOUBLE, {L.frames, L.tokens, L.dims},
+                         {time_scale, token, dim}, &nan, "directions theta_k at every frame");
+                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.frames, L.tokens}, {time_scale, token},
+                         &nan, "magnitudes r_k at every frame");
+            }
+            H5Dclose(token);
+            H5Dclose(dim);
+        }
+        const signed char zero = 0;
+        const std::int64_t zero64 = 0;
+        const hid_t status = variable("status", H5T_NATIVE_SCHAR, {}, {}, &zero,
+                                      "outcome of each run: 0 not run, 1 complete, 2 "
+                                      "interrupted, 3 failed");
+        {
+            // CF conventions: xarray shows the codes' meanings.
+            const hsize_t four = 4;
+            handle space(H5Screate_simple(1, &four, nullptr), H5Sclose, "create a dataspace");
+            handle attribute(H5Acreate2(status, "flag_values", H5T_NATIVE_SCHAR, space, H5P_DEFAULT,
+                                        H5P_DEFAULT),
+                             H5Aclose, "create flag_values");
+            const signed char flags[4] = {0, 1, 2, 3};
+            check(H5Awrite(attribute, H5T_NATIVE_SCHAR, flags), "write flag_values");
+        }
+        variable("frames", H5T_NATIVE_INT64, {}, {}, &zero64, "frames each run wrote");
+        variable("rhs_evaluations", H5T_NATIVE_INT64, {}, {}, &zero64,
+                 "right-hand-side evaluations of each run");
+        variable("accepted_steps", H5T_NATIVE_INT64, {}, {}, &zero64,
+                 "accepted steps (or layers) of each run");
+        variable("wall_time", H5T_NATIVE_DOUBLE, {}, {}, &nan,
+                 "wall-clock seconds of each run (the only value that differs between reruns)");
+        variable("parameters", string_type(), {}, {}, nullptr,
+                 "each run's full parameter record, name=value; ... (as /parameters of a "
+                 "single-run file)");
+        for (hid_t d : opened)
+            H5Dclose(d);
+        for (hid_t d : axis_scales)
+            H5Dclose(d);
+        H5Dclose(time_scale);
+        m_file->flush();
+    }
+
+    static std::vector<hid_t> concat_ids(std::vector<hid_t> a, const std::vector<hid_t>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    }
+
+    // Writes the block of one run: its point on the axes, then the whole of `rest`.
+    void write_block(const std::string& name, const std::vector<hsize_t>& point,
+                     const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
+        handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                       "open " + name + " in '" + m_path + "'");
+        handle file_space(H5Dget_space(dataset), H5Sclose, "get the dataspace of " + name);
+        std::vector<hsize_t> start = point, count(point.size(), 1);
+        for (hsize_t r : rest) {
+            start.push_back(0);
+            count.push_back(r);
+        }
+        if (!start.empty())
+            check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
+                                      count.data(), nullptr),
+                  "select a run in " + name);
+        hsize_t elements = 1;
+        for (hsize_t c : count)
+            elements *= c;
+        handle memory_space(start.empty() ? H5Screate(H5S_SCALAR)
+                                          : H5Screate_simple(1, &elements, nullptr),
+                            H5Sclose, "create a memory dataspace");
+        check(H5Dwrite(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, data),
+              "write a run into " + name + " of '" + m_path + "'");
+    }
+
+    std::string m_path;
+    sweep_layout m_layout;
+    sweep_positions m_positions;
+    std::optional<detail::hdf5_file> m_file;
+};
+
+// The shape of the result of `e`, fixed before any run starts.
+sweep_layout layout_of(const experiment& e);
+
+// Runs one point; never throws for the run's own failures (they are its record).
+run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
+                     int threads, const std::atomic<bool>* stop);
+
+// The cores this process may use.
+int cores();
+// Runs side by side: `jobs` when positive, otherwise chosen from the runs' size and the cores.
+int choose_jobs(const experiment& e, int jobs);
+
+} // namespace nadyn::detail

@@ -1,0 +1,33 @@
+// parallel_context of a build without MPI: a job of one. Started by an MPI launcher anyway,
+// it still reads its rank and size from the launcher's environment, so that the command line
+// can refuse to run P copies of the same command (rank 0 says why, once).
+#include "nadyn/parallel_context.hpp"
+
+#include <cstdlib>
+
+namespace nadyn {
+
+namespace {
+
+int from_environment(const char* const* names, int otherwise) {
+    for (const char* const* name = names; *name; ++name)
+        if (const char* value = std::getenv(*name); value && *value) return std::atoi(value);
+    return otherwise;
+}
+
+} // namespace
+
+parallel_context::parallel_context(int&, char**&) {
+    static const char* const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", nullptr};
+    static const char* const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", nullptr};
+    m_rank = from_environment(ranks, 0);
+    m_size = from_environment(sizes, 1);
+}
+
+parallel_context::~parallel_context() = default;
+
+bool parallel_context::built_with_mpi() {
+    return false;
+}
+
+} // namespace nadyn

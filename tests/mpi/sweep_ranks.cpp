@@ -1,0 +1,207 @@
+// mpirun -np P nadyn sweep: the file is the one-process sweep's, bitwise in every dataset but
+// wall_time, for P = 1, 2, 3; SIGINT to mpirun (while the sweep runs) leaves a file that
+// --resume completes into the uninterrupted file; bad input on P ranks is one message and exit
+// status 2.
+#include "cli_support.hpp"
+
+#include <doctest/doctest.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace nadyn_test;
+
+namespace {
+
+const std::string mpirun = NADYN_MPIRUN;
+
+// As root (CI containers) Open MPI needs --allow-run-as-root; oversubscribe: 3 ranks on 2 cores.
+run_result run_ranks(int ranks, std::vector<std::string> args, const run_options& options) {
+    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe", "-np",
+                                    std::to_string(ranks), nadyn_path};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_program(mpirun, all, options);
+}
+
+herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* names) {
+    static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+    return 0;
+}
+
+// Every dataset of a (flat) sweep file as its bytes in the file's own type; variable-length
+// strings (the parameters) as their text.
+std::map<std::string, std::string> datasets_of(const std::string& path) {
+    std::map<std::string, std::string> out;
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    std::vector<std::string> names;
+    H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_name, &names);
+    for (const auto& name : names) {
+        const hid_t object = H5Oopen(file, name.c_str(), H5P_DEFAULT);
+        if (H5Iget_type(object) == H5I_DATASET) {
+            const hid_t space = H5Dget_space(object);
+            const hid_t type = H5Dget_type(object);
+            const auto count = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space));
+            std::string bytes;
+            if (H5Tis_variable_str(type) > 0) {
+                std::vector<char*> texts(count);
+                H5Dread(object, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data());
+                for (char* t : texts)
+                    bytes += std::string(t ? t : "") + '\n';
+                H5Dvlen_reclaim(type, space, H5P_DEFAULT, texts.data());
+            } else {
+                const hid_t native = H5Tget_native_type(type, H5T_DIR_ASCEND);
+                bytes.resize(count * H5Tget_size(native));
+                H5Dread(object, native, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
+                H5Tclose(native);
+            }
+            out[name] = bytes;
+            H5Tclose(type);
+            H5Sclose(space);
+        }
+        H5Oclose(object);
+    }
+    H5Fclose(file);
+    return out;
+}
+
+// Two sweep files hold the same data: every dataset bitwise, but the wall-clock times.
+void check_same_sweep(const std::string& a, const std::string& b) {
+    INFO(a << " vs " << b);
+    auto x = datasets_of(a), y = datasets_of(b);
+    REQUIRE(x.size() == y.size());
+    REQUIRE(x.size() >= 20); // the observables, positions, status, parameters, ...
+    for (const auto& [name, bytes] : x) {
+        if (name == "wall_time") continue;
+        REQUIRE_MESSAGE(y.count(name), name);
+        CHECK_MESSAGE(bytes == y[name], name);
+    }
+}
+
+std::string status_text(const std::string& path) {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t attribute = H5Aopen(file, "status", H5P_DEFAULT);
+    const hid_t type = H5Aget_type(attribute);
+    char* value = nullptr;
+    H5Aread(attribute, type, &value);
+    std::string text = value ? value : "";
+    H5free_memory(value);
+    H5Tclose(type);
+    H5Aclose(attribute);
+    H5Fclose(file);
+    return text;
+}
+
+std::size_t lines_starting(const std::string& text, const std::string& start) {
+    const auto lines = split_lines(text);
+    return static_cast<std::size_t>(std::count_if(
+        lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }));
+}
+
+// Runs that differ in cost (n, integrator) and in the frames they write: the file's every
+// dataset, per-run time grids included, must come out of the ranks as out of one process.
+const char* const mixed_experiment = R"([run]
+d = 4
+T = 1.5
+dt = 0.1
+weights = "random"
+positions = "all"
+
+[sweep]
+n = [6, 16]
+integrator = ["euler", "rk4", "dopri5"]
+seed = { range = [1, 3] }
+)";
+
+} // namespace
+
+TEST_CASE("1, 2 and 3 ranks write the one-process sweep file, bitwise but wall_time") {
+    const std::string dir = scratch_dir("mpi/ranks");
+    write_text(dir + "/exp.toml", mixed_experiment);
+    const run_result one =
+        run_nadyn({"sweep", "exp.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(one.status == 0);
+    CHECK(contains(one.out, "18 runs complete"));
+    for (int ranks : {1, 2, 3}) {
+        INFO("ranks: " << ranks);
+        const std::string out = "p" + std::to_string(ranks) + ".h5";
+        const run_result r =
+            run_ranks(ranks, {"sweep", "exp.toml", "--out", out, "--quiet"}, in_dir(dir));
+        INFO(r.out << r.err);
+        REQUIRE(r.status == 0);
+        CHECK(contains(r.out, "18 runs complete"));
+        CHECK(lines_starting(r.out, "complete:") == 1); // one report, from rank 0
+        if (ranks > 1) CHECK(contains(r.out, std::to_string(ranks - 1) + " ranks computing"));
+        CHECK(status_text(dir + "/" + out) == "complete");
+        check_same_sweep(dir + "/one.h5", dir + "/" + out);
+    }
+}
+
+TEST_CASE("SIGINT to mpirun keeps the finished runs; --resume over ranks completes the file "
+          "bitwise") {
+    const std::string dir = scratch_dir("mpi/sigint");
+    write_text(dir + "/long.toml", R"([run]
+n = 48
+d = 8
+T = 6
+dt = 0.01
+[sweep]
+seed = { range = [1, 24] }
+)");
+    child_process sweep(mpirun,
+                        {"--allow-run-as-root", "--oversubscribe", "-np", "3", nadyn_path, "sweep",
+                         "long.toml", "--out", "cut.h5", "--quiet"},
+                        in_dir(dir));
+    REQUIRE(
+        wait_until([&] { return fs::exists(dir + "/cut.h5"); }, std::chrono::milliseconds(30000)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    sweep.send_signal(SIGINT);
+    const run_result stopped = sweep.wait();
+    INFO(stopped.out << stopped.err);
+    // Every rank exits 130, but mpirun, signalled itself, exits 1 by Open MPI's rule.
+    CHECK(stopped.status != 0);
+    CHECK(contains(stopped.out, "interrupted: "));
+    CHECK(status_text(dir + "/cut.h5") == "interrupted");
+    const run_result inspect_cut = run_nadyn({"inspect", "cut.h5"}, in_dir(dir));
+    CHECK(!contains(inspect_cut.out, "24 of 24 runs complete"));
+
+    const run_result resumed =
+        run_ranks(2, {"sweep", "--resume", "cut.h5", "--quiet"}, in_dir(dir));
+    INFO(resumed.out << resumed.err);
+    CHECK(resumed.status == 0);
+    CHECK(!contains(resumed.out, " 0 already done")); // the finished runs were kept
+    CHECK(status_text(dir + "/cut.h5") == "complete");
+    const run_result whole =
+        run_nadyn({"sweep", "long.toml", "--out", "whole.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(whole.status == 0);
+    check_same_sweep(dir + "/whole.h5", dir + "/cut.h5");
+}
+
+TEST_CASE("bad input on 3 ranks: one message, exit status 2, no file") {
+    const std::string dir = scratch_dir("mpi/bad");
+    write_text(dir + "/bad.toml", "[run]\nn = 8\nbet = 2\n");
+    const run_result bad = run_ranks(3, {"sweep", "bad.toml", "--out", "out.h5"}, in_dir(dir));
+    CHECK(bad.status == 2);
+    CHECK(lines_starting(bad.err, "nadyn:") == 1);
+    CHECK(contains(bad.err, "bad.toml:3:"));
+    CHECK(contains(bad.err, "unknown key 'run.bet'"));
+    CHECK(!fs::exists(dir + "/out.h5"));
+
+    const run_result flag = run_ranks(3, {"sweep", "bad.toml", "--jobz", "2"}, in_dir(dir));
+    CHECK(flag.status == 2);
+    CHECK(lines_starting(flag.err, "nadyn:") == 1);
+    CHECK(contains(flag.err, "--jobz"));
+
+    write_text(dir + "/ok.toml", "[run]\nn = 8\nT = 1\n[sweep]\nseed = [1, 2]\n");
+    const run_result exists = run_ranks(2, {"sweep", "ok.toml", "--out", "bad.toml"}, in_dir(dir));
+    CHECK(exists.status == 2);
+    CHECK(lines_starting(exists.err, "nadyn:") == 1);
+    CHECK(contains(exists.err, "bad.toml"));
+
+    const run_result single = run_ranks(2, {"simulate", "--n", "8", "--out", "s.h5"}, in_dir(dir));
+    CHECK(single.status == 2);
+    CHECK(lines_starting(single.err, "nadyn:") == 1);
+    CHECK(contains(single.err, "only 'nadyn sweep' runs over MPI ranks"));
+    CHECK(!fs::exists(dir + "/s.h5"));
+}
