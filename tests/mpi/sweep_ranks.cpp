@@ -171,7 +171,7 @@ TEST_CASE("SIGINT to mpirun keeps the finished runs; --resume over ranks complet
     write_text(dir + "/long.toml", R"([run]
 n = 48
 d = 8
-T = 300
+T = 100
 dt = 0.01
 [sweep]
 seed = { range = [1, 24] }
@@ -182,7 +182,7 @@ seed = { range = [1, 24] }
                         in_dir(dir));
     REQUIRE(
         wait_until([&] { return fs::exists(dir + "/cut.h5"); }, std::chrono::milliseconds(30000)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     sweep.send_signal(SIGINT);
     const run_result stopped = sweep.wait();
     INFO(stopped.out << stopped.err);
