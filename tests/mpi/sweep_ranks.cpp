@@ -176,15 +176,25 @@ dt = 0.01
 [sweep]
 seed = { range = [1, 24] }
 )");
-    child_process sweep(mpirun,
-                        {"--allow-run-as-root", "--oversubscribe", "-np", "3", nadyn_path, "sweep",
-                         "long.toml", "--out", "cut.h5", "--quiet"},
-                        in_dir(dir));
-    REQUIRE(
-        wait_until([&] { return fs::exists(dir + "/cut.h5"); }, std::chrono::milliseconds(30000)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sweep.send_signal(SIGINT);
-    const run_result stopped = sweep.wait();
+    // How long 3 ranks take to finish their first run depends on the machine; interrupt after a
+    // growing delay until the cut keeps some finished runs but not all of them.
+    run_result stopped;
+    for (int delay_ms = 200;; delay_ms *= 2) {
+        fs::remove(dir + "/cut.h5");
+        child_process sweep(mpirun,
+                            {"--allow-run-as-root", "--oversubscribe", "-np", "3", nadyn_path,
+                             "sweep", "long.toml", "--out", "cut.h5", "--quiet"},
+                            in_dir(dir));
+        REQUIRE(wait_until([&] { return fs::exists(dir + "/cut.h5"); },
+                           std::chrono::milliseconds(30000)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        sweep.send_signal(SIGINT);
+        stopped = sweep.wait();
+        INFO(stopped.out << stopped.err);
+        REQUIRE(delay_ms <= 12800);
+        REQUIRE(!contains(stopped.out, "complete: 24 runs complete")); // too late: all done
+        if (!contains(stopped.out, "interrupted: 0 runs complete")) break;
+    }
     INFO(stopped.out << stopped.err);
     // Every rank exits 130, but mpirun, signalled itself, exits 1 by Open MPI's rule.
     CHECK(stopped.status != 0);
