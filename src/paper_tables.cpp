@@ -4,16 +4,22 @@
 #include "nadyn/observables.hpp"
 #include "nadyn/reduced.hpp"
 #include "nadyn/run.hpp"
+#include "nadyn/run_scheduler.hpp"
 #include "nadyn/weights.hpp"
+#include "tables/seed_statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
 namespace nadyn {
+
+using tables::mean_of;
+using tables::spread_of;
 
 namespace {
 
@@ -29,19 +35,6 @@ std::string sci(double value) {
 
 double relative_error(double value, double reference) {
     return std::abs(value - reference) / std::abs(reference);
-}
-
-double mean_of(const std::vector<double>& v) {
-    return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-}
-
-double spread_of(const std::vector<double>& v) {
-    if (v.size() < 2) return 0.0;
-    const double m = mean_of(v);
-    double s = 0.0;
-    for (double x : v)
-        s += (x - m) * (x - m);
-    return std::sqrt(s / double(v.size() - 1));
 }
 
 } // namespace
@@ -209,9 +202,10 @@ std::vector<layer_window> random_speed_windows(std::size_t layers) {
             {0, tenth, "first 10% (layers 1-" + std::to_string(tenth) + ")"}};
 }
 
-random_run_result random_weights_run(scheme id, const random_table_settings& s,
-                                     std::uint64_t seed) {
+random_run_result random_weights_run(scheme id, const random_table_settings& s, std::uint64_t seed,
+                                     int threads) {
     run_config c;
+    c.threads = threads;
     c.scheme_id = id;
     c.n = s.n;
     c.d = s.d;
@@ -400,19 +394,42 @@ void assign_random_verdicts(std::vector<random_row>& rows) {
 std::vector<random_row> random_weights_table(const random_table_settings& s,
                                              const random_row_sink& on_row,
                                              const random_progress& progress) {
+    std::vector<scheme> schemes;
+    for (const auto& entry : scheme_table)
+        if (entry.in_paper_tables) schemes.push_back(entry.id); // the paper's check has six
+    const std::size_t seeds = s.seeds.size(), total = schemes.size() * seeds;
+    std::vector<random_run_result> results(total);
+    std::vector<bool> finished(total, false);
     std::vector<random_row> rows;
-    std::size_t done = 0;
-    for (const auto& entry : scheme_table) {
-        if (!entry.in_paper_tables) continue; // the paper's random-weights check has six
-        std::vector<random_run_result> runs;
-        for (std::size_t i = 0; i < s.seeds.size(); ++i) {
-            if (progress) progress(entry.id, i, done);
-            runs.push_back(random_weights_run(entry.id, s, s.seeds[i]));
-            ++done;
+    std::mutex lock;
+    std::size_t started = 0;
+    // Run i is (scheme i / seeds, seed i % seeds). A scheme's row is reported once all its runs
+    // and every earlier scheme's row are done, so rows arrive in order whatever the schedule.
+    auto one = [&](std::size_t i, int threads) {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (progress) progress(schemes[i / seeds], i % seeds, started);
+            ++started;
         }
-        rows.push_back(random_weights_row(entry.id, s, runs));
-        if (on_row) on_row(rows.back(), runs);
-    }
+        random_run_result result =
+            random_weights_run(schemes[i / seeds], s, s.seeds[i % seeds], threads);
+        std::lock_guard<std::mutex> guard(lock);
+        results[i] = std::move(result);
+        finished[i] = true;
+        while (rows.size() < schemes.size()) {
+            const std::size_t first = rows.size() * seeds;
+            if (!std::all_of(finished.begin() + std::ptrdiff_t(first),
+                             finished.begin() + std::ptrdiff_t(first + seeds),
+                             [](bool f) { return f; }))
+                break;
+            const std::vector<random_run_result> runs(results.begin() + std::ptrdiff_t(first),
+                                                      results.begin() +
+                                                          std::ptrdiff_t(first + seeds));
+            rows.push_back(random_weights_row(schemes[rows.size()], s, runs));
+            if (on_row) on_row(rows.back(), runs);
+        }
+    };
+    schedule_runs(total, choose_jobs(total, s.n, s.d), one);
     assign_random_verdicts(rows);
     return rows;
 }
@@ -607,6 +624,40 @@ std::string sweep_csv(const std::vector<beta_sweep_point>& points) {
         out << info(p.id).name << ',' << p.beta << ',' << sci(p.closed_form) << ','
             << sci(p.particles) << '\n';
     return out.str();
+}
+
+// ---- settings checks -----------------------------------------------------------------------
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw input_error(message);
+}
+
+void require_magnitude_and_alpha(double r0, double alpha) {
+    require(std::isfinite(r0) && r0 > 0, "r0 must be > 0");
+    require(std::isfinite(alpha) && alpha > 0, "alpha must be > 0");
+}
+
+} // namespace
+
+void validate(const initial_table_settings& s) {
+    require(s.n >= 2, "n must be at least 2");
+    require(std::isfinite(s.beta), "beta must be a finite number");
+    require_magnitude_and_alpha(s.r0, s.alpha);
+}
+
+void validate(const terminal_table_settings& s) {
+    require(s.n >= 2 && s.d >= 2, "particles-n and particles-d must be >= 2");
+    require(s.cap > 0 && s.cap < 1.5, "cap must be in (0, 1.5) radians");
+    require_magnitude_and_alpha(s.r0, s.alpha);
+}
+
+void validate(const random_table_settings& s) {
+    require(s.n >= 2 && s.d >= 2 && s.layers >= 20,
+            "random-n, random-d must be >= 2 and layers >= 20");
+    require(!s.seeds.empty(), "at least one seed");
+    require_magnitude_and_alpha(s.r0, s.alpha);
 }
 
 } // namespace nadyn

@@ -1,6 +1,7 @@
 #include "nadyn/run.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/unselectable.hpp"
@@ -12,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
@@ -21,14 +21,7 @@ namespace nadyn {
 
 namespace {
 
-std::string utc_now() {
-    const std::time_t now = std::time(nullptr);
-    std::tm parts{};
-    gmtime_r(&now, &parts);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return buffer;
-}
+using detail::utc_now;
 
 parameter_list statistics_of(const run_summary& s) {
     parameter_list stats;
@@ -278,29 +271,11 @@ void simulation::write_header(trajectory_writer& writer) const {
     writer.write_parameter_matrix("theta0", c.n, c.d, m_theta_initial.data());
     writer.write_parameter_matrix("r_initial", c.n, 1, m_r_initial.data());
     if (!c.weights.per_layer) {
-        // Every head's matrix (an identity one written out when another head's is not);
-        // per-layer weights are regenerated from the seed instead.
-        const std::size_t heads = m_weights.heads.size(), size = c.d * c.d;
-        for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
-                                           {"K", &attention_head::K},
-                                           {"V", &attention_head::V}}) {
-            bool any = false;
-            for (const attention_head& head : m_weights.heads)
-                any = any || (head.*member).size() != 0;
-            if (!any) continue;
-            std::vector<double> values(heads * size);
-            for (std::size_t h = 0; h < heads; ++h) {
-                const matrix& m = m_weights.heads[h].*member;
-                const matrix full = m.size() != 0
-                                        ? m
-                                        : matrix::Identity(static_cast<Eigen::Index>(c.d),
-                                                           static_cast<Eigen::Index>(c.d));
-                std::copy(full.data(), full.data() + size,
-                          values.begin() + static_cast<std::ptrdiff_t>(h * size));
-            }
-            writer.write_parameter_matrix(name, heads * c.d, c.d, values.data(),
+        // Every head's matrix; per-layer weights are regenerated from the seed instead.
+        const std::size_t heads = m_weights.heads.size();
+        for (const stacked_matrix& m : stacked_weight_matrices(m_weights, c.d))
+            writer.write_parameter_matrix(m.name, heads * c.d, c.d, m.values.data(),
                                           heads == 1 ? 0 : heads);
-        }
     }
 }
 

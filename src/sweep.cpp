@@ -5,6 +5,7 @@
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
+#include "nadyn/run_scheduler.hpp"
 #include "nadyn/version.hpp"
 
 #include <hdf5.h>
@@ -180,18 +181,9 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
     return record;
 }
 
-int cores() {
-    return std::max(1, omp_get_num_procs());
-}
-
 int choose_jobs(const experiment& e, int jobs) {
-    if (jobs > 0) return jobs;
-    // Side by side when there are enough runs and each is small enough that threads inside
-    // it would mostly wait (below ~2^24 attention flops per evaluation).
     const run_config c = e.point(0);
-    const double flops = 4.0 * double(c.n) * double(c.n) * double(c.d);
-    if (e.size() >= 2 && flops < double(1 << 24)) return std::min<int>(cores(), int(e.size()));
-    return 1;
+    return nadyn::choose_jobs(e.size(), c.n, c.d, jobs);
 }
 
 } // namespace detail
@@ -207,19 +199,12 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
     summary.skipped = skipped;
     summary.jobs = choose_jobs(e, options.jobs);
     const int jobs = summary.jobs;
-    const int threads_per_run = jobs > 1 ? 1 : 0;
     std::mutex progress_lock;
     std::size_t finished = 0;
-    std::exception_ptr write_failure;
-    auto one = [&](std::size_t i) {
-        if (options.stop && options.stop->load()) return;
-        run_record record = run_point(e, layout, todo[i], threads_per_run, options.stop);
+    auto one = [&](std::size_t i, int threads) {
+        run_record record = run_point(e, layout, todo[i], threads, options.stop);
         std::lock_guard<std::mutex> lock(progress_lock);
-        try {
-            file.write(e, record);
-        } catch (...) {
-            if (!write_failure) write_failure = std::current_exception();
-        }
+        file.write(e, record); // a file that cannot be written stops the sweep (rethrown)
         switch (record.status) {
         case done:
             ++summary.complete;
@@ -241,24 +226,7 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
             options.progress(p);
         }
     };
-    if (jobs > 1) {
-        // Plain threads, not an OpenMP region: each run is then the outermost parallel level
-        // of its own thread, exactly as when it runs alone (its kernel's thread numbering and
-        // workspaces are its own). Runs are handed out one at a time (dynamic balance).
-        std::atomic<std::size_t> next{0};
-        std::vector<std::thread> workers;
-        for (int w = 0; w < jobs; ++w)
-            workers.emplace_back([&] {
-                for (std::size_t i = next++; i < todo.size(); i = next++)
-                    one(i);
-            });
-        for (auto& worker : workers)
-            worker.join();
-    } else {
-        for (std::size_t i = 0; i < todo.size(); ++i)
-            one(i);
-    }
-    if (write_failure) std::rethrow_exception(write_failure);
+    schedule_runs(todo.size(), jobs, one, options.stop);
     const bool stopped_early = options.stop && options.stop->load();
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -309,9 +277,10 @@ std::string describe_plan(const experiment& e, const sweep_plan& plan) {
     }
     // A nominal 10 GFLOP/s per core for the attention arithmetic (results/performance.md
     // measures the real rate); small runs are dominated by overheads this ignores.
-    const double rate = 10e9 * double(std::min(cores(), std::max(plan.jobs, cores())));
+    const double rate =
+        10e9 * double(std::min(available_cores(), std::max(plan.jobs, available_cores())));
     out << "\nwork: " << plan.flops / 1e12 << " TFLOP of attention (about " << plan.flops / rate
-        << " s at 10 GFLOP/s per core on " << cores() << " cores)"
+        << " s at 10 GFLOP/s per core on " << available_cores() << " cores)"
         << "\nschedule: " << plan.jobs
         << (plan.jobs > 1 ? " runs side by side, one thread each" : " run at a time, all cores")
         << "\nmemory: about " << plan.bytes_in_use / double(1 << 20) << " MiB in use; file about "

@@ -7,6 +7,7 @@
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -324,6 +325,31 @@ attention_weights combine_heads(attention_weights weights, head_combine combine,
     for (attention_head& head : weights.heads)
         head.V = share * identity_if_empty(head.V, d);
     return weights;
+}
+
+std::vector<stacked_matrix> stacked_weight_matrices(const attention_weights& weights,
+                                                    std::size_t d) {
+    std::vector<stacked_matrix> out;
+    const std::size_t heads = weights.heads.size(), size = d * d;
+    for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
+                                       {"K", &attention_head::K},
+                                       {"V", &attention_head::V}}) {
+        bool any = false;
+        for (const attention_head& head : weights.heads)
+            any = any || (head.*member).size() != 0;
+        if (!any) continue;
+        std::vector<double> values(heads * size);
+        for (std::size_t h = 0; h < heads; ++h) {
+            const matrix& m = weights.heads[h].*member;
+            const matrix full = m.size() != 0 ? m
+                                              : matrix::Identity(static_cast<Eigen::Index>(d),
+                                                                 static_cast<Eigen::Index>(d));
+            std::copy(full.data(), full.data() + size,
+                      values.begin() + static_cast<std::ptrdiff_t>(h * size));
+        }
+        out.push_back({name, std::move(values)});
+    }
+    return out;
 }
 
 } // namespace nadyn

@@ -81,6 +81,13 @@ inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
+inline std::size_t count_of(const std::string& text, const std::string& part) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+        ++count;
+    return count;
+}
+
 // A child process whose stdout and stderr go to pipes. Started at construction; wait()
 // drains both pipes (so a chatty child never blocks on a full pipe while we wait) and
 // reaps it. The destructor kills and reaps a child that was never waited for.

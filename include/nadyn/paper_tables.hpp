@@ -81,6 +81,11 @@ struct random_table_settings {
 // The --quick preset: the same model at n = 64, d = 256 (beta = sqrt d), 100 layers, 2 seeds.
 random_table_settings quick_random_settings();
 
+// The checks `nadyn table` and nadyn.table() share: input_error naming the bad setting.
+void validate(const initial_table_settings& s);
+void validate(const terminal_table_settings& s);
+void validate(const random_table_settings& s);
+
 // Layers (first, last] of one window, with its name for the tables.
 struct layer_window {
     std::size_t first, last;
@@ -103,7 +108,9 @@ struct random_run_result {
     double final_mean_cos = 0.0;
 };
 // One run (one scheme, one seed): the per-run computation, free of any table logic.
-random_run_result random_weights_run(scheme id, const random_table_settings& s, std::uint64_t seed);
+// threads: the run's own (0: all cores); the result does not depend on it.
+random_run_result random_weights_run(scheme id, const random_table_settings& s, std::uint64_t seed,
+                                     int threads = 0);
 
 struct mean_spread {
     double mean = 0.0, spread = 0.0; // over seeds (spread: standard deviation)
@@ -127,12 +134,15 @@ random_row random_weights_row(scheme id, const random_table_settings& s,
 // Verdicts need every row: "fast" above 1.5x, "slow" below 1/1.5x the median over schemes.
 void assign_random_verdicts(std::vector<random_row>& rows);
 
-// Progress: called before each run (scheme, index of the seed, total runs done so far).
+// Progress: called as each run starts (scheme, index of the seed, total runs done so far).
 using random_progress = std::function<void(scheme id, std::size_t seed_index, std::size_t done)>;
-// Called with each scheme's row (no verdicts yet) and its runs as soon as they finish.
+// Called with each scheme's row (no verdicts yet) and its runs as soon as they finish, in the
+// schemes' order.
 using random_row_sink =
     std::function<void(const random_row& row, const std::vector<random_run_result>& runs)>;
-// Every scheme's row, with verdicts.
+// Every scheme's row, with verdicts. The runs are scheduled as `nadyn sweep` schedules its
+// runs (run_scheduler.hpp): side by side when they are small, one at a time with every core
+// when they are large; the numbers are the same either way. Callbacks run one at a time.
 std::vector<random_row> random_weights_table(const random_table_settings& s,
                                              const random_row_sink& on_row = {},
                                              const random_progress& progress = {});

@@ -29,5 +29,7 @@ std::vector<unselectable_row> unselectable_table(const unselectable_table_settin
 std::string unselectable_table_csv(const std::vector<unselectable_row>& rows);
 std::string unselectable_table_markdown(const std::vector<unselectable_row>& rows,
                                         const unselectable_table_settings& settings);
+// The claim and the method, as results/README.md states them above the table.
+std::string unselectable_table_claim();
 
 } // namespace nadyn

@@ -98,4 +98,14 @@ attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uin
 // return the weights unchanged.
 attention_weights combine_heads(attention_weights weights, head_combine combine, std::size_t d);
 
+// What /parameters records of fixed weights: each of Q, K, V that some head has, every head's
+// d x d matrix stacked along the rows (H d x d, row-major), a head without it written out as
+// the identity. Matrices no head has are left out (the identity is implied).
+struct stacked_matrix {
+    std::string name; // "Q", "K" or "V"
+    std::vector<double> values;
+};
+std::vector<stacked_matrix> stacked_weight_matrices(const attention_weights& weights,
+                                                    std::size_t d);
+
 } // namespace nadyn

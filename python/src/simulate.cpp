@@ -88,29 +88,11 @@ void record_matrices(const simulation& run, run_result& result) {
     result.matrices.emplace_back("r_initial", std::vector<double>(start.begin() + nd, start.end()));
     result.matrix_shapes.push_back({c.n, 1});
     if (!c.weights.per_layer) {
-        // As simulation::write_header: every head's matrix (identity written out when another
-        // head's is not), heads stacked along the rows.
-        const auto& heads = run.weights().heads;
-        const std::size_t size = c.d * c.d;
-        for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
-                                           {"K", &attention_head::K},
-                                           {"V", &attention_head::V}}) {
-            bool any = false;
-            for (const attention_head& head : heads)
-                any = any || (head.*member).size() != 0;
-            if (!any) continue;
-            std::vector<double> values(heads.size() * size);
-            for (std::size_t h = 0; h < heads.size(); ++h) {
-                const matrix& m = heads[h].*member;
-                const matrix full = m.size() != 0
-                                        ? m
-                                        : matrix::Identity(static_cast<Eigen::Index>(c.d),
-                                                           static_cast<Eigen::Index>(c.d));
-                std::copy(full.data(), full.data() + size,
-                          values.begin() + static_cast<std::ptrdiff_t>(h * size));
-            }
-            result.matrices.emplace_back(name, std::move(values));
-            result.matrix_shapes.push_back({heads.size() * c.d, c.d});
+        // As simulation::write_header records them.
+        const std::size_t heads = run.weights().heads.size();
+        for (stacked_matrix& m : stacked_weight_matrices(run.weights(), c.d)) {
+            result.matrices.emplace_back(m.name, std::move(m.values));
+            result.matrix_shapes.push_back({heads * c.d, c.d});
         }
     }
 }

@@ -13,8 +13,10 @@ namespace nadyn::python {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-    if (!ok) throw input_error(message);
+// A table takes seconds to minutes: other Python threads go on meanwhile.
+template <class Compute> auto without_gil(Compute&& compute) {
+    const py::gil_scoped_release release;
+    return compute();
 }
 
 // A table's settings by keyword: each setter converts and assigns one field; the defaults
@@ -80,17 +82,9 @@ py::list table(const std::string& name, const py::kwargs& given) {
         }
         if (name == "initial-beta") fields.emplace("betas", nullptr);
         const auto s = settings_from(name, rest, fields);
-        // The checks and messages of `nadyn table`.
-        require(s.n >= 2, "n must be at least 2");
-        require(std::isfinite(s.beta), "beta must be a finite number");
-        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
-        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
+        validate(s); // the checks and messages of `nadyn table`
         if (name == "initial") {
-            std::vector<initial_row> table;
-            {
-                const py::gil_scoped_release release;
-                table = initial_velocity_table(s);
-            }
+            const auto table = without_gil([&] { return initial_velocity_table(s); });
             for (const auto& r : table) {
                 py::dict row;
                 row["scheme"] = name_of(r.id);
@@ -106,11 +100,7 @@ py::list table(const std::string& name, const py::kwargs& given) {
         if (betas.empty())
             for (int i = 0; i <= 20; ++i)
                 betas.push_back(0.5 * i); // the figure's grid (`nadyn table all`)
-        std::vector<beta_sweep_point> points;
-        {
-            const py::gil_scoped_release release;
-            points = initial_velocity_sweep(s, betas);
-        }
+        const auto points = without_gil([&] { return initial_velocity_sweep(s, betas); });
         for (const auto& p : points) {
             py::dict row;
             row["scheme"] = name_of(p.id);
@@ -134,15 +124,8 @@ py::list table(const std::string& name, const py::kwargs& given) {
                                 field("alpha", &S::alpha),
                                 field("t_switch", &S::t_switch)};
         const auto s = settings_from(name, given, fields);
-        require(s.n >= 2 && s.d >= 2, "particles-n and particles-d must be >= 2");
-        require(s.cap > 0 && s.cap < 1.5, "cap must be in (0, 1.5) radians");
-        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
-        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
-        std::vector<terminal_row> table;
-        {
-            const py::gil_scoped_release release;
-            table = terminal_velocity_table(s);
-        }
+        validate(s); // the checks and messages of `nadyn table`
+        const auto table = without_gil([&] { return terminal_velocity_table(s); });
         for (const auto& r : table) {
             py::dict row;
             row["scheme"] = name_of(r.id);
@@ -163,16 +146,8 @@ py::list table(const std::string& name, const py::kwargs& given) {
                                 field("h", &S::h),           field("r0", &S::r0),
                                 field("alpha", &S::alpha),   field("seeds", &S::seeds)};
         const auto s = settings_from(name, given, fields);
-        require(s.n >= 2 && s.d >= 2 && s.layers >= 20,
-                "random-n, random-d must be >= 2 and layers >= 20");
-        require(!s.seeds.empty(), "at least one seed");
-        require(std::isfinite(s.r0) && s.r0 > 0, "r0 must be > 0");
-        require(std::isfinite(s.alpha) && s.alpha > 0, "alpha must be > 0");
-        std::vector<random_row> table;
-        {
-            const py::gil_scoped_release release;
-            table = random_weights_table(s);
-        }
+        validate(s); // the checks and messages of `nadyn table`
+        const auto table = without_gil([&] { return random_weights_table(s); });
         const auto windows = random_speed_windows(s.layers);
         for (const auto& r : table) {
             py::dict row;

@@ -94,22 +94,28 @@ class bytes_in {
     std::size_t m_at = 0;
 };
 
+// The fields a worker sends after the index and the observable count, in one list for both
+// directions so that encode and decode cannot disagree.
+template <class Record, class Field> void each_field(Record& r, Field&& field) {
+    field(r.status);
+    for (auto& values : r.observables)
+        field(values);
+    field(r.times);
+    field(r.positions);
+    field(r.magnitudes);
+    field(r.frames);
+    field(r.rhs);
+    field(r.accepted);
+    field(r.wall);
+    field(r.parameters);
+    field(r.failure);
+}
+
 std::vector<char> encode(const run_record& r) {
     bytes_out out;
     out.put(std::uint64_t(r.index));
-    out.put(r.status);
     out.put(std::uint64_t(r.observables.size()));
-    for (const auto& values : r.observables)
-        out.put(values);
-    out.put(r.times);
-    out.put(r.positions);
-    out.put(r.magnitudes);
-    out.put(r.frames);
-    out.put(r.rhs);
-    out.put(r.accepted);
-    out.put(r.wall);
-    out.put(r.parameters);
-    out.put(r.failure);
+    each_field(r, [&](const auto& value) { out.put(value); });
     return out.data();
 }
 
@@ -118,21 +124,10 @@ run_record decode(const std::vector<char>& bytes) {
     run_record r;
     std::uint64_t index = 0, observables = 0;
     in.get(index);
-    r.index = index;
-    in.get(r.status);
     in.get(observables);
+    r.index = index;
     r.observables.resize(observables);
-    for (auto& values : r.observables)
-        in.get(values);
-    in.get(r.times);
-    in.get(r.positions);
-    in.get(r.magnitudes);
-    in.get(r.frames);
-    in.get(r.rhs);
-    in.get(r.accepted);
-    in.get(r.wall);
-    in.get(r.parameters);
-    in.get(r.failure);
+    each_field(r, [&](auto& value) { in.get(value); });
     return r;
 }
 

@@ -2,33 +2,20 @@
 
 #include "nadyn/random.hpp"
 #include "nadyn/unselectable.hpp"
+#include "seed_statistics.hpp"
 
 #include <cmath>
 #include <cstdio>
 
 namespace nadyn {
 
+using tables::mean_of;
+using tables::spread_of;
+
 namespace {
 
 // Streams of the table's keys, away from the simulation's (initial, weights, layers).
 constexpr std::uint64_t unselectable_stream = 1u << 20;
-
-double mean_of(const std::vector<double>& v) {
-    double s = 0.0;
-    for (double x : v)
-        s += x;
-    return s / double(v.size());
-}
-
-// Sample standard deviation (0 for one seed).
-double spread_of(const std::vector<double>& v) {
-    if (v.size() < 2) return 0.0;
-    const double m = mean_of(v);
-    double s = 0.0;
-    for (double x : v)
-        s += (x - m) * (x - m);
-    return std::sqrt(s / double(v.size() - 1));
-}
 
 } // namespace
 
@@ -92,6 +79,27 @@ std::string unselectable_table_markdown(const std::vector<unselectable_row>& row
         out += line;
     }
     return out;
+}
+
+std::string unselectable_table_claim() {
+    return "Brody et al.'s claim: LayerNorm is a projection onto the hyperplane orthogonal to "
+           "(1, ..., 1) followed by a scaling to a fixed norm, and the scaling matters for "
+           "attention: without it, some keys lie inside the convex hull of the other keys, so "
+           "no query can give them the highest score (\"unselectable\" keys); after the scaling "
+           "every key is on a sphere, a strictly convex surface, and every key is selectable. "
+           "Ours: n standard Gaussian keys in d dimensions, as drawn (\"raw\", what attention "
+           "sees under `no-norm`) and divided by their norms (\"LayerNorm scaling\"). A key is "
+           "decided by one linear program (GLPK's simplex: the best margin of a query in a box), "
+           "and counted selectable only when the query found beats every other key by more than "
+           "a rigorous bound on the rounding of the scores "
+           "([docs/model.md §12](../docs/model.md#12-unselectable-keys)). The scaled column is "
+           "exactly 0, as the claim says; the raw fraction is large in low dimension (in the "
+           "plane only about 2 sqrt(2 pi ln n) of n Gaussian points are hull vertices) and falls "
+           "to 0 once n <= d + 1 (affinely independent points are all vertices) and, for larger "
+           "n, as d grows. `nadyn table unselectable --seeds 1 2 3 4 5` reproduces it (about "
+           "30 s; `/usr/bin/python3 scripts/figure_unselectable.py results` redraws the figure). "
+           "The same fraction is available per frame of any run with `--observe "
+           "unselectable`.\n";
 }
 
 } // namespace nadyn

@@ -4,6 +4,7 @@
 // MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
 // Not a public interface: it may change with the engine.
 #include "nadyn/detail/hdf5.hpp"
+#include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/experiment.hpp"
 #include "nadyn/observables.hpp"
@@ -18,7 +19,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <ctime>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -49,15 +49,6 @@ struct handle {
     }
     operator hid_t() const { return id; }
 };
-
-inline std::string utc_now() {
-    const std::time_t now = std::time(nullptr);
-    std::tm parts{};
-    gmtime_r(&now, &parts);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return buffer;
-}
 
 // The shape of the result, fixed before any run starts.
 struct sweep_layout {
@@ -391,9 +382,7 @@ sweep_layout layout_of(const experiment& e);
 run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                      int threads, const std::atomic<bool>* stop);
 
-// The cores this process may use.
-int cores();
-// Runs side by side: `jobs` when positive, otherwise chosen from the runs' size and the cores.
+// Runs side by side (nadyn::choose_jobs for the experiment's first run).
 int choose_jobs(const experiment& e, int jobs);
 
 } // namespace nadyn::detail

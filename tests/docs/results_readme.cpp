@@ -1,0 +1,56 @@
+// results/ is produced by commands, never edited by hand: results/README.md embeds every table
+// file of results/ verbatim (`nadyn table all` writes both from the same strings), and every
+// file the README names exists. A hand edit of either side, or a table regenerated alone
+// without the README, fails here.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path results_dir = fs::path(NADYN_SOURCE_DIR) / "results";
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+} // namespace
+
+TEST_CASE("results/README.md embeds each paper table verbatim") {
+    const std::string readme = read_file(results_dir / "README.md");
+    REQUIRE(!readme.empty());
+    for (const char* name :
+         {"initial_velocity.md", "terminal_velocity.md", "random_weights.md", "unselectable.md"}) {
+        INFO(name);
+        const std::string table = read_file(results_dir / name);
+        REQUIRE(!table.empty());
+        CHECK(readme.find(table) != std::string::npos);
+    }
+}
+
+TEST_CASE("every results file that results/README.md names in backquotes exists") {
+    const std::string readme = read_file(results_dir / "README.md");
+    std::size_t named = 0;
+    for (std::size_t at = readme.find('`'); at != std::string::npos;
+         at = readme.find('`', at + 1)) {
+        const std::size_t end = readme.find('`', at + 1);
+        if (end == std::string::npos) break;
+        const std::string name = readme.substr(at + 1, end - at - 1);
+        at = end;
+        const bool table_file =
+            name.find(' ') == std::string::npos && name.find('/') == std::string::npos &&
+            (name.ends_with(".md") || name.ends_with(".csv") || name.ends_with(".png"));
+        if (!table_file || name == "README.md") continue;
+        ++named;
+        CHECK_MESSAGE(fs::exists(results_dir / name), "results/README.md names " << name);
+    }
+    CHECK(named >= 10);
+}
