@@ -61,6 +61,11 @@ command add_inspect(CLI::App& app) {
     app.add_flag("--describe", o->describe,
                  "Print what every observable and parameter of the file means (its description "
                  "and unit attributes)");
+    app.footer("Examples:\n"
+               "  nadyn inspect run.h5               # parameters, status, observables over time\n"
+               "  nadyn inspect run.h5 --csv > run.csv\n"
+               "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
+               "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
         if (is_sweep_file(o->path)) {

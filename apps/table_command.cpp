@@ -292,6 +292,13 @@ command add_table(CLI::App& app) {
                  "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
                  "cores); --random-n, --random-d, --layers, --seeds given explicitly still apply");
 
+    app.footer("Examples:\n"
+               "  nadyn table initial                  # gamma'(0): closed form, ODE, particles\n"
+               "  nadyn table terminal --format csv > terminal.csv\n"
+               "  nadyn table random --quick           # under a minute on 2 cores\n"
+               "  nadyn table unselectable --seeds 1 2 3\n"
+               "  nadyn table all --out-dir results    # every table and figure (README: results)");
+
     CLI::App* sub = &app;
     return [o, sub]() {
         if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere

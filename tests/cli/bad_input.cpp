@@ -429,6 +429,28 @@ TEST_CASE("no or unknown subcommand is status 2; help is status 0") {
     CHECK(contains(inspect.out, "--rows UINT=20"));
 }
 
+TEST_CASE("every subcommand's --help ends with two or more examples of that subcommand") {
+    const case_dirs dirs = make_dirs("help_examples");
+    for (const char* command : {"simulate", "inspect", "rerun", "reduced", "table", "sweep"}) {
+        INFO("nadyn " << command << " --help");
+        const run_result help = run_nadyn({command, "--help"}, in_dir(dirs.run));
+        CHECK(help.status == 0);
+        const auto lines = split_lines(help.out);
+        std::size_t at = lines.size();
+        for (std::size_t i = 0; i < lines.size(); ++i)
+            if (lines[i] == "Examples:") at = i;
+        REQUIRE(at < lines.size());
+        std::size_t examples = 0;
+        for (std::size_t i = at + 1; i < lines.size(); ++i) {
+            if (lines[i].empty()) continue;
+            // Each line is a command line of this subcommand (possibly under mpirun).
+            CHECK_MESSAGE(contains(lines[i], std::string("nadyn ") + command), lines[i]);
+            ++examples;
+        }
+        CHECK(examples >= 2);
+    }
+}
+
 TEST_CASE("a misspelled flag gets the closest valid flag and the command's --help") {
     const std::string dir = scratch_dir("bad_input/misspelled");
     const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
