@@ -88,10 +88,11 @@ command add_reduced(CLI::App& app) {
                 std::printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", s.t, 1.0 - s.u, s.u, s.velocity,
                             s.r);
         } else {
-            std::printf("%s, %s attention, n = %g, beta = %g, r0 = %g, alpha = %g, "
-                        "t_switch = %g\n",
-                        info(p.scheme.id).name.data(), to_string(p.attention).data(), o->n, o->beta,
-                        o->r0, o->alpha, p.scheme.t_switch);
+            std::printf("%s%s, n = %g, beta = %g, r0 = %g, alpha = %g, t_switch = %g\n",
+                        info(p.scheme.id).name.data(),
+                        p.attention == attention_kind::unnormalized ? " (unnormalized attention)"
+                                                                    : "",
+                        o->n, o->beta, o->r0, o->alpha, p.scheme.t_switch);
             std::printf("%14s %22s %22s %22s %14s\n", "t", "gamma", "1 - gamma", "gamma'", "r");
             const std::size_t rows = std::min<std::size_t>(samples.size(), 21);
             for (std::size_t row = 0; row < rows; ++row) {
