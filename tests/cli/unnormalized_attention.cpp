@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 
 using namespace nadyn_test;
 
@@ -129,4 +130,27 @@ TEST_CASE("unnormalised runs rerun and resume bitwise") {
         run_nadyn({"simulate", "--resume", part, "--attention", "softmax", "--T", "3", "--quiet"});
     CHECK(changed.status == 2);
     CHECK(contains(changed.err, "attention"));
+}
+
+TEST_CASE("nadyn reduced --attention unnormalized: gamma'(0) = 2/n, unknown values refused") {
+    // post-ln's closed form of docs/model.md §8 in the first CSV row (t = 0).
+    const run_result r =
+        run_nadyn({"reduced", "--scheme", "post-ln", "--attention", "unnormalized", "--n", "40",
+                   "--beta", "3", "--T", "1", "--samples", "1", "--csv"});
+    REQUIRE(r.status == 0);
+    const std::vector<std::string> lines = split_lines(r.out);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "t,gamma,gap,velocity,r");
+    // t, gamma, gap, velocity, r
+    double values[5] = {};
+    CHECK(std::sscanf(lines[1].c_str(), "%lf,%lf,%lf,%lf,%lf", &values[0], &values[1], &values[2],
+                      &values[3], &values[4]) == 5);
+    CHECK(values[3] == doctest::Approx(2.0 / 40.0).epsilon(1e-13));
+    const run_result bad = run_nadyn({"reduced", "--attention", "none"});
+    CHECK(bad.status == 2);
+    CHECK(contains(bad.err, "valid choices: softmax, unnormalized"));
+    const run_result too_hot =
+        run_nadyn({"reduced", "--attention", "unnormalized", "--beta", "800"});
+    CHECK(too_hot.status == 2);
+    CHECK(line_count(too_hot.err) == 1);
 }
