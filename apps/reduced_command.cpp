@@ -19,6 +19,7 @@ struct reduced_options {
     CLI::Option* t_switch_option = nullptr;
     std::int64_t samples = 100;
     std::string spacing = "linear";
+    std::string attention = "softmax";
     double rtol = 1e-13;
     std::string out;
     bool force = false, csv = false;
@@ -37,6 +38,10 @@ command add_reduced(CLI::App& app) {
     app.add_option("--alpha", o->alpha, "nGPT step alpha")->capture_default_str();
     o->t_switch_option =
         app.add_option("--t-switch", o->t_switch, "mix-ln switch time (default 0.25 T)");
+    app.add_option("--attention", o->attention,
+                   "Attention weights: " + attention_kind_names() +
+                       " (unnormalized: exp(beta <q_k, key_j>) / n, docs/model.md §8)")
+        ->capture_default_str();
     app.add_option("--T", o->T, "Horizon")->capture_default_str();
     app.add_option("--samples", o->samples, "Output samples after t = 0")
         ->check(decimal_integer<std::int64_t>())
@@ -55,7 +60,8 @@ command add_reduced(CLI::App& app) {
     app.footer("Examples:\n"
                "  nadyn reduced --scheme peri-ln --n 256 --beta 5      # gamma(t) from e_k\n"
                "  nadyn reduced --scheme pre-ln --T 1000 --spacing log --csv > pre.csv\n"
-               "  nadyn reduced --scheme post-ln --out post_reduced.h5");
+               "  nadyn reduced --scheme post-ln --out post_reduced.h5\n"
+               "  nadyn reduced --scheme pre-ln --attention unnormalized --n 16 --beta 1");
 
     return [o]() {
         reduced_run r;
@@ -69,6 +75,7 @@ command add_reduced(CLI::App& app) {
         r.samples = o->samples;
         r.spacing = parse_spacing(o->spacing);
         r.rtol = o->rtol;
+        r.attention = parse_attention_kind(o->attention);
         r.validate();
         if (!o->out.empty()) check_output_path(o->out, o->force);
         const auto samples = r.integrate();
@@ -81,9 +88,11 @@ command add_reduced(CLI::App& app) {
                 std::printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", s.t, 1.0 - s.u, s.u, s.velocity,
                             s.r);
         } else {
-            std::printf("%s, n = %g, beta = %g, r0 = %g, alpha = %g, t_switch = %g\n",
-                        info(p.scheme.id).name.data(), o->n, o->beta, o->r0, o->alpha,
-                        p.scheme.t_switch);
+            std::printf("%s%s, n = %g, beta = %g, r0 = %g, alpha = %g, t_switch = %g\n",
+                        info(p.scheme.id).name.data(),
+                        p.attention == attention_kind::unnormalized ? " (unnormalized attention)"
+                                                                    : "",
+                        o->n, o->beta, o->r0, o->alpha, p.scheme.t_switch);
             std::printf("%14s %22s %22s %22s %14s\n", "t", "gamma", "1 - gamma", "gamma'", "r");
             const std::size_t rows = std::min<std::size_t>(samples.size(), 21);
             for (std::size_t row = 0; row < rows; ++row) {

@@ -1,6 +1,7 @@
 #include "nadyn/attention.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/error.hpp"
 #include "reductions.hpp"
 #include "softmax_blocks.hpp"
 
@@ -668,9 +669,10 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
             project(tokens, head.V, m_values);
             v_data = m_values.data();
         }
+        // Per head: a head with Q = K takes the symmetric path whatever the others take.
         if (symmetric && !options.causal && options.beta >= 0.0 &&
             add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
-                          out)) {
+                          options.kind, out)) {
             m_last_path = path::symmetric;
             continue;
         }
@@ -681,6 +683,26 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
 
 void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
                                    const attention_options& options, double* out) {
+    const detail::softmax_blocks_shape shape{
+        m_n, m_d, m_block, options.causal,
+        worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1};
+    if (options.kind == attention_kind::unnormalized) {
+        // exp(x) = exp(x - max) exp(max): exp_in_place() only covers x <= 709, and beyond
+        // that the row's scale becomes Inf (a fault the caller reports), not a wrong number.
+        const double log_n = std::log(static_cast<double>(m_n));
+        auto unnormalized_row = [log_n](double* row, std::size_t count) {
+            const double largest = max_of(row, count);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] -= largest;
+            detail::exp_in_place(row, count);
+            const double scale = std::exp(largest - log_n);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= scale;
+        };
+        detail::add_softmax_blocks(q_data, k_data, v_data, options.beta, shape, m_logits, out,
+                                   unnormalized_row);
+        return;
+    }
     // Max subtraction (log-sum-exp): beta up to 1e4 stays finite.
     auto softmax_row = [](double* row, std::size_t count) {
         const double largest = max_of(row, count);
@@ -691,15 +713,30 @@ void attention_kernel::add_general(const double* q_data, const double* k_data, c
         for (std::size_t j = 0; j < count; ++j)
             row[j] *= inverse_total;
     };
-    detail::add_softmax_blocks(
-        q_data, k_data, v_data, options.beta,
-        {m_n, m_d, m_block, options.causal,
-         worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1},
-        m_logits, out, softmax_row);
+    detail::add_softmax_blocks(q_data, k_data, v_data, options.beta, shape, m_logits, out,
+                               softmax_row);
 }
 
+namespace {
+
+// The unnormalised attention from the symmetric path's sums (docs/model.md §8): E_kj a_j =
+// exp(beta G_kj - h_k - max h), so out_k += exp(h_k + max h) / n * sum_j E_kj a_j v_j. `sums`
+// is token-major (n x d) or, for small d, transposed with a row stride; h is overwritten.
+void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::size_t token_step,
+                      std::size_t component_step, double h_max, double* h, double* out) {
+    const double shift = h_max - std::log(static_cast<double>(n));
+    for (std::size_t k = 0; k < n; ++k)
+        h[k] = std::exp(h[k] + shift);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            out[k * d + c] += sums[k * token_step + c * component_step] * h[k];
+}
+
+} // namespace
+
 bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,
-                                     int threads_requested, double* out) {
+                                     int threads_requested, attention_kind kind, double* out) {
+    const bool unnormalized = kind == attention_kind::unnormalized;
     const std::size_t n = m_n, d = m_d;
     m_half_diagonal.resize(n);
     m_key_weight.resize(n);
@@ -735,7 +772,10 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         for (std::size_t k = 0; k < n; ++k)
             a[k] = h[k] - h_max;
         small_d.add_single_tile(operands, n, a, v_data, m_scaled_values.data(), sum.data());
-        small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
+        if (unnormalized)
+            add_unnormalized(n, d, sum.data(), 1, stride, h_max, h, out);
+        else
+            small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
         return true;
     }
     for (std::size_t k = 0; k < n; ++k)
@@ -842,7 +882,20 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
             for (std::size_t i = 0; i < (d + 1) * stride; ++i)
                 sum[i] += other[i];
         }
-        small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
+        if (unnormalized)
+            add_unnormalized(n, d, sum, 1, stride, h_max, h, out);
+        else
+            small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
+        return true;
+    }
+    if (unnormalized) {
+        double* sum = m_lane_sum[0].data();
+        for (std::size_t lane = 1; lane < lanes; ++lane) {
+            const double* other = m_lane_sum[lane].data();
+            for (std::size_t i = 0; i < n * d; ++i)
+                sum[i] += other[i];
+        }
+        add_unnormalized(n, d, sum, d, 1, h_max, h, out);
         return true;
     }
     double* total = m_lane_norm[0].data();
@@ -861,6 +914,21 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         for (std::size_t c = 0; c < d; ++c)
             out[k * d + c] += sum[k * d + c] * total[k];
     return true;
+}
+
+attention_kind parse_attention_kind(std::string_view name) {
+    if (name == "softmax") return attention_kind::softmax;
+    if (name == "unnormalized") return attention_kind::unnormalized;
+    throw input_error("unknown attention '" + std::string(name) +
+                      "'; valid choices: " + attention_kind_names());
+}
+
+std::string_view to_string(attention_kind kind) {
+    return kind == attention_kind::unnormalized ? "unnormalized" : "softmax";
+}
+
+std::string attention_kind_names() {
+    return "softmax, unnormalized";
 }
 
 void reference_attention(const double* theta, std::size_t n, std::size_t d,
@@ -896,9 +964,11 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
             double total = 0.0;
             for (std::size_t j = 0; j < visible; ++j)
                 total += std::exp(logits[j] - largest);
+            const bool unnormalized = options.kind == attention_kind::unnormalized;
             for (std::size_t j = 0; j < visible; ++j) {
                 apply(head.V, theta + j * d, v);
-                const double w = std::exp(logits[j] - largest) / total;
+                const double w = unnormalized ? std::exp(logits[j]) / static_cast<double>(n)
+                                              : std::exp(logits[j] - largest) / total;
                 for (std::size_t a = 0; a < d; ++a)
                     out[i * d + a] += w * v[a];
             }

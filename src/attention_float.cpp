@@ -114,6 +114,29 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
 
 void attention_kernel::add_general_single(const float* q_data, const float* k_data,
                                           const float* v_data, const attention_options& options) {
+    const detail::softmax_blocks_shape shape{
+        m_n, m_d, m_block, options.causal,
+        detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1};
+    if (options.kind == attention_kind::unnormalized) {
+        // exp(max) / n in double, rounded to float once: Inf when the weights leave float's
+        // range (beta <q_k, key_j> beyond about 88 + ln n), which the caller reports.
+        const double log_n = std::log(static_cast<double>(m_n));
+        auto unnormalized_row = [log_n](float* row, std::size_t count) {
+            const float largest = largest_of(row, count);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] -= largest;
+            detail::exp_in_place(row, count);
+            const double wide = std::exp(static_cast<double>(largest) - log_n);
+            const float scale = wide <= std::numeric_limits<float>::max()
+                                    ? static_cast<float>(wide)
+                                    : std::numeric_limits<float>::infinity();
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= scale;
+        };
+        detail::add_softmax_blocks(q_data, k_data, v_data, static_cast<float>(options.beta), shape,
+                                   m_logits_single, m_result_single.data(), unnormalized_row);
+        return;
+    }
     auto softmax_row = [](float* row, std::size_t count) {
         const float largest = largest_of(row, count);
         for (std::size_t j = 0; j < count; ++j)
@@ -123,11 +146,8 @@ void attention_kernel::add_general_single(const float* q_data, const float* k_da
         for (std::size_t j = 0; j < count; ++j)
             row[j] *= inverse_total;
     };
-    detail::add_softmax_blocks(
-        q_data, k_data, v_data, static_cast<float>(options.beta),
-        {m_n, m_d, m_block, options.causal,
-         detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1},
-        m_logits_single, m_result_single.data(), softmax_row);
+    detail::add_softmax_blocks(q_data, k_data, v_data, static_cast<float>(options.beta), shape,
+                               m_logits_single, m_result_single.data(), softmax_row);
 }
 
 } // namespace nadyn

@@ -214,11 +214,23 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
     statistics.next_step = settings.dt;
     const std::int64_t first = resume ? resume->step : 0;
     const std::int64_t spacing = std::max<std::int64_t>(settings.every, 20);
+    bool previous_frame = false; // whether `good`, the last step's start, has its frame
     for (std::int64_t i = first;; ++i) {
         const double t = i == steps ? settings.T : static_cast<double>(i) * settings.dt;
         layers.use(system, t);
         system.begin_step(t);
-        system(x, dxdt, t); // the first stage of the step, and the frame's velocity
+        try {
+            system(x, dxdt, t); // the first stage of the step, and the frame's velocity
+        } catch (const numerical_fault& fault) {
+            // An accepted state whose attention overflows (unnormalised attention) is outside
+            // the domain: the last good state is the previous step's start (none at the first).
+            if (i == first) throw;
+            const double t_good = static_cast<double>(i - 1) * settings.dt;
+            layers.use(system, t_good);
+            system.begin_step(t_good);
+            system(good, dxdt, t_good);
+            fail_with_frame(fault, x, good, dxdt, t_good, i - 1, previous_frame, observer);
+        }
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
         const bool frame = (i % settings.every == 0 || i == steps || stopping) &&
                            !(resume && i == first && resume->frame_kept);
@@ -228,8 +240,15 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         statistics.step_error = std::numeric_limits<double>::quiet_NaN();
         if (frame && i % spacing < settings.every) {
             const std::uint64_t before = system.evaluations();
-            statistics.step_error = step_doubling_error(probe, system, x, dxdt, t, settings.dt,
-                                                        order, probe_full, probe_half, probe_dxdt);
+            try {
+                statistics.step_error =
+                    step_doubling_error(probe, system, x, dxdt, t, settings.dt, order, probe_full,
+                                        probe_half, probe_dxdt);
+            } catch (const numerical_fault&) {
+                // The probe overflowed where the step will: the step reports it.
+                statistics.step_error = std::numeric_limits<double>::quiet_NaN();
+                system.begin_step(t);
+            }
             statistics.diagnostic_evaluations += system.evaluations() - before;
             if (!warned && settings.warn && statistics.step_error > step_error_bound) {
                 warned = true;
@@ -249,18 +268,24 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         if (i == steps) return integration_outcome::complete;
         const double next = i + 1 == steps ? settings.T : static_cast<double>(i + 1) * settings.dt;
         good = x;
-        const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
-        stepper.do_step(std::ref(system), x, dxdt, from, next - from);
-        project_to_sphere(directions(x), n, d, system.model().threads);
         try {
+            const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
+            stepper.do_step(std::ref(system), x, dxdt, from, next - from);
+            project_to_sphere(directions(x), n, d, system.model().threads);
             check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {
-            if (!frame) // the last good frame gets its own estimate, not the previous frame's
-                statistics.step_error =
-                    step_doubling_error(probe, system, good, dxdt, t, settings.dt, order,
-                                        probe_full, probe_half, probe_dxdt);
+            if (!frame) { // the last good frame gets its own estimate, not the previous frame's
+                try {
+                    statistics.step_error =
+                        step_doubling_error(probe, system, good, dxdt, t, settings.dt, order,
+                                            probe_full, probe_half, probe_dxdt);
+                } catch (const numerical_fault&) {
+                    statistics.step_error = std::numeric_limits<double>::quiet_NaN();
+                }
+            }
             fail_with_frame(fault, x, good, dxdt, t, i, frame, observer);
         }
+        previous_frame = frame;
         ++statistics.accepted_steps;
     }
 }
@@ -317,7 +342,12 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         good = x;
         for (;;) {
             attempted = step;
-            if (stepper.try_step(std::ref(system), x, dxdt, t, step) == odeint::success) break;
+            try {
+                if (stepper.try_step(std::ref(system), x, dxdt, t, step) == odeint::success) break;
+            } catch (const numerical_fault& fault) { // a stage's attention overflowed
+                fail_with_frame(fault, x, good, dxdt, start, statistics.accepted_steps, written,
+                                observer);
+            }
             ++statistics.rejected_steps;
             if (step < 1e-12 * std::max(1.0, std::abs(t))) {
                 std::ostringstream message;
@@ -344,7 +374,17 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         ++statistics.accepted_steps;
         layers.use(system, t);
         system.begin_step(t);
-        system(x, dxdt, t);
+        try {
+            system(x, dxdt, t);
+        } catch (const numerical_fault& fault) {
+            // The accepted state's attention overflows: the step's start is the last good one.
+            --statistics.accepted_steps;
+            layers.use(system, start);
+            system.begin_step(start);
+            system(good, dxdt, start);
+            fail_with_frame(fault, x, good, dxdt, start, statistics.accepted_steps, written,
+                            observer);
+        }
     }
 }
 
@@ -361,20 +401,33 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
     std::vector<double> attention(n * d);
     statistics.next_step = h;
     const std::int64_t first = resume ? resume->step : 0;
+    bool previous_frame = false; // whether `good`, the last layer's input, has its frame
     for (std::int64_t l = first;; ++l) {
         const double t = static_cast<double>(l) * h;
         if (layer_weights && l < layers) system.set_weights(layer_weights(l));
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
         const bool frame = (l % settings.every == 0 || l == layers || stopping) &&
                            !(resume && l == first && resume->frame_kept);
-        if (frame) {
-            system.begin_step(t);
-            system(x, dxdt, t); // the ODE velocity of this state, for the observables
-            observer(x, dxdt, t, l);
+        try {
+            if (frame) {
+                system.begin_step(t);
+                system(x, dxdt, t); // the ODE velocity of this state, for the observables
+                observer(x, dxdt, t, l);
+            }
+            if (stopping) return integration_outcome::interrupted;
+            if (l == layers) return integration_outcome::complete;
+            system.begin_step(t); // the time a fault of the attention names
+            system.attend_state(x, attention.data());
+        } catch (const numerical_fault& fault) {
+            // The layer's input has an overflowing attention (unnormalised attention): the
+            // previous layer's input is the last good state (none at the first).
+            if (l == first) throw;
+            const double t_good = static_cast<double>(l - 1) * h;
+            if (layer_weights) system.set_weights(layer_weights(l - 1));
+            system.begin_step(t_good);
+            system(good, dxdt, t_good);
+            fail_with_frame(fault, x, good, dxdt, t_good, l - 1, previous_frame, observer);
         }
-        if (stopping) return integration_outcome::interrupted;
-        if (l == layers) return integration_outcome::complete;
-        system.attend_state(x, attention.data());
         ++statistics.rhs_evaluations;
         good = x;
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
@@ -388,6 +441,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
             }
             fail_with_frame(fault, x, good, dxdt, t, l, frame, observer);
         }
+        previous_frame = frame;
         ++statistics.accepted_steps;
     }
 }

@@ -309,6 +309,16 @@ const std::array registry{
         [](const run_config& c) -> parameter_value { return std::string(to_string(c.arithmetic)); },
         nullptr},
     parameter_spec{
+        "attention", "--attention", value_type::name,
+        "Attention weights: softmax | unnormalized (exp(beta <q_k, key_j>) / n, no softmax "
+        "denominator; an overflow stops the run with exit 1)",
+        "normalisation of the attention weights: softmax (divided by the row's sum) or "
+        "unnormalized (exp(beta <q_k, key_j>) / n, docs/model.md section 8)",
+        "", "", false, true, "softmax",
+        [](run_config& c, std::string_view t) { c.attention = parse_attention_kind(t); },
+        [](const run_config& c) -> parameter_value { return std::string(to_string(c.attention)); },
+        nullptr},
+    parameter_spec{
         "every", "--every", value_type::integer,
         "Write a frame every K steps (default: about 100 frames)",
         "frame interval: a frame is written every `every` steps (dopri5: every `every` * dt "

@@ -28,7 +28,16 @@ reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, doubl
     // no-norm: the tokens r theta are attention's input, so A = r A_beta r^2 (header).
     const bool tokens = info(p.scheme.id).attention_reads_tokens;
     const double scale = tokens ? r : 1.0;
-    const reduced_attention a = reduced_attention_at(p.n, tokens ? p.beta * r * r : p.beta, u);
+    const double logit_scale = tokens ? p.beta * r * r : p.beta;
+    reduced_attention a = reduced_attention_at(p.n, logit_scale, u);
+    if (p.attention == attention_kind::unnormalized) {
+        // Z / n = (e^beta + (n - 1) e^{beta gamma}) / n: the softmax A times it (header).
+        const double factor =
+            (std::exp(logit_scale) + (p.n - 1.0) * std::exp(logit_scale * (1.0 - u))) / p.n;
+        a.rate *= factor;
+        a.along *= factor;
+        a.norm *= factor;
+    }
     const token_rates rate = rates(p.scheme, t, step_start, r, scale * a.along, scale * a.norm);
     return {-scale * a.rate * rate.inverse_speed, rate.radial_rate};
 }
@@ -39,6 +48,24 @@ double initial_velocity_closed_form(const reduced_parameters& p) {
     const double eb = std::exp(-p.beta);
     const double linear = 2.0 * eb / (1.0 + (p.n - 1.0) * eb);
     const double root = 2.0 * eb / std::sqrt(1.0 + (p.n - 1.0) * eb * eb);
+    if (p.attention == attention_kind::unnormalized) {
+        // Z / n times the softmax rate 2 / Z (docs/model.md §8); ‖A‖ cancels it for peri-ln
+        // and ngpt, which keep their softmax values below.
+        const double mean = 2.0 / p.n;
+        switch (p.scheme.id) {
+        case scheme::post_ln:
+        case scheme::sqrt_scaling:
+        case scheme::no_norm:
+            return mean;
+        case scheme::mix_ln:
+            return p.scheme.t_switch > 0.0 ? mean : mean / p.r0;
+        case scheme::pre_ln:
+            return mean / p.r0;
+        case scheme::peri_ln:
+        case scheme::ngpt:
+            break;
+        }
+    }
     switch (p.scheme.id) {
     case scheme::post_ln:
     case scheme::sqrt_scaling:

@@ -27,6 +27,8 @@ sample_spacing parse_spacing(const std::string& name) {
 void reduced_run::validate() const {
     require(std::isfinite(n) && n > 1.0, "n must be a finite number > 1");
     require(std::isfinite(beta), "beta must be a finite number");
+    require(attention == attention_kind::softmax || beta < 700.0,
+            "beta must be below 700 with --attention unnormalized (exp(beta) overflows)");
     require(std::isfinite(T) && T > 0.0, "T must be a finite number > 0");
     require(std::isfinite(r0) && r0 > 0.0, "r0 must be a finite number > 0");
     require(std::isfinite(alpha) && alpha > 0.0, "alpha must be a finite number > 0");
@@ -44,6 +46,7 @@ reduced_parameters reduced_run::parameters() const {
     p.n = n;
     p.beta = beta;
     p.r0 = r0;
+    p.attention = attention;
     return p;
 }
 
@@ -83,6 +86,7 @@ void reduced_run::write_file(const std::string& path, const std::vector<reduced_
     params.set("beta", beta);
     params.set("r0", r0);
     params.set("alpha", alpha);
+    params.set("attention", std::string(to_string(attention)));
     params.set("t_switch", parameters().scheme.t_switch);
     params.set("T", T);
     params.set("samples", samples);

@@ -171,7 +171,8 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
     const int threads = detail::resolve_threads(c.threads);
-    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, threads};
+    model_parameters model{c.n,          c.d,     c.beta,     c.causal, c.scheme_settings(),
+                           c.arithmetic, threads, c.attention};
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     // Optional observables (--observe): the keys are those of the attention's input.

@@ -1,6 +1,7 @@
 #include "nadyn/system.hpp"
 
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/integrate.hpp"
 #include "reductions.hpp"
 
 #if defined(__AVX__)
@@ -9,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
 
 namespace nadyn {
 
@@ -155,8 +159,34 @@ attention_system::attention_system(const model_parameters& model, attention_weig
       m_tokens(info(model.scheme.id).attention_reads_tokens ? model.n * model.d : 0) {}
 
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(theta, m_weights,
-                     {m_model.beta, m_model.causal, m_model.arithmetic, m_model.threads}, out);
+    m_kernel.compute(
+        theta, m_weights,
+        {m_model.beta, m_model.causal, m_model.arithmetic, m_model.threads, m_model.attention},
+        out);
+    // The softmax's weights are at most 1; unnormalised weights exp(beta <q, key>) / n are not
+    // bounded, and an Inf must stop the run here rather than reach the state or a frame.
+    if (m_model.attention == attention_kind::unnormalized) check_unnormalized(out);
+}
+
+void attention_system::check_unnormalized(const double* out) const {
+    const std::size_t n = m_model.n, d = m_model.d;
+    constexpr double largest = std::numeric_limits<double>::max();
+    bool bad = false;
+    for (std::size_t i = 0; i < n * d; ++i)
+        bad |= !(std::abs(out[i]) <= largest); // false for NaN and +-Inf
+    if (!bad) return;
+    std::size_t token = 0;
+    while (token < n && std::all_of(out + token * d, out + (token + 1) * d,
+                                    [](double v) { return std::isfinite(v); }))
+        ++token;
+    std::ostringstream time;
+    time.precision(17);
+    time << m_time;
+    throw numerical_fault(
+        "the unnormalized attention overflowed at t = " + time.str() + " in token " +
+        std::to_string(token) + " (exp(beta <q_k, key_j>) / n beyond the range of the " +
+        std::string(m_model.arithmetic == precision::single_precision ? "float" : "double") +
+        " arithmetic); lower --beta or use --attention softmax (docs/model.md §8)");
 }
 
 void attention_system::attend_state(const state_type& x, double* out) {
@@ -172,6 +202,7 @@ void attention_system::attend_state(const state_type& x, double* out) {
 
 void attention_system::operator()(const state_type& x, state_type& dxdt, double t) {
     ++m_evaluations;
+    m_time = t;
     const std::size_t n = m_model.n, d = m_model.d;
     const double* theta = directions(x);
     const double* r = magnitudes(x, n, d);

@@ -4,6 +4,14 @@
 //     w_kj = exp(beta <Q theta_k, K theta_j>) / sum_l exp(beta <Q theta_k, K theta_l>)
 //     A_k  = sum_j w_kj V theta_j        (summed over heads)
 //
+// or, with attention_kind::unnormalized (docs/model.md §8), the weights without the softmax
+// denominator, averaged over the n tokens (also under the causal mask, which drops terms):
+//
+//     w_kj = exp(beta <Q theta_k, K theta_j>) / n
+//
+// Every path computes both; the unnormalised weights are formed as exp(x - max) exp(max) / n,
+// so that an overflow is an honest Inf (or NaN) in A_k, never a wrapped exponent.
+//
 // Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
@@ -19,6 +27,8 @@
 //   and A_J += E_IJ^T (a V)_I. That halves the exponentials and saves a quarter of the
 //   flops. The denominator holds E_kk a_k = a_k, so nothing overflows or vanishes as long
 //   as the spread of h is moderate (checked; the general path is taken otherwise).
+//   Unnormalised weights need no denominator: exp(beta G_kj) = E_kj a_j exp(h_k + max h), so
+//   A_k = exp(h_k + max h) / n * sum_j E_kj a_j V theta_j from the same tiles.
 //
 // - single precision (--precision float): the general path with float logits, exp and GEMMs;
 //   the result is written to out in double. Relative error about beta * 1e-7.
@@ -31,9 +41,21 @@
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace nadyn {
+
+// How a query's weights over the keys are normalised (--attention): the softmax (divided by
+// the row's sum) or unnormalised (divided by n), docs/model.md §8.
+enum class attention_kind { softmax, unnormalized };
+
+// "softmax" | "unnormalized"; input_error naming the valid choices otherwise.
+attention_kind parse_attention_kind(std::string_view name);
+std::string_view to_string(attention_kind kind);
+// "softmax, unnormalized" for messages and --help.
+std::string attention_kind_names();
 
 struct attention_options {
     double beta = 1.0;
@@ -43,6 +65,7 @@ struct attention_options {
     // OpenMP threads of this call (0: omp_get_max_threads() now). A num_threads clause on the
     // kernel's own loops: the process's setting is left alone. The result does not depend on it.
     int threads = 0;
+    attention_kind kind = attention_kind::softmax; // softmax or unnormalised weights
 };
 
 class attention_kernel {
@@ -68,7 +91,7 @@ class attention_kernel {
     // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
     // too large for the shared shift; the caller then takes the general path.
     bool add_symmetric(const double* queries, const double* values, double beta, int threads,
-                       double* out);
+                       attention_kind kind, double* out);
     void add_general(const double* queries, const double* keys, const double* values,
                      const attention_options& options, double* out);
 

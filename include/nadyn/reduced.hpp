@@ -20,9 +20,15 @@
 // softmax hardens like e^{-beta r^2 (1 - gamma)}: for beta > 0 the gap stops closing at a
 // positive value (beta r^2 (1 - gamma) grows, so the decay rate of 1 - gamma is integrable).
 //
+// Unnormalised attention (docs/model.md §8) drops the denominator Z and divides by n: A is
+// the softmax A times Z / n, so g, <theta, A> and ‖A‖ all carry the factor Z / n (for no-norm
+// with beta r^2 in Z). peri-ln and ngpt divide by ‖A‖ and are unchanged; gamma'(0) = 2 / n for
+// post-ln, mix-ln, sqrt-scaling and no-norm, 2 / (r0 n) for pre-ln.
+//
 // The state is the gap u = 1 - gamma (not gamma), so the terminal decay keeps its relative
 // accuracy down to u ~ 1e-300; every exponential is written as e^{-beta u} to avoid
 // overflow at large beta.
+#include "nadyn/attention.hpp"
 #include "nadyn/scheme.hpp"
 
 #include <cstddef>
@@ -35,6 +41,7 @@ struct reduced_parameters {
     double n = 2; // number of tokens (real-valued is allowed: the formula is smooth in n)
     double beta = 1;
     double r0 = 1;
+    attention_kind attention = attention_kind::softmax; // unnormalized: A times Z / n
 };
 
 // The symmetric-start quantities at gap u.
@@ -54,7 +61,8 @@ reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, doubl
                           double step_start);
 
 // gamma'(0), the closed forms of docs/model.md §3.4 (the paper's initial-velocity table) and
-// no-norm's 2 / (e^{beta r0^2} + n - 1) (docs/model.md §9).
+// no-norm's 2 / (e^{beta r0^2} + n - 1) (docs/model.md §9); with unnormalised attention those
+// of docs/model.md §8.
 double initial_velocity_closed_form(const reduced_parameters& p);
 
 struct reduced_sample {

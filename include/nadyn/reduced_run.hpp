@@ -20,6 +20,7 @@ struct reduced_run {
     std::int64_t samples = 100;                      // output samples after t = 0
     sample_spacing spacing = sample_spacing::linear; // log: from 1e-3 T to T
     double rtol = 1e-13;
+    attention_kind attention = attention_kind::softmax; // docs/model.md §8
 
     // input_error naming the first invalid input and its valid range.
     void validate() const;

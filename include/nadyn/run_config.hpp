@@ -2,6 +2,7 @@
 // Every input of one simulation, with defaults that give a meaningful run, validation with
 // messages that name the problem and the valid choices, and the record written to the
 // file's /parameters.
+#include "nadyn/attention.hpp"
 #include "nadyn/initial.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/parameters.hpp"
@@ -27,6 +28,7 @@ struct run_config {
     std::optional<double> t_switch; // mix-ln; default 0.25 T
     bool causal = false;
     precision arithmetic = precision::double_precision; // of the attention kernel
+    attention_kind attention = attention_kind::softmax; // softmax or unnormalised weights
     integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
     initial_spec init;
     weights_spec weights;                      // with the heads and the value family

@@ -31,6 +31,10 @@ struct model_parameters {
     scheme_parameters scheme;
     precision arithmetic = precision::double_precision; // of the attention kernel
     int threads = 0; // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
+    // Softmax or unnormalised weights (docs/model.md §8). Unnormalised attention can overflow:
+    // attend(), and so every evaluation, then throws numerical_fault (integrate.hpp) instead
+    // of returning an Inf.
+    attention_kind attention = attention_kind::softmax;
 };
 
 class attention_system {
@@ -42,7 +46,10 @@ class attention_system {
 
     // The integrators announce the start of each step (see rates() in scheme.hpp); a
     // single evaluation outside a step treats its own time as the start.
-    void begin_step(double t) { m_step_start = t; }
+    void begin_step(double t) {
+        m_step_start = t;
+        m_time = t;
+    }
 
     [[nodiscard]] const model_parameters& model() const { return m_model; }
     [[nodiscard]] const attention_weights& weights() const { return m_weights; }
@@ -57,6 +64,9 @@ class attention_system {
     void attend_state(const state_type& x, double* out);
 
   private:
+    // Throws numerical_fault, naming the first token, when an unnormalised A is not finite.
+    void check_unnormalized(const double* out) const;
+
     model_parameters m_model;
     attention_weights m_weights;
     attention_kernel m_kernel;
@@ -64,6 +74,7 @@ class attention_system {
     std::vector<double> m_tokens; // r_k theta_k, n x d (schemes whose attention reads tokens)
     std::uint64_t m_evaluations = 0;
     double m_step_start = std::numeric_limits<double>::quiet_NaN();
+    double m_time = 0.0; // of the current evaluation, for the message of an overflow
 };
 
 // Helpers on the state layout.

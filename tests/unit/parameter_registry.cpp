@@ -58,6 +58,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"t_switch", "1.25"},
                                                                      {"causal", "true"},
                                                                      {"precision", "float"},
+                                                                     {"attention", "unnormalized"},
                                                                      {"every", "3"},
                                                                      {"positions", "none"},
                                                                      {"compress", "1"},
