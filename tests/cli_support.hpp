@@ -37,6 +37,8 @@ struct run_options {
     std::string cwd;                        // empty: the test's working directory
     std::map<std::string, std::string> env; // set (or override) these variables
     bool inherit_env = true;                // false: the child sees only `env`
+    // run_program kills a child still running then (a hung child must not hang the suite).
+    std::chrono::milliseconds timeout = std::chrono::seconds(60);
 };
 
 // Options that only set the working directory.
@@ -213,7 +215,7 @@ class child_process {
 inline run_result run_program(const std::string& program, const std::vector<std::string>& args,
                               const run_options& options = {}) {
     child_process child(program, args, options);
-    return child.wait();
+    return child.wait(options.timeout);
 }
 
 // Runs the nadyn binary under test.

@@ -8,8 +8,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <hdf5.h>
+#include <set>
 
 #include <algorithm>
 #include <map>
@@ -171,7 +171,7 @@ TEST_CASE("SIGINT to mpirun keeps the finished runs; --resume over ranks complet
     write_text(dir + "/long.toml", R"([run]
 n = 48
 d = 8
-T = 100
+T = 50
 dt = 0.01
 [sweep]
 seed = { range = [1, 24] }
@@ -203,14 +203,16 @@ seed = { range = [1, 24] }
     const run_result inspect_cut = run_nadyn({"inspect", "cut.h5"}, in_dir(dir));
     CHECK(!contains(inspect_cut.out, "24 of 24 runs complete"));
 
-    const run_result resumed =
-        run_ranks(2, {"sweep", "--resume", "cut.h5", "--quiet"}, in_dir(dir));
+    // The machine may be loaded (CI runs the portable build too): minutes, not the default 60 s.
+    run_options slow = in_dir(dir);
+    slow.timeout = std::chrono::minutes(5);
+    const run_result resumed = run_ranks(2, {"sweep", "--resume", "cut.h5", "--quiet"}, slow);
     INFO(resumed.out << resumed.err);
     CHECK(resumed.status == 0);
     CHECK(!contains(resumed.out, " 0 already done")); // the finished runs were kept
     CHECK(status_text(dir + "/cut.h5") == "complete");
     const run_result whole =
-        run_nadyn({"sweep", "long.toml", "--out", "whole.h5", "--quiet"}, in_dir(dir));
+        run_nadyn({"sweep", "long.toml", "--out", "whole.h5", "--quiet"}, slow);
     REQUIRE(whole.status == 0);
     check_same_sweep(dir + "/whole.h5", dir + "/cut.h5");
 }
