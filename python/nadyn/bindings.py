@@ -243,18 +243,37 @@ def sweep(
             shutil.rmtree(directory, ignore_errors=True)
     if directory is not None:
         dataset.attrs.pop("file", None)
+    return _finish_sweep("nadyn.sweep", summary, dataset)
+
+
+def _finish_sweep(who: str, summary: Mapping[str, Any], dataset):
     if summary["failed"]:
         warnings.warn(
-            f"nadyn.sweep: {summary['failed']} of {summary['runs']} runs failed (status 3); "
+            f"{who}: {summary['failed']} of {summary['runs']} runs failed (status 3); "
             f"the first: {summary['first_failure']}",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     if summary["signal"] is not None:
         interrupt = summary["signal"]
         interrupt.dataset = dataset
         raise interrupt
     return dataset
+
+
+def resume_sweep(path: str | os.PathLike, jobs: int = 0):
+    """Runs what is missing of an interrupted sweep file (`nadyn sweep --resume`) and returns
+    its xarray Dataset, loaded. The finished file equals an uninterrupted sweep's, bitwise.
+
+    path  a sweep file written by nadyn.sweep or `nadyn sweep` (its experiment is recorded)
+    jobs  runs side by side (0: chosen from the runs' size and the cores)
+
+    Ctrl-C stops it again, keeping the finished runs (KeyboardInterrupt with `dataset`).
+    """
+    from .io import open as open_file
+
+    summary = _core._resume_sweep(os.fspath(path), int(jobs))
+    return _finish_sweep("nadyn.resume_sweep", summary, open_file(path))
 
 
 # ---- the scalar ODE and the paper's tables -------------------------------------------------

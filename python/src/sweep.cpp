@@ -13,6 +13,19 @@ namespace {
 
 // `text` (TOML) labelled `source`, or the file at `path` when text is None: experiment
 // files name their input files relative to themselves, which experiment::load handles.
+py::dict summary_of(const sweep_summary& summary, py::object pending) {
+    py::dict answer;
+    answer["runs"] = summary.runs;
+    answer["complete"] = summary.complete;
+    answer["interrupted"] = summary.interrupted;
+    answer["failed"] = summary.failed;
+    answer["jobs"] = summary.jobs;
+    answer["wall_seconds"] = summary.wall_seconds;
+    answer["first_failure"] = summary.first_failure;
+    answer["signal"] = pending;
+    return answer;
+}
+
 py::dict sweep(std::optional<std::string> text, const std::string& source,
                const std::vector<std::string>& overrides, const std::string& out, int jobs,
                bool force) {
@@ -26,15 +39,20 @@ py::dict sweep(std::optional<std::string> text, const std::string& source,
         options.overwrite = force;
         summary = run_sweep(e, out, options);
     });
-    py::dict answer;
-    answer["runs"] = summary.runs;
-    answer["complete"] = summary.complete;
-    answer["interrupted"] = summary.interrupted;
-    answer["failed"] = summary.failed;
-    answer["jobs"] = summary.jobs;
-    answer["wall_seconds"] = summary.wall_seconds;
-    answer["first_failure"] = summary.first_failure;
-    answer["signal"] = pending;
+    return summary_of(summary, pending);
+}
+
+// `nadyn sweep --resume`: runs what is missing of the sweep file at `path`.
+py::dict resume(const std::string& path, int jobs) {
+    sweep_summary summary;
+    py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
+        sweep_options options;
+        options.jobs = jobs;
+        options.stop = stop;
+        summary = resume_sweep(path, options);
+    });
+    py::dict answer = summary_of(summary, pending);
+    answer["skipped"] = summary.skipped;
     return answer;
 }
 
@@ -45,6 +63,9 @@ void bind_sweep(py::module_& m) {
           py::arg("out"), py::arg("jobs"), py::arg("force"),
           "Runs an experiment into the sweep file `out` (use nadyn.sweep). Returns the "
           "summary; 'signal' holds the exception a signal handler raised (None if none).");
+    m.def("_resume_sweep", &resume, py::arg("path"), py::arg("jobs"),
+          "Runs what is missing of the sweep file `path` (use nadyn.resume_sweep). Returns the "
+          "summary, as _sweep's plus 'skipped' (runs already complete).");
 }
 
 } // namespace nadyn::python

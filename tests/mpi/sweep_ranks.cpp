@@ -171,7 +171,7 @@ TEST_CASE("SIGINT to mpirun keeps the finished runs; --resume over ranks complet
     write_text(dir + "/long.toml", R"([run]
 n = 48
 d = 8
-T = 50
+T = 100
 dt = 0.01
 [sweep]
 seed = { range = [1, 24] }
@@ -179,7 +179,10 @@ seed = { range = [1, 24] }
     // How long 3 ranks take to finish their first run depends on the machine; interrupt after a
     // growing delay until the cut keeps some finished runs but not all of them.
     run_result stopped;
-    for (int delay_ms = 200;; delay_ms *= 2) {
+    // Too early keeps no finished run, too late finishes them all: move the delay up or down
+    // until the cut lands in between.
+    double delay_ms = 300;
+    for (int attempt = 0;; ++attempt) {
         fs::remove(dir + "/cut.h5");
         child_process sweep(mpirun,
                             {"--allow-run-as-root", "--oversubscribe", "-np", "3", nadyn_path,
@@ -187,13 +190,17 @@ seed = { range = [1, 24] }
                             in_dir(dir));
         REQUIRE(wait_until([&] { return fs::exists(dir + "/cut.h5"); },
                            std::chrono::milliseconds(30000)));
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        std::this_thread::sleep_for(std::chrono::milliseconds(int(delay_ms)));
         sweep.send_signal(SIGINT);
-        stopped = sweep.wait();
+        stopped = sweep.wait(std::chrono::minutes(5));
         INFO(stopped.out << stopped.err);
-        REQUIRE(delay_ms <= 12800);
-        REQUIRE(!contains(stopped.out, "complete: 24 runs complete")); // too late: all done
-        if (!contains(stopped.out, "interrupted: 0 runs complete")) break;
+        REQUIRE(attempt < 12);
+        if (contains(stopped.out, "interrupted: 0 runs complete"))
+            delay_ms *= 1.6;
+        else if (contains(stopped.out, "complete: 24 runs complete"))
+            delay_ms *= 0.5;
+        else
+            break;
     }
     INFO(stopped.out << stopped.err);
     // Every rank exits 130, but mpirun, signalled itself, exits 1 by Open MPI's rule.

@@ -332,6 +332,27 @@ def test_sweep_sigint_raises_keyboard_interrupt(tmp_path):
     assert (ds.status.values != 1).any()
 
 
+def test_resume_sweep_completes_an_interrupted_sweep_bitwise(tmp_path):
+    # Eight runs, one at a time: the interrupt comes while some are still missing.
+    longer = {"run": {"n": 64, "d": 8, "T": 40.0, "positions": "final"},
+              "sweep": {"seed": {"range": [1, 8]}}}
+    out = tmp_path / "cut.h5"
+    timer = _interrupt_after(0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            nadyn.sweep(longer, out=out, jobs=1)
+    finally:
+        timer.cancel()
+    ds = nadyn.resume_sweep(out)
+    assert ds.attrs["status"] == "complete"
+    assert (ds.status.values == 1).all()
+    whole = nadyn.sweep(longer, out=tmp_path / "whole.h5")
+    for name in ("mean_cos", "velocity", "positions", "magnitudes"):
+        assert ds[name].values.tobytes() == whole[name].values.tobytes(), name
+    with pytest.raises((ValueError, OSError), match="missing.h5"):
+        nadyn.resume_sweep(tmp_path / "missing.h5")
+
+
 def test_experiment_toml_writes_scalars_lists_and_inline_tables():
     text = nadyn.bindings.experiment_toml(
         {"run": {"scheme": "pre-ln", "beta": 0.1 + 0.2, "causal": True, "init": 'file:a "b".h5'},
