@@ -4,6 +4,7 @@
 // file's /parameters.
 #include "nadyn/initial.hpp"
 #include "nadyn/integrate.hpp"
+#include "nadyn/norm.hpp"
 #include "nadyn/parameters.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
@@ -27,6 +28,8 @@ struct run_config {
     std::optional<double> t_switch; // mix-ln; default 0.25 T
     bool causal = false;
     precision arithmetic = precision::double_precision; // of the attention kernel
+    norm_kind norm = norm_kind::rms;                    // the layers' LN (docs/model.md §10)
+    std::string ln_params; // layernorm's gain and bias file; empty: none (a = 1, b = 0)
     integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
     initial_spec init;
     weights_spec weights;                      // with the heads and the value family
