@@ -35,7 +35,7 @@ struct model_parameters {
     precision arithmetic = precision::double_precision; // of the attention kernel
     int threads = 0; // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
     norm_kind norm = norm_kind::rms; // the layers' LN (docs/model.md §10)
-    layer_norm_affine affine;        // layernorm's gain and bias (empty: a = 1, b = 0)
+    layer_norm_affine affine = {};   // layernorm's gain and bias (empty: a = 1, b = 0)
 };
 
 class attention_system {

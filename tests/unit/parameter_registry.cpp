@@ -58,6 +58,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"t_switch", "1.25"},
                                                                      {"causal", "true"},
                                                                      {"precision", "float"},
+                                                                     {"norm", "layernorm"},
+                                                                     {"ln_params", "file:ln.h5"},
                                                                      {"every", "3"},
                                                                      {"positions", "none"},
                                                                      {"compress", "1"},
