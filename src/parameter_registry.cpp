@@ -169,8 +169,10 @@ const std::array registry{
     parameter_spec{
         "init", "--init", value_type::name,
         "Initial directions: uniform | orthogonal | cap:EPS | file:PATH",
-        "initial directions: uniform on the sphere, orthogonal (theta_k = e_k), a cap of "
-        "angular radius EPS around e_1, or read from an HDF5 file",
+        "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
+        "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
+        "EPS around a random pole, or read from an HDF5 file (with norm layernorm: in that "
+        "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },
         [](const run_config& c) -> parameter_value { return c.init.to_string(); },
