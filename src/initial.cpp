@@ -38,6 +38,111 @@ double cap_polar_angle(random_source& source, double eps, std::size_t d) {
     }
 }
 
+// Under layernorm: a Gaussian vector centred, then normalised, is uniform on S^{d-1} ∩ U
+// (the standard Gaussian projected onto U is U's standard Gaussian).
+void centred_gaussian_unit_vector(random_source& source, double* x, std::size_t d) {
+    double norm2 = 0.0;
+    do {
+        double sum = 0.0;
+        for (std::size_t a = 0; a < d; ++a) {
+            x[a] = source.normal();
+            sum += x[a];
+        }
+        const double mean = sum / static_cast<double>(d);
+        norm2 = 0.0;
+        for (std::size_t a = 0; a < d; ++a) {
+            x[a] -= mean;
+            norm2 += x[a] * x[a];
+        }
+    } while (norm2 == 0.0);
+    const double inverse = 1.0 / std::sqrt(norm2);
+    for (std::size_t a = 0; a < d; ++a)
+        x[a] *= inverse;
+}
+
+// The layernorm starts (docs/model.md §10), on S^{d-1} ∩ U; `file` rows are read by the
+// caller and centred here.
+void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, random_source& source,
+                   std::vector<double>& theta) {
+    switch (spec.kind) {
+    case initial_kind::uniform:
+        for (std::size_t k = 0; k < n; ++k)
+            centred_gaussian_unit_vector(source, &theta[k * d], d);
+        break;
+    case initial_kind::orthogonal:
+        if (n + 1 > d)
+            throw input_error("init 'orthogonal' with --norm layernorm needs n <= d - 1 (the "
+                              "Helmert basis of the hyperplane sum_c x_c = 0), got n = " +
+                              std::to_string(n) + ", d = " + std::to_string(d));
+        // h_m = (1, ..., 1, -m, 0, ..., 0) / sqrt(m (m+1)), m ones, for token k = m - 1.
+        for (std::size_t k = 0; k < n; ++k) {
+            const double m = static_cast<double>(k + 1);
+            const double scale = 1.0 / std::sqrt(m * (m + 1.0));
+            for (std::size_t a = 0; a <= k; ++a)
+                theta[k * d + a] = scale;
+            theta[k * d + k + 1] = -m * scale;
+        }
+        break;
+    case initial_kind::cap: {
+        // The cap of the (d-2)-sphere S^{d-1} ∩ U: a pole in U, tangents in U orthogonal to
+        // it, the polar angle with the density sin^{d'-2} of the sphere of dimension d' = d-1.
+        std::vector<double> pole(d), tangent(d);
+        centred_gaussian_unit_vector(source, pole.data(), d);
+        for (std::size_t k = 0; k < n; ++k) {
+            const double phi = cap_polar_angle(source, spec.cap_radius, d - 1);
+            double norm2 = 0.0;
+            do {
+                centred_gaussian_unit_vector(source, tangent.data(), d);
+                double along = 0.0;
+                for (std::size_t a = 0; a < d; ++a)
+                    along += tangent[a] * pole[a];
+                norm2 = 0.0;
+                for (std::size_t a = 0; a < d; ++a) {
+                    tangent[a] -= along * pole[a];
+                    norm2 += tangent[a] * tangent[a];
+                }
+            } while (norm2 < 1e-12);
+            const double scale = std::sin(phi) / std::sqrt(norm2);
+            for (std::size_t a = 0; a < d; ++a)
+                theta[k * d + a] = std::cos(phi) * pole[a] + scale * tangent[a];
+        }
+        break;
+    }
+    case initial_kind::file:
+        break;
+    }
+    // Round-off off U and off the unit norm, removed as after every step.
+    project_to_centred_sphere(theta.data(), n, d, 1);
+}
+
+// A row of an init file under layernorm: scaled by its largest entry (so that the squares
+// neither overflow nor underflow), centred, normalised; a constant row has no direction in U.
+void centre_file_row(const double* row, double* direction, std::size_t d, std::size_t k,
+                     const std::string& path) {
+    double largest = 0.0;
+    for (std::size_t a = 0; a < d; ++a)
+        largest = std::max(largest, std::abs(row[a]));
+    if (!std::isfinite(largest))
+        throw input_error("row " + std::to_string(k) + " of 'theta0' in init file '" + path +
+                          "' is not finite");
+    double sum = 0.0;
+    for (std::size_t a = 0; a < d; ++a) {
+        direction[a] = largest > 0.0 ? row[a] / largest : 0.0;
+        sum += direction[a];
+    }
+    const double mean = sum / static_cast<double>(d);
+    double spread = 0.0;
+    for (std::size_t a = 0; a < d; ++a) {
+        direction[a] -= mean;
+        spread = std::max(spread, std::abs(direction[a]));
+    }
+    // Entries of at most 1 after the scaling: a centred row at round-off level is constant.
+    if (!(spread > 1e-14))
+        throw input_error("row " + std::to_string(k) + " of 'theta0' in init file '" + path +
+                          "' is constant; with --norm layernorm every token needs a direction "
+                          "off (1, ..., 1), which centring removes");
+}
+
 std::string number_text(double value) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.17g", value);
@@ -85,11 +190,20 @@ std::string initial_spec::to_string() const {
 }
 
 initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t d,
-                           std::uint64_t seed, double r0) {
+                           std::uint64_t seed, double r0, norm_kind norm) {
     initial_state state;
     state.theta.assign(n * d, 0.0);
     state.r.assign(n, r0);
     random_source source(stream_seed(seed, initial_stream));
+    const bool centred = norm == norm_kind::layernorm;
+    if (centred && d < 3)
+        throw input_error("norm 'layernorm' needs d >= 3 (the directions live on the "
+                          "(d-2)-sphere), got d = " +
+                          std::to_string(d));
+    if (centred && spec.kind != initial_kind::file) {
+        centred_start(spec, n, d, source, state.theta);
+        return state;
+    }
     switch (spec.kind) {
     case initial_kind::uniform:
         for (std::size_t k = 0; k < n; ++k)
@@ -149,6 +263,10 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         for (std::size_t k = 0; k < n; ++k) {
             const double* row = &theta0->values[k * d];
             double* direction = &state.theta[k * d];
+            if (centred) {
+                centre_file_row(row, direction, d, k, spec.path);
+                continue;
+            }
             double norm2 = 0.0;
             for (std::size_t a = 0; a < d; ++a)
                 norm2 += row[a] * row[a];
@@ -178,6 +296,7 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
                 throw input_error("dataset 'r0' in init file '" + spec.path +
                                   "' must have n = " + std::to_string(n) + " entries");
         };
+        if (centred) project_to_centred_sphere(state.theta.data(), n, d, 1);
         if (auto radii = read_matrix_dataset(spec.path, "r0", true, n_entries)) {
             for (std::size_t k = 0; k < n; ++k) {
                 if (!(radii->values[k] > 0.0))

@@ -107,15 +107,15 @@ double step_doubling_error(Stepper& probe, attention_system& system, const state
     half = x;
     system.begin_step(t);
     probe.do_step(std::ref(system), full, dxdt, t, dt);
-    project_to_sphere(directions(full), n, d);
+    project_directions(directions(full), system.model());
     probe.do_step(std::ref(system), half, dxdt, t, dt / 2);
-    project_to_sphere(directions(half), n, d);
+    project_directions(directions(half), system.model());
     // The second half keeps the phase of the step's start (begin_step(t)), as the integrator's
     // own step does: a step across mix-ln's switch is not a difference of two models.
     const double middle = t + dt / 2;
     system(half, half_dxdt, middle);
     probe.do_step(std::ref(system), half, half_dxdt, middle, dt / 2);
-    project_to_sphere(directions(half), n, d);
+    project_directions(directions(half), system.model());
     system.begin_step(t);
     double difference = 0.0;
     for (std::size_t i = 0; i < n * d; ++i)
@@ -187,10 +187,9 @@ class layer_schedule {
 template <class Stepper>
 double step_across_redraws(Stepper& stepper, attention_system& system, state_type& x,
                            state_type& dxdt, double t, double end, layer_schedule& layers) {
-    const std::size_t n = system.model().n, d = system.model().d;
     for (double b = layers.next_boundary(t); layers.splits(b, end); b = layers.next_boundary(t)) {
         stepper.do_step(std::ref(system), x, dxdt, t, b - t);
-        project_to_sphere(directions(x), n, d);
+        project_directions(directions(x), system.model());
         t = b;
         layers.use(system, t);
         system.begin_step(t);
@@ -271,7 +270,7 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         try {
             const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
             stepper.do_step(std::ref(system), x, dxdt, from, next - from);
-            project_to_sphere(directions(x), n, d, system.model().threads);
+            project_directions(directions(x), system.model());
             check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {
             if (!frame) { // the last good frame gets its own estimate, not the previous frame's
@@ -364,7 +363,7 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
         } else {
             dt = step;
         }
-        project_to_sphere(directions(x), n, d, system.model().threads);
+        project_directions(directions(x), system.model());
         try {
             check_domain(x, n, d, t);
         } catch (const numerical_fault& fault) {
@@ -431,7 +430,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         ++statistics.rhs_evaluations;
         good = x;
         apply_layer(system.model().scheme, t, h, attention.data(), directions(x),
-                    magnitudes(x, n, d), n, d, system.model().threads);
+                    magnitudes(x, n, d), n, d, system.model().threads, system.model().norm);
         try {
             check_domain(x, n, d, t + h);
         } catch (const numerical_fault& fault) {
@@ -449,14 +448,25 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
 } // namespace
 
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
-                 double* theta, double* r, std::size_t n, std::size_t d, int threads) {
+                 double* theta, double* r, std::size_t n, std::size_t d, int threads,
+                 norm_kind norm) {
     threads = detail::token_threads(n, d, detail::resolve_threads(threads));
+    const bool centre = norm == norm_kind::layernorm;
+    const double inverse_d = 1.0 / static_cast<double>(d);
     detail::for_each_static(n, threads, [&](std::size_t k) {
         const double* a = attention + k * d;
         double* th = theta + k * d;
+        // Under layernorm the layer sees Pi A (LN cannot see the component along 1): A's
+        // mean is subtracted wherever A enters (a - 0.0 is a exactly, so rms is unchanged).
+        double a_mean = 0.0;
+        if (centre) {
+            for (std::size_t c = 0; c < d; ++c)
+                a_mean += a[c];
+            a_mean *= inverse_d;
+        }
         double a_norm2 = 0.0;
         for (std::size_t c = 0; c < d; ++c)
-            a_norm2 += a[c] * a[c];
+            a_norm2 += (a[c] - a_mean) * (a[c] - a_mean);
         const double a_norm = std::sqrt(a_norm2);
         // y = base * theta + weight * A, then theta = y / ‖y‖; `keeps_magnitude` when the
         // layer ends with LN (r stays r0, as in the ODE), otherwise r = ‖y‖.
@@ -488,9 +498,24 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
             break; // resolved above
         }
         double y_norm2 = 0.0;
-        for (std::size_t c = 0; c < d; ++c) {
-            th[c] = base * th[c] + weight * a[c];
-            y_norm2 += th[c] * th[c];
+        if (centre) {
+            // LayerNorm literally: y, then Pi y = y - mean(y) 1, then Pi y / ‖Pi y‖
+            // (docs/model.md §10); theta and Pi A lie in U, so Pi only removes round-off.
+            double sum = 0.0;
+            for (std::size_t c = 0; c < d; ++c) {
+                th[c] = base * th[c] + weight * (a[c] - a_mean);
+                sum += th[c];
+            }
+            const double mean = sum * inverse_d;
+            for (std::size_t c = 0; c < d; ++c) {
+                th[c] -= mean;
+                y_norm2 += th[c] * th[c];
+            }
+        } else {
+            for (std::size_t c = 0; c < d; ++c) {
+                th[c] = base * th[c] + weight * a[c];
+                y_norm2 += th[c] * th[c];
+            }
         }
         const double y_norm = std::sqrt(y_norm2);
         for (std::size_t c = 0; c < d; ++c)

@@ -169,14 +169,23 @@ const std::array registry{
     parameter_spec{
         "init", "--init", value_type::name,
         "Initial directions: uniform | orthogonal | cap:EPS | file:PATH",
-        "initial directions: uniform on the sphere, orthogonal (theta_k = e_k), a cap of "
-        "angular radius EPS around e_1, or read from an HDF5 file",
+        "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
+        "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
+        "EPS around a random pole, or read from an HDF5 file (with norm layernorm: in that "
+        "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },
         [](const run_config& c) -> parameter_value { return c.init.to_string(); },
         [](const run_config& c) {
-            require(c.init.kind != initial_kind::orthogonal || c.n <= c.d,
+            require(c.init.kind != initial_kind::orthogonal || c.norm == norm_kind::layernorm ||
+                        c.n <= c.d,
                     "init 'orthogonal' needs n <= d (theta_k = e_k), got n = " +
+                        std::to_string(c.n) + ", d = " + std::to_string(c.d));
+            // docs/model.md §10: the Helmert basis of the hyperplane has d - 1 vectors.
+            require(c.init.kind != initial_kind::orthogonal || c.norm != norm_kind::layernorm ||
+                        c.n + 1 <= c.d,
+                    "init 'orthogonal' with norm layernorm needs n <= d - 1 (the Helmert basis "
+                    "of the hyperplane sum_c x_c = 0), got n = " +
                         std::to_string(c.n) + ", d = " + std::to_string(c.d));
         }},
     parameter_spec{
@@ -318,6 +327,51 @@ const std::array registry{
         [](run_config& c, std::string_view t) { c.attention = parse_attention_kind(t); },
         [](const run_config& c) -> parameter_value { return std::string(to_string(c.attention)); },
         nullptr},
+        "norm", "--norm", value_type::name,
+        "Normalisation map LN: rms (x / ‖x‖, directions on S^{d-1}) | layernorm (centre, then "
+        "scale: directions on the sphere of the hyperplane sum_c x_c = 0; needs d >= 3)",
+        "normalisation map LN of the layers: rms (LN(x) = x / ‖x‖, directions on the sphere) "
+        "or layernorm (LN(x) = Pi x / ‖Pi x‖ with Pi x = x - mean(x) 1: directions on the "
+        "sphere of the hyperplane sum_c x_c = 0, attention output centred; docs/model.md "
+        "section 10)",
+        "", "", false, true, "rms",
+        [](run_config& c, std::string_view t) { c.norm = parse_norm(t); },
+        [](const run_config& c) -> parameter_value { return std::string(to_string(c.norm)); },
+        [](const run_config& c) {
+            if (c.norm != norm_kind::layernorm) return;
+            require(c.d >= 3, "norm layernorm needs d >= 3 (the directions live on the "
+                              "(d-2)-sphere of the hyperplane sum_c x_c = 0), got d = " +
+                                  std::to_string(c.d));
+            require(c.scheme_id != scheme::no_norm,
+                    "scheme 'no-norm' cannot run with norm layernorm: it has no normalisation, "
+                    "so there is nothing to centre; use --norm rms");
+        }},
+    parameter_spec{
+        "ln_params", "--ln-params", value_type::name,
+        "LayerNorm gain and bias (needs --norm layernorm): none | file:PATH (datasets gain, "
+        "bias, each d numbers; attention reads gain ⊙ theta_k + bias)",
+        "layernorm's gain a and bias b: none (a = 1, b = 0) or read from an HDF5 file "
+        "(datasets gain and bias, each of length d; recorded as /parameters/gain and "
+        "/parameters/bias); attention reads a ⊙ theta_k + b (docs/model.md section 10)",
+        "", "", false, true, "none",
+        [](run_config& c, std::string_view t) {
+            if (t == "none") {
+                c.ln_params.clear();
+                return;
+            }
+            require(t.rfind("file:", 0) == 0 && t.size() > 5,
+                    "unknown ln-params " + quoted(t) + "; valid choices: none, file:PATH");
+            c.ln_params = std::string(t.substr(5));
+        },
+        [](const run_config& c) -> parameter_value {
+            return c.ln_params.empty() ? std::string("none") : "file:" + c.ln_params;
+        },
+        [](const run_config& c) {
+            require(c.ln_params.empty() || c.norm == norm_kind::layernorm,
+                    "ln-params needs --norm layernorm (a gain and bias of the centred "
+                    "directions), got norm = " +
+                        std::string(to_string(c.norm)));
+        }},
     parameter_spec{
         "every", "--every", value_type::integer,
         "Write a frame every K steps (default: about 100 frames)",
@@ -382,7 +436,8 @@ const std::array registry{
                     "cluster-eps must be in (0, 2], got " + show(c.cluster_eps));
         }},
     parameter_spec{
-        "observe", "--observe", value_type::name,
+        "observe",
+        "--observe", value_type::name,
         "Optional observables, comma-separated: unselectable (n linear programs per frame) | "
         "none",
         "optional observables computed at every frame besides the standard ones (none, or a "

@@ -80,16 +80,39 @@ void check_output_path(const std::string& path, bool overwrite) {
                           "' already exists; pass --force to overwrite it");
 }
 
+namespace {
+
+layer_norm_affine affine_of(const run_config& c) {
+    return c.ln_params.empty() ? layer_norm_affine{} : read_layer_norm_affine(c.ln_params, c.d);
+}
+
+} // namespace
+
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
                              m_config.weights.per_layer ? 0 : -1);
-    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0));
+    m_affine = affine_of(m_config);
+    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0,
+                           m_config.norm));
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
-    : m_config(std::move(config)), m_weights(std::move(weights)) {
+    : simulation(config, start, std::move(weights), layer_norm_affine{}) {
+    m_affine = affine_of(m_config);
+}
+
+simulation::simulation(run_config config, const initial_state& start, attention_weights weights,
+                       layer_norm_affine affine)
+    : m_config(std::move(config)), m_weights(std::move(weights)), m_affine(std::move(affine)) {
     m_config.validate();
+    const std::size_t d = m_config.d;
+    if ((!m_affine.gain.empty() && m_affine.gain.size() != d) ||
+        (!m_affine.bias.empty() && m_affine.bias.size() != d))
+        throw input_error("layernorm gain and bias must have d = " + std::to_string(d) +
+                          " entries each");
+    if (!m_affine.identity() && m_config.norm != norm_kind::layernorm)
+        throw input_error("a layernorm gain or bias needs --norm layernorm");
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
@@ -149,7 +172,24 @@ simulation simulation::from_file(const std::string& path) {
         // Per-layer weights are regenerated from the seed, layer by layer.
         weights = make_weights(config.weights, config.d, config.seed, 0);
     }
-    return simulation(std::move(config), start, std::move(weights));
+    // Layernorm's gain and bias as recorded, not the --ln-params file (which may have changed
+    // or gone).
+    layer_norm_affine affine;
+    if (!config.ln_params.empty()) {
+        for (const auto& [name, member] :
+             {std::pair{"gain", &layer_norm_affine::gain}, {"bias", &layer_norm_affine::bias}}) {
+            auto m = file.parameter_matrix(name, &rows, &cols);
+            if (!m) continue;
+            if (rows * cols != config.d || (rows != 1 && cols != 1))
+                throw input_error(std::string("'").append(path) + "': /parameters/" + name +
+                                  " does not have d = " + std::to_string(config.d) + " entries");
+            affine.*member = std::move(*m);
+        }
+        if (affine.identity())
+            throw input_error("'" + path + "' was run with ln_params = file:" + config.ln_params +
+                              " but lacks /parameters/gain and /parameters/bias");
+    }
+    return simulation(std::move(config), start, std::move(weights), std::move(affine));
 }
 
 parameter_list simulation::parameters() const {
@@ -171,14 +211,13 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
     const int threads = detail::resolve_threads(c.threads);
-    model_parameters model{c.n,          c.d,     c.beta,     c.causal, c.scheme_settings(),
-                           c.arithmetic, threads, c.attention};
+    model_parameters model{c.n,          c.d,     c.beta,      c.causal, c.scheme_settings(),
+                           c.arithmetic, threads, c.attention, c.norm,   m_affine};
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
-    const bool reads_tokens = info(c.scheme_id).attention_reads_tokens;
-    std::vector<double> attention_input(unselectable && reads_tokens ? c.n * c.d : 0), keys;
+    std::vector<double> keys;
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -189,16 +228,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         summary.last.step_size = summary.statistics.next_step;
         summary.last.step_error = summary.statistics.step_error;
         if (unselectable) {
-            const double* input = directions(x);
-            if (reads_tokens) {
-                const double* r = magnitudes(x, c.n, c.d);
-                for (std::size_t k = 0; k < c.n; ++k)
-                    for (std::size_t a = 0; a < c.d; ++a)
-                        attention_input[k * c.d + a] = r[k] * input[k * c.d + a];
-                input = attention_input.data();
-            }
+            // The keys of what attention reads: theta_k, r_k theta_k (no-norm) or
+            // a ⊙ theta_k + b (layernorm with gain and bias).
             summary.last.unselectable =
-                unselectable_fraction(input, c.n, c.d, system.weights(), keys);
+                unselectable_fraction(system.attention_input(x), c.n, c.d, system.weights(), keys);
         }
         summary.last_time = t;
         ++summary.frames;
@@ -259,7 +292,9 @@ std::vector<std::pair<std::string, std::string>> parameter_descriptions() {
         {"r_initial", "initial magnitudes r_k(0), n"},
         {"Q", "query matrix of the attention, d x d (absent: identity)"},
         {"K", "key matrix of the attention, d x d (absent: identity)"},
-        {"V", "value matrix of the attention, d x d (absent: identity)"}};
+        {"V", "value matrix of the attention, d x d (absent: identity)"},
+        {"gain", "layernorm gain a, d (absent: 1; docs/model.md section 10)"},
+        {"bias", "layernorm bias b, d (absent: 0; docs/model.md section 10)"}};
     for (const auto& [name, text] : provenance)
         out.emplace_back(name, text);
     return out;
@@ -271,6 +306,9 @@ void simulation::write_header(trajectory_writer& writer) const {
     writer.write_parameter_descriptions(parameter_descriptions());
     writer.write_parameter_matrix("theta0", c.n, c.d, m_theta_initial.data());
     writer.write_parameter_matrix("r_initial", c.n, 1, m_r_initial.data());
+    // Layernorm's gain and bias as used, so that a rerun needs no --ln-params file.
+    if (!m_affine.gain.empty()) writer.write_parameter_matrix("gain", c.d, 1, m_affine.gain.data());
+    if (!m_affine.bias.empty()) writer.write_parameter_matrix("bias", c.d, 1, m_affine.bias.data());
     if (!c.weights.per_layer) {
         // Every head's matrix; per-layer weights are regenerated from the seed instead.
         const std::size_t heads = m_weights.heads.size();

@@ -156,7 +156,10 @@ attention_system::attention_system(const model_parameters& model, attention_weig
                                    std::size_t block)
     : m_model(model), m_weights(std::move(weights)), m_kernel(model.n, model.d, block),
       m_attention(model.n * model.d),
-      m_tokens(info(model.scheme.id).attention_reads_tokens ? model.n * model.d : 0) {}
+      m_tokens(info(model.scheme.id).attention_reads_tokens ||
+                       (model.norm == norm_kind::layernorm && !model.affine.identity())
+                   ? model.n * model.d
+                   : 0) {}
 
 void attention_system::attend(const double* theta, double* out) {
     m_kernel.compute(
@@ -189,15 +192,29 @@ void attention_system::check_unnormalized(const double* out) const {
         " arithmetic); lower --beta or use --attention softmax (docs/model.md §8)");
 }
 
-void attention_system::attend_state(const state_type& x, double* out) {
+const double* attention_system::attention_input(const state_type& x) {
     const std::size_t n = m_model.n, d = m_model.d;
     const double* theta = directions(x);
-    if (m_tokens.empty()) return attend(theta, out);
+    if (m_tokens.empty()) return theta;
+    if (m_model.norm == norm_kind::layernorm) {
+        // docs/model.md §10: attention reads the ellipsoid a ⊙ theta_k + b. (no-norm, whose
+        // attention reads magnitudes, is refused with layernorm: there is nothing to centre.)
+        apply_affine(m_model.affine, theta, m_tokens.data(), n, d);
+        return m_tokens.data();
+    }
     const double* r = magnitudes(x, n, d);
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
             m_tokens[k * d + c] = r[k] * theta[k * d + c];
-    attend(m_tokens.data(), out);
+    return m_tokens.data();
+}
+
+void attention_system::attend_state(const state_type& x, double* out) {
+    attend(attention_input(x), out);
+    // LayerNorm cannot see the component of the stream along (1, ..., 1): only Pi A_k moves
+    // the directions (docs/model.md §10).
+    if (m_model.norm == norm_kind::layernorm)
+        centre_rows(out, m_model.n, m_model.d, m_model.threads);
 }
 
 void attention_system::operator()(const state_type& x, state_type& dxdt, double t) {

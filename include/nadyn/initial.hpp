@@ -6,6 +6,15 @@
 //   file:PATH    HDF5 dataset theta0 (n x d, rows normalised, a zero row is an error) and
 //                optional r0 (length n, positive)
 // Magnitudes start at r0 unless the file gives them.
+//
+// With norm = layernorm (docs/model.md §10) the directions lie on S^{d-1} ∩ U, U the
+// hyperplane orthogonal to (1, ..., 1): uniform is uniform there (a Gaussian vector, centred,
+// normalised), orthogonal is the first n vectors of U's Helmert basis
+// h_m = (1, ..., 1, -m, 0, ..., 0) / sqrt(m (m+1)) (needs n <= d - 1), the cap lies in U
+// around a pole in U, and a file's rows are centred, then normalised (a constant row is an
+// error).
+#include "nadyn/norm.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +39,6 @@ struct initial_state {
 };
 
 initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t d,
-                           std::uint64_t seed, double r0);
+                           std::uint64_t seed, double r0, norm_kind norm = norm_kind::rms);
 
 } // namespace nadyn

@@ -6,10 +6,12 @@
 //            time and on the scheme's breakpoint (mix-ln's switch)
 //   euler    explicit Euler, fixed dt
 //   layers   the transformer itself (docs/model.md §4): the layer formula of each scheme
-//            applied literally with step h = dt, T/dt layers, LN(x) = x / ‖x‖
+//            applied literally with step h = dt, T/dt layers, LN(x) = x / ‖x‖ (rms) or
+//            LN(x) = Pi x / ‖Pi x‖ (layernorm, docs/model.md §10)
 //
 // Directions are projected back onto the sphere after every accepted step (docs/model.md
-// §6). Time of step i is i*dt (not an accumulated sum), the last step ends at T.
+// §6); under layernorm onto S^{d-1} ∩ U, centred first (§10). Time of step i is i*dt (not an
+// accumulated sum), the last step ends at T.
 //
 // The model's domain is a finite state with every magnitude r_k > 0 (the speed of pre-ln,
 // mix-ln and peri-ln divides by r_k): an accepted step leaving it is a numerical_fault.
@@ -116,8 +118,11 @@ integration_outcome integrate(attention_system& system, state_type& x,
 // attention output A of the layer's input, at layer time t with step h, on `threads` OpenMP
 // threads (0: omp_get_max_threads()). A is what the scheme's attention reads
 // (attention_system::attend_state): Attn(theta), or Attn(r theta) for no-norm, whose layer
-// is then x <- x + h Attn(x).
+// is then x <- x + h Attn(x). With norm = layernorm the layer's LN is the centre-then-scale
+// map LN(y) = Pi y / ‖Pi y‖ (docs/model.md §10), A being the centred attention Pi A (so
+// ‖A‖ in peri-ln and ngpt is ‖Pi A‖) and r = ‖Pi y‖ where the layer keeps the magnitude.
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
-                 double* theta, double* r, std::size_t n, std::size_t d, int threads = 0);
+                 double* theta, double* r, std::size_t n, std::size_t d, int threads = 0,
+                 norm_kind norm = norm_kind::rms);
 
 } // namespace nadyn

@@ -35,6 +35,10 @@ class simulation {
     // A run with a given initial state and weights (rerun and resume use the ones recorded
     // in a file, so they do not depend on regenerating them).
     simulation(run_config config, const initial_state& start, attention_weights weights);
+    // The same with layernorm's gain and bias given (rerun and resume: the recorded ones);
+    // the constructors above read them from the configuration's --ln-params file.
+    simulation(run_config config, const initial_state& start, attention_weights weights,
+               layer_norm_affine affine);
 
     // The run recorded in a trajectory file (its /parameters, theta0, r_initial and Q, K, V):
     // `nadyn rerun` runs it again; the result is bitwise identical.
@@ -69,6 +73,8 @@ class simulation {
     void set_warning_sink(warning_sink sink) { m_config.integration.warn = std::move(sink); }
     [[nodiscard]] const state_type& state() const { return m_state; }
     [[nodiscard]] const attention_weights& weights() const { return m_weights; }
+    // Layernorm's gain and bias (empty: a = 1, b = 0; docs/model.md §10).
+    [[nodiscard]] const layer_norm_affine& affine() const { return m_affine; }
     // The record of the inputs (parameters + provenance) written to /parameters.
     [[nodiscard]] parameter_list parameters() const;
 
@@ -82,6 +88,7 @@ class simulation {
 
     run_config m_config;
     attention_weights m_weights;
+    layer_norm_affine m_affine;
     state_type m_state;
     std::vector<double> m_theta_initial;
     std::vector<double> m_r_initial;

@@ -5,6 +5,7 @@
 #include "nadyn/attention.hpp"
 #include "nadyn/initial.hpp"
 #include "nadyn/integrate.hpp"
+#include "nadyn/norm.hpp"
 #include "nadyn/parameters.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
@@ -29,6 +30,8 @@ struct run_config {
     bool causal = false;
     precision arithmetic = precision::double_precision; // of the attention kernel
     attention_kind attention = attention_kind::softmax; // softmax or unnormalised weights
+    norm_kind norm = norm_kind::rms;                    // the layers' LN (docs/model.md §10)
+    std::string ln_params; // layernorm's gain and bias file; empty: none (a = 1, b = 0)
     integration_settings integration{integrator_kind::rk4, 20.0, 0.01, 1e-8, 1e-10, 0};
     initial_spec init;
     weights_spec weights;                      // with the heads and the value family

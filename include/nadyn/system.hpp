@@ -5,12 +5,15 @@
 //     d r_k / dt     = radial rate of the scheme
 //
 // A_k is the attention of the directions, or of the tokens r_j theta_j for a scheme whose
-// attention reads tokens (no-norm, docs/model.md §9).
+// attention reads tokens (no-norm, docs/model.md §9). Under --norm layernorm (docs/model.md
+// §10) A_k is the centred attention Pi A_k of y_j = a ⊙ theta_j + b, and the directions
+// live on S^{d-1} ∩ U (U the hyperplane orthogonal to (1, ..., 1)).
 //
 // The state is one contiguous vector: the n x d directions row-major (one row a token,
 // so a frame is one block), then the n magnitudes. It is an Odeint system, a callable
 // sys(x, dxdt, t); it owns workspaces, so pass it to Odeint with std::ref.
 #include "nadyn/attention.hpp"
+#include "nadyn/norm.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
 #include "nadyn/weights.hpp"
@@ -35,6 +38,8 @@ struct model_parameters {
     // attend(), and so every evaluation, then throws numerical_fault (integrate.hpp) instead
     // of returning an Inf.
     attention_kind attention = attention_kind::softmax;
+    norm_kind norm = norm_kind::rms; // the layers' LN (docs/model.md §10)
+    layer_norm_affine affine = {};   // layernorm's gain and bias (empty: a = 1, b = 0)
 };
 
 class attention_system {
@@ -60,8 +65,12 @@ class attention_system {
     // Applies the attention of the current weights to arbitrary directions.
     void attend(const double* theta, double* out);
     // The attention the scheme reads at state x: of the directions theta_k, or of the tokens
-    // r_k theta_k when the scheme's attention reads tokens (no-norm, docs/model.md §9).
+    // r_k theta_k when the scheme's attention reads tokens (no-norm, docs/model.md §9); under
+    // layernorm of a ⊙ theta_k + b, centred (Pi A_k, docs/model.md §10).
     void attend_state(const state_type& x, double* out);
+    // The rows attention reads at state x (theta_k, r_k theta_k or a ⊙ theta_k + b): the
+    // directions themselves or a workspace of the system, valid until the next call.
+    const double* attention_input(const state_type& x);
 
   private:
     // Throws numerical_fault, naming the first token, when an unnormalised A is not finite.
@@ -71,7 +80,9 @@ class attention_system {
     attention_weights m_weights;
     attention_kernel m_kernel;
     std::vector<double> m_attention;
-    std::vector<double> m_tokens; // r_k theta_k, n x d (schemes whose attention reads tokens)
+    // r_k theta_k (schemes whose attention reads tokens) or a ⊙ theta_k + b (layernorm with
+    // gain or bias), n x d; empty when attention reads the directions themselves.
+    std::vector<double> m_tokens;
     std::uint64_t m_evaluations = 0;
     double m_step_start = std::numeric_limits<double>::quiet_NaN();
     double m_time = 0.0; // of the current evaluation, for the message of an overflow
@@ -96,5 +107,13 @@ inline const double* magnitudes(const state_type& x, std::size_t n, std::size_t 
 
 // Rescales every direction to unit norm (the projection after each accepted step).
 void project_to_sphere(double* theta, std::size_t n, std::size_t d, int threads = 0);
+// The projection after each accepted step for the run's norm: onto S^{d-1} (rms) or onto
+// S^{d-1} ∩ U, centring first (layernorm).
+inline void project_directions(double* theta, const model_parameters& model) {
+    if (model.norm == norm_kind::layernorm)
+        project_to_centred_sphere(theta, model.n, model.d, model.threads);
+    else
+        project_to_sphere(theta, model.n, model.d, model.threads);
+}
 
 } // namespace nadyn

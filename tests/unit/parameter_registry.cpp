@@ -59,6 +59,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"causal", "true"},
                                                                      {"precision", "float"},
                                                                      {"attention", "unnormalized"},
+                                                                     {"norm", "layernorm"},
+                                                                     {"ln_params", "file:ln.h5"},
                                                                      {"every", "3"},
                                                                      {"positions", "none"},
                                                                      {"compress", "1"},
