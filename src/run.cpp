@@ -1,5 +1,6 @@
 #include "nadyn/run.hpp"
 
+#include "nadyn/attention_observables.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -178,13 +179,15 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
     const int threads = detail::resolve_threads(c.threads);
-    model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, threads};
+    model_parameters model{c.n,          c.d,     c.beta,    c.causal, c.scheme_settings(),
+                           c.arithmetic, threads, c.qkv_norm};
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
+    attention_observables attention_pass(c.n, c.d, c.block);
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
     const bool reads_tokens = info(c.scheme_id).attention_reads_tokens;
-    std::vector<double> attention_input(unselectable && reads_tokens ? c.n * c.d : 0), keys;
+    std::vector<double> attention_input(reads_tokens ? c.n * c.d : 0), keys;
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -194,15 +197,20 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
         summary.last.step_size = summary.statistics.next_step;
         summary.last.step_error = summary.statistics.step_error;
+        // The input the attention reads: the directions, or r_k theta_k (no-norm).
+        const double* input = directions(x);
+        if (reads_tokens) {
+            const double* r = magnitudes(x, c.n, c.d);
+            for (std::size_t k = 0; k < c.n; ++k)
+                for (std::size_t a = 0; a < c.d; ++a)
+                    attention_input[k * c.d + a] = r[k] * input[k * c.d + a];
+            input = attention_input.data();
+        }
+        const attention_summary attention =
+            attention_pass.compute(input, system.weights(), system.kernel_options());
+        summary.last.argmax_flips = attention.argmax_flips;
+        summary.last.attention_entropy = attention.attention_entropy;
         if (unselectable) {
-            const double* input = directions(x);
-            if (reads_tokens) {
-                const double* r = magnitudes(x, c.n, c.d);
-                for (std::size_t k = 0; k < c.n; ++k)
-                    for (std::size_t a = 0; a < c.d; ++a)
-                        attention_input[k * c.d + a] = r[k] * input[k * c.d + a];
-                input = attention_input.data();
-            }
             summary.last.unselectable =
                 unselectable_fraction(input, c.n, c.d, system.weights(), keys);
         }
@@ -218,9 +226,16 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         }
     };
     layer_weights_source layer_weights;
-    if (c.weights.per_layer) {
-        layer_weights = [&c](std::int64_t layer) {
-            return combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d);
+    if (c.weights.per_layer || c.norm_noise > 0.0) {
+        // Norm noise is drawn per layer (per layer-time interval in the ODE integrators,
+        // docs/model.md §11), with fixed or per-layer weights.
+        layer_weights = [&c, fixed = system.weights()](std::int64_t layer) {
+            attention_weights w =
+                c.weights.per_layer
+                    ? combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d)
+                    : fixed;
+            draw_norm_noise(w, c.n, c.norm_noise, c.seed, layer);
+            return w;
         };
     }
     state_type x = m_state;

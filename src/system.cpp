@@ -154,9 +154,14 @@ attention_system::attention_system(const model_parameters& model, attention_weig
       m_attention(model.n * model.d),
       m_tokens(info(model.scheme.id).attention_reads_tokens ? model.n * model.d : 0) {}
 
+attention_options attention_system::kernel_options() const {
+    // Attention reads unit directions unless the scheme's attention reads tokens (m_tokens).
+    return {m_model.beta,    m_model.causal,   m_model.arithmetic,
+            m_model.threads, m_model.qkv_norm, m_tokens.empty()};
+}
+
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(theta, m_weights,
-                     {m_model.beta, m_model.causal, m_model.arithmetic, m_model.threads}, out);
+    m_kernel.compute(theta, m_weights, kernel_options(), out);
 }
 
 void attention_system::attend_state(const state_type& x, double* out) {

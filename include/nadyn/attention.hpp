@@ -4,6 +4,10 @@
 //     w_kj = exp(beta <Q theta_k, K theta_j>) / sum_l exp(beta <Q theta_k, K theta_l>)
 //     A_k  = sum_j w_kj V theta_j        (summed over heads)
 //
+// With QKV-Norm or norm noise (docs/model.md §11) each head's q, key and v rows are
+// normalised and/or scaled after the projection (every path; the symmetric one only while
+// queries and keys stay equal, i.e. without noise).
+//
 // Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
@@ -43,6 +47,14 @@ struct attention_options {
     // OpenMP threads of this call (0: omp_get_max_threads() now). A num_threads clause on the
     // kernel's own loops: the process's setting is left alone. The result does not depend on it.
     int threads = 0;
+    // QKV-Norm (docs/model.md §11): q_k, key_j and v_j are normalised per token and head after
+    // the linear maps, q_k = Q y_k / ‖Q y_k‖ etc., before beta multiplies the logits. Norm-noise
+    // factors come with the weights (attention_head::query_norm, ...) and multiply the norms
+    // after it.
+    bool qkv_norm = false;
+    // The inputs are unit vectors (the directions): QKV-Norm skips identity maps, which would
+    // leave them unchanged mathematically.
+    bool unit_inputs = false;
 };
 
 class attention_kernel {

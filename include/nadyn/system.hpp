@@ -30,7 +30,8 @@ struct model_parameters {
     bool causal = false;
     scheme_parameters scheme;
     precision arithmetic = precision::double_precision; // of the attention kernel
-    int threads = 0; // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
+    int threads = 0;       // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
+    bool qkv_norm = false; // QKV-Norm of q, k, v after the linear maps (docs/model.md §11)
 };
 
 class attention_system {
@@ -55,6 +56,9 @@ class attention_system {
     // The attention the scheme reads at state x: of the directions theta_k, or of the tokens
     // r_k theta_k when the scheme's attention reads tokens (no-norm, docs/model.md §9).
     void attend_state(const state_type& x, double* out);
+    // The kernel's options for this model (beta, mask, arithmetic, threads, QKV-Norm, and
+    // whether the attention input is the unit directions).
+    [[nodiscard]] attention_options kernel_options() const;
 
   private:
     model_parameters m_model;
