@@ -99,7 +99,8 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 }
                 // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
                 // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
-                const double largest = row[first_argmax(row, visible)];
+                const std::size_t top = first_argmax(row, visible);
+                const double largest = row[top];
                 std::vector<double>& e =
                     m_exponentials[static_cast<std::size_t>(omp_get_thread_num())];
                 e.resize(n);
@@ -108,12 +109,14 @@ attention_summary attention_observables::compute(const double* y, const attentio
                     e[j] = row[j];
                 }
                 detail::exp_in_place(e.data(), visible);
-                double total = 0.0, weighted = 0.0;
+                // Z = 1 + rest (the top key's term is exactly 1): log1p keeps the entropy's
+                // relative accuracy when one key dominates and rest is far below 1e-16.
+                double rest = 0.0, weighted = 0.0;
                 for (std::size_t j = 0; j < visible; ++j) {
-                    total += e[j];
+                    if (j != top) rest += e[j];
                     weighted += e[j] * row[j];
                 }
-                const double entropy = std::log(total) - weighted / total;
+                const double entropy = std::log1p(rest) - weighted / (1.0 + rest);
                 m_entropy[token] = n > 1 ? std::max(entropy, 0.0) / log_n : 0.0;
             }
         });

@@ -19,7 +19,7 @@ struct attention_head {
     matrix Q, K, V; // d x d, or empty for the identity
     // Norm noise (docs/model.md §11): the norms of q_k, key_k and v_k are multiplied by
     // these n factors (1 + sigma xi); empty: 1 (no noise).
-    std::vector<double> query_norm, key_norm, value_norm;
+    std::vector<double> query_norm = {}, key_norm = {}, value_norm = {};
 };
 
 struct attention_weights {
