@@ -681,7 +681,7 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
         }
         v_data = detail::shape_rows(
             v_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.V),
-            head.value_norm, m_values);
+            head.value_norm, m_values, options.value_norm);
         if (symmetric && !options.causal && options.beta >= 0.0 &&
             add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
                           out)) {
@@ -896,14 +896,14 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
     };
     // QKV-Norm and norm noise (docs/model.md §11), written out for one vector: always
     // normalised under QKV-Norm (unit inputs or not), then the factor of token `token`.
-    auto shape = [&](std::vector<double>& y, const std::vector<double>& factors,
-                     std::size_t token) {
+    auto shape = [&](std::vector<double>& y, const std::vector<double>& factors, std::size_t token,
+                     double length = 1.0) {
         double factor = factors.empty() ? 1.0 : factors[token];
         if (options.qkv_norm) {
             double norm2 = 0.0;
             for (std::size_t a = 0; a < d; ++a)
                 norm2 += y[a] * y[a];
-            factor /= std::sqrt(norm2);
+            factor *= length / std::sqrt(norm2);
         }
         for (std::size_t a = 0; a < d; ++a)
             y[a] *= factor;
@@ -928,7 +928,7 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
                 total += std::exp(logits[j] - largest);
             for (std::size_t j = 0; j < visible; ++j) {
                 apply(head.V, theta + j * d, v);
-                shape(v, head.value_norm, j);
+                shape(v, head.value_norm, j, options.value_norm);
                 const double w = std::exp(logits[j] - largest) / total;
                 for (std::size_t a = 0; a < d; ++a)
                     out[i * d + a] += w * v[a];

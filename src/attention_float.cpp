@@ -102,13 +102,13 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
     // QKV-Norm and norm noise (docs/model.md §11): the head's operand projected and shaped in
     // double (the norms are a sum of d squares), then converted to float.
     auto shaped_single = [&](const matrix& m, bool normalise, const std::vector<double>& scale,
-                             matrix& shaped, float_matrix& projected) {
+                             matrix& shaped, float_matrix& projected, double length) {
         const double* data = theta;
         if (m.size() != 0) {
             shaped.noalias() = Eigen::Map<const matrix>(theta, n, d) * m.transpose();
             data = shaped.data();
         }
-        data = detail::shape_rows(data, m_n, m_d, normalise, scale, shaped);
+        data = detail::shape_rows(data, m_n, m_d, normalise, scale, shaped, length);
         projected = Eigen::Map<const matrix>(data, n, d).cast<float>();
         return projected.data();
     };
@@ -118,13 +118,13 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
             const bool unit = options.unit_inputs;
             const float* q =
                 shaped_single(head.Q, detail::normalises(options.qkv_norm, unit, head.Q),
-                              head.query_norm, m_queries, m_queries_single);
+                              head.query_norm, m_queries, m_queries_single, 1.0);
             const float* k =
                 shaped_single(head.K, detail::normalises(options.qkv_norm, unit, head.K),
-                              head.key_norm, m_keys, m_keys_single);
+                              head.key_norm, m_keys, m_keys_single, 1.0);
             const float* v =
                 shaped_single(head.V, detail::normalises(options.qkv_norm, unit, head.V),
-                              head.value_norm, m_values, m_values_single);
+                              head.value_norm, m_values, m_values_single, options.value_norm);
             add_general_single(q, k, v, options);
             continue;
         }

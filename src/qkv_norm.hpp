@@ -26,8 +26,11 @@ inline bool normalises(bool qkv_norm, bool unit_inputs, const matrix& map) {
 // The n x d row-major operand `data` with QKV-Norm (`normalise`) and the factors `scale`
 // (empty: 1) applied: `data` itself when neither applies, else `buffer` (data copied into it
 // first unless it is the buffer already).
+// `length` is the norm QKV-Norm gives each row (1, or the head's share 1/H for values under
+// the heads' mean, which combine_heads folds into V).
 inline const double* shape_rows(const double* data, std::size_t n, std::size_t d, bool normalise,
-                                const std::vector<double>& scale, matrix& buffer) {
+                                const std::vector<double>& scale, matrix& buffer,
+                                double length = 1.0) {
     if (!normalise && scale.empty()) return data;
     const auto rows = static_cast<Eigen::Index>(n), cols = static_cast<Eigen::Index>(d);
     if (data != buffer.data()) {
@@ -42,7 +45,7 @@ inline const double* shape_rows(const double* data, std::size_t n, std::size_t d
             double norm2 = 0.0;
             for (std::size_t c = 0; c < d; ++c)
                 norm2 += row[c] * row[c];
-            factor /= std::sqrt(norm2);
+            factor *= length / std::sqrt(norm2);
         }
         for (std::size_t c = 0; c < d; ++c)
             row[c] *= factor;

@@ -181,6 +181,9 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const int threads = detail::resolve_threads(c.threads);
     model_parameters model{c.n,          c.d,     c.beta,    c.causal, c.scheme_settings(),
                            c.arithmetic, threads, c.qkv_norm};
+    // The heads' mean folds 1/H into each V (combine_heads); QKV-Norm's values keep it.
+    if (c.combine == head_combine::mean && c.weights.heads > 1)
+        model.value_norm = 1.0 / static_cast<double>(c.weights.heads);
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     attention_observables attention_pass(c.n, c.d, c.block);

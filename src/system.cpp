@@ -156,8 +156,8 @@ attention_system::attention_system(const model_parameters& model, attention_weig
 
 attention_options attention_system::kernel_options() const {
     // Attention reads unit directions unless the scheme's attention reads tokens (m_tokens).
-    return {m_model.beta,    m_model.causal,   m_model.arithmetic,
-            m_model.threads, m_model.qkv_norm, m_tokens.empty()};
+    return {m_model.beta,     m_model.causal,   m_model.arithmetic, m_model.threads,
+            m_model.qkv_norm, m_tokens.empty(), m_model.value_norm};
 }
 
 void attention_system::attend(const double* theta, double* out) {

@@ -55,6 +55,9 @@ struct attention_options {
     // The inputs are unit vectors (the directions): QKV-Norm skips identity maps, which would
     // leave them unchanged mathematically.
     bool unit_inputs = false;
+    // QKV-Norm: the norm of each normalised value, 1, or the head's share 1/H when the heads
+    // are averaged (combine_heads folds the 1/H into V, which the normalisation would undo).
+    double value_norm = 1.0;
 };
 
 class attention_kernel {

@@ -32,6 +32,8 @@ struct model_parameters {
     precision arithmetic = precision::double_precision; // of the attention kernel
     int threads = 0;       // OpenMP threads of every evaluation (0: omp_get_max_threads() then)
     bool qkv_norm = false; // QKV-Norm of q, k, v after the linear maps (docs/model.md §11)
+    // QKV-Norm: the norm of a normalised value, the head's share 1/H under the heads' mean.
+    double value_norm = 1.0;
 };
 
 class attention_system {
