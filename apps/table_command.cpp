@@ -26,6 +26,7 @@ struct table_options {
     initial_table_settings initial;
     terminal_table_settings terminal;
     random_table_settings random;
+    noise_table_settings noise;
     std::vector<std::uint64_t> seeds{1, 2, 3};
     bool quick = false;
 };
@@ -237,7 +238,8 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
-    app.add_option("which", o->which, "initial | terminal | random | all | unselectable")->required();
+    app.add_option("which", o->which, "initial | terminal | random | all | unselectable | noise")
+        ->required();
     app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
         ->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
@@ -278,7 +280,21 @@ command add_table(CLI::App& app) {
     app.add_option("--layers", o->random.layers, "random: number of layers")
         ->check(decimal_integer<std::size_t>())
         ->capture_default_str();
-    app.add_option("--seeds", o->seeds, "random: seeds")->capture_default_str();
+    app.add_option("--seeds", o->seeds, "random, unselectable, noise: seeds")
+        ->capture_default_str();
+    // noise
+    app.add_option("--noise-n", o->noise.n, "noise: tokens")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--noise-d", o->noise.d, "noise: dimension")
+        ->check(decimal_integer<std::size_t>())
+        ->capture_default_str();
+    app.add_option("--noise-T", o->noise.T, "noise: horizon of each run (rk4)")
+        ->capture_default_str();
+    app.add_option("--noise-betas", o->noise.betas, "noise: inverse temperatures")
+        ->capture_default_str();
+    app.add_option("--noise-sigmas", o->noise.sigmas, "noise: noise levels sigma")
+        ->capture_default_str();
     app.add_flag("--quick", o->quick,
                  "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
                  "cores); --random-n, --random-d, --layers, --seeds given explicitly still apply");
@@ -288,6 +304,21 @@ command add_table(CLI::App& app) {
         if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
             return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
                                           o->format == "csv");
+        if (o->which == "noise") { // docs/model.md §11: argmax flips under norm noise
+            require(o->noise.n >= 2 && o->noise.d >= 2, "noise-n and noise-d must be >= 2");
+            require(std::isfinite(o->noise.T) && o->noise.T > 0, "noise-T must be > 0");
+            require(!o->noise.betas.empty() && !o->noise.sigmas.empty(),
+                    "noise-betas and noise-sigmas need at least one value each");
+            for (const double sigma : o->noise.sigmas)
+                require(std::isfinite(sigma) && sigma >= 0, "noise-sigmas must be >= 0");
+            for (const double beta : o->noise.betas)
+                require(std::isfinite(beta), "noise-betas must be finite");
+            require(o->format == "md" || o->format == "csv",
+                    "unknown format '" + o->format + "'; valid formats: md, csv");
+            o->noise.seeds = o->seeds;
+            return run_noise_table(o->out_dir, o->noise, o->python, !o->no_figures,
+                                   o->format == "csv");
+        }
         if (o->quick) {
             const random_table_settings quick = quick_random_settings();
             if (sub->get_option("--random-n")->count() == 0) o->random.n = quick.n;
@@ -297,7 +328,8 @@ command add_table(CLI::App& app) {
         }
         require(o->which == "initial" || o->which == "terminal" || o->which == "random" ||
                     o->which == "all",
-                "unknown table '" + o->which + "'; valid tables: initial, terminal, random, all");
+                "unknown table '" + o->which +
+                    "'; valid tables: initial, terminal, random, all, unselectable, noise");
         require(o->format == "md" || o->format == "csv",
                 "unknown format '" + o->format + "'; valid formats: md, csv");
         require(o->initial.n >= 2, "n must be at least 2");
