@@ -13,9 +13,9 @@ namespace nadyn {
 
 struct noise_table_settings {
     std::size_t n = 64, d = 64;
-    double T = 4.0, dt = 0.05;            // rk4
-    double layer_time = 0.5;              // the noise is redrawn every layer time
-    std::vector<double> betas{1.0, 30.0}; // isotropic, sparse
+    double T = 4.0, dt = 0.05;             // rk4
+    double layer_time = 0.5;               // the noise is redrawn every layer time
+    std::vector<double> betas{1.0, 100.0}; // isotropic, sparse
     std::vector<double> sigmas{0.0, 0.01, 0.02, 0.05, 0.1, 0.2}; // 0: the check row
     std::vector<std::uint64_t> seeds{1, 2, 3};
 };
