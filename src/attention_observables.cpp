@@ -116,7 +116,10 @@ attention_summary attention_observables::compute(const double* y, const attentio
                     if (j != top) rest += e[j];
                     weighted += e[j] * row[j];
                 }
-                const double entropy = std::log1p(rest) - weighted / (1.0 + rest);
+                // log(1 + rest) once rest is large: for beta = 0 it is then log n exactly,
+                // the same rounding as log_n, so uniform rows give exactly 1.
+                const double log_z = rest < 0.5 ? std::log1p(rest) : std::log(1.0 + rest);
+                const double entropy = log_z - weighted / (1.0 + rest);
                 m_entropy[token] = n > 1 ? std::max(entropy, 0.0) / log_n : 0.0;
             }
         });

@@ -217,16 +217,18 @@ TEST_CASE("norm-noise factors: 1 + sigma xi with xi standard normal, one stream 
 
 TEST_CASE("attention_entropy: 1 for beta = 0, the closed form of the symmetric start, -> 0") {
     SUBCASE("beta = 0: uniform rows, entropy exactly 1, no flips") {
-        const std::size_t n = 37, d = 6;
-        const std::vector<double> theta = directions_of(n, d, 2);
-        attention_weights w = random_heads(2, d, 4);
-        attention_observables pass(n, d, 16);
-        const attention_summary s = pass.compute(theta.data(), w, attention_options{0.0});
-        CHECK(s.attention_entropy == 1.0);
-        CHECK(s.argmax_flips == 0.0);
-        // beta = 0 ties every key: noise cannot move the argmax (ties to the lowest index).
-        draw_norm_noise(w, n, 0.3, 1, 0);
-        CHECK(pass.compute(theta.data(), w, attention_options{0.0}).argmax_flips == 0.0);
+        for (const std::size_t n : {std::size_t{2}, std::size_t{37}, std::size_t{1000}}) {
+            const std::size_t d = 6;
+            const std::vector<double> theta = directions_of(n, d, 2);
+            attention_weights w = random_heads(2, d, 4);
+            attention_observables pass(n, d, 16);
+            const attention_summary s = pass.compute(theta.data(), w, attention_options{0.0});
+            CHECK(s.attention_entropy == 1.0);
+            CHECK(s.argmax_flips == 0.0);
+            // beta = 0 ties every key: noise cannot move the argmax (ties to the lowest index).
+            draw_norm_noise(w, n, 0.3, 1, 0);
+            CHECK(pass.compute(theta.data(), w, attention_options{0.0}).argmax_flips == 0.0);
+        }
     }
     SUBCASE("symmetric start: (log(e^beta + n - 1) - beta e^beta / (e^beta + n - 1)) / log n") {
         const std::size_t n = 256, d = 256;
