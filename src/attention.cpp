@@ -2,6 +2,7 @@
 
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
+#include "qkv_norm.hpp"
 #include "reductions.hpp"
 #include "softmax_blocks.hpp"
 
@@ -654,21 +655,34 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
         const double* q_data = theta;
         const double* k_data = theta;
         const double* v_data = theta;
-        const bool symmetric = same_projection(head.Q, head.K);
+        // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
+        const bool symmetric =
+            same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
         if (head.Q.size() != 0) {
             project(tokens, head.Q, m_queries);
             q_data = m_queries.data();
         }
+        q_data = detail::shape_rows(
+            q_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
+            head.query_norm, m_queries);
         if (symmetric) {
             k_data = q_data;
-        } else if (head.K.size() != 0) {
-            project(tokens, head.K, m_keys);
-            k_data = m_keys.data();
+        } else {
+            if (head.K.size() != 0) {
+                project(tokens, head.K, m_keys);
+                k_data = m_keys.data();
+            }
+            k_data = detail::shape_rows(
+                k_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.K),
+                head.key_norm, m_keys);
         }
         if (head.V.size() != 0) {
             project(tokens, head.V, m_values);
             v_data = m_values.data();
         }
+        v_data = detail::shape_rows(
+            v_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.V),
+            head.value_norm, m_values, options.value_norm);
         // Per head: a head with Q = K takes the symmetric path whatever the others take.
         if (symmetric && !options.causal && options.beta >= 0.0 &&
             add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
@@ -948,13 +962,29 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
             y[a] = sum;
         }
     };
+    // QKV-Norm and norm noise (docs/model.md §11), written out for one vector: always
+    // normalised under QKV-Norm (unit inputs or not), then the factor of token `token`.
+    auto shape = [&](std::vector<double>& y, const std::vector<double>& factors, std::size_t token,
+                     double length = 1.0) {
+        double factor = factors.empty() ? 1.0 : factors[token];
+        if (options.qkv_norm) {
+            double norm2 = 0.0;
+            for (std::size_t a = 0; a < d; ++a)
+                norm2 += y[a] * y[a];
+            factor *= length / std::sqrt(norm2);
+        }
+        for (std::size_t a = 0; a < d; ++a)
+            y[a] *= factor;
+    };
     for (const attention_head& head : weights.heads) {
         for (std::size_t i = 0; i < n; ++i) {
             apply(head.Q, theta + i * d, q);
+            shape(q, head.query_norm, i);
             const std::size_t visible = options.causal ? i + 1 : n;
             double largest = -std::numeric_limits<double>::infinity();
             for (std::size_t j = 0; j < visible; ++j) {
                 apply(head.K, theta + j * d, k);
+                shape(k, head.key_norm, j);
                 double dot = 0.0;
                 for (std::size_t a = 0; a < d; ++a)
                     dot += q[a] * k[a];
@@ -967,6 +997,7 @@ void reference_attention(const double* theta, std::size_t n, std::size_t d,
             const bool unnormalized = options.kind == attention_kind::unnormalized;
             for (std::size_t j = 0; j < visible; ++j) {
                 apply(head.V, theta + j * d, v);
+                shape(v, head.value_norm, j, options.value_norm);
                 const double w = unnormalized ? std::exp(logits[j]) / static_cast<double>(n)
                                               : std::exp(logits[j] - largest) / total;
                 for (std::size_t a = 0; a < d; ++a)

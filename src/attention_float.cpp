@@ -1,6 +1,7 @@
 // The single-precision path of the attention kernel (--precision float, precision.hpp).
 #include "nadyn/attention.hpp"
 
+#include "qkv_norm.hpp"
 #include "softmax_blocks.hpp"
 
 #include <algorithm>
@@ -98,7 +99,35 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
         projected.noalias() = m_tokens_single * m_weight_single.transpose();
         return projected.data();
     };
+    // QKV-Norm and norm noise (docs/model.md §11): the head's operand projected and shaped in
+    // double (the norms are a sum of d squares), then converted to float.
+    auto shaped_single = [&](const matrix& m, bool normalise, const std::vector<double>& scale,
+                             matrix& shaped, float_matrix& projected, double length) {
+        const double* data = theta;
+        if (m.size() != 0) {
+            shaped.noalias() = Eigen::Map<const matrix>(theta, n, d) * m.transpose();
+            data = shaped.data();
+        }
+        data = detail::shape_rows(data, m_n, m_d, normalise, scale, shaped, length);
+        projected = Eigen::Map<const matrix>(data, n, d).cast<float>();
+        return projected.data();
+    };
     for (const attention_head& head : weights.heads) {
+        if (options.qkv_norm || !head.query_norm.empty() || !head.key_norm.empty() ||
+            !head.value_norm.empty()) {
+            const bool unit = options.unit_inputs;
+            const float* q =
+                shaped_single(head.Q, detail::normalises(options.qkv_norm, unit, head.Q),
+                              head.query_norm, m_queries, m_queries_single, 1.0);
+            const float* k =
+                shaped_single(head.K, detail::normalises(options.qkv_norm, unit, head.K),
+                              head.key_norm, m_keys, m_keys_single, 1.0);
+            const float* v =
+                shaped_single(head.V, detail::normalises(options.qkv_norm, unit, head.V),
+                              head.value_norm, m_values, m_values_single, options.value_norm);
+            add_general_single(q, k, v, options);
+            continue;
+        }
         const float* tokens = m_tokens_single.data();
         const float* q = head.Q.size() != 0 ? project_single(head.Q, m_queries_single) : tokens;
         const bool same_keys = detail::same_projection(head.Q, head.K);

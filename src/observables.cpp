@@ -15,8 +15,9 @@
 namespace nadyn {
 
 std::vector<double> frame_observables::values() const {
-    return {mean_cos, gap,     velocity, variance,   displacement, r_mean,    r_min,
-            r_max,    min_cos, clusters, norm_error, step_size,    step_error};
+    return {mean_cos,   gap,       velocity,   variance,     displacement,
+            r_mean,     r_min,     r_max,      min_cos,      clusters,
+            norm_error, step_size, step_error, argmax_flips, attention_entropy};
 }
 
 double frame_observables::optional_value(std::string_view name) const {

@@ -259,6 +259,39 @@ const std::array registry{
         },
         nullptr},
     parameter_spec{
+        "qkv_norm", "--qkv-norm", value_type::switch_,
+        "QKV-Norm: normalise q, k and v per token and head after the linear maps",
+        "QKV-Norm: each head's q_k = Q y_k / |Q y_k|, key_j = K y_j / |K y_j| and "
+        "v_j = V y_j / |V y_j| before the softmax (1), or the plain maps (0) "
+        "(docs/model.md section 11)",
+        "", "1", false, true, "0",
+        [](run_config& c, std::string_view t) { c.qkv_norm = parse_switch(t, "qkv-norm"); },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.qkv_norm ? 1 : 0}; },
+        [](const run_config& c) {
+            require(!(c.qkv_norm && c.observes("unselectable")),
+                    "observe unselectable reads the keys K y_j without QKV-Norm; drop "
+                    "--qkv-norm or --observe unselectable");
+        }},
+    parameter_spec{
+        "norm_noise", "--norm-noise", value_type::number,
+        "Noise on the norms: q, k, v norms times 1 + SIGMA xi, xi ~ N(0, 1) per token, head "
+        "and layer (layer-time interval)",
+        "noise on the norms: the norms of each head's q_k, key_k and v_k are multiplied by "
+        "1 + norm_noise xi, xi standard normal, independent per token, head and layer (per "
+        "layer-time interval with rk4, euler, dopri5), drawn from the seed (docs/model.md "
+        "section 11); 0: no noise",
+        "", "", false, true, "0",
+        [](run_config& c, std::string_view t) { c.norm_noise = parse_number(t, "norm-noise"); },
+        [](const run_config& c) -> parameter_value { return c.norm_noise; },
+        [](const run_config& c) {
+            require(std::isfinite(c.norm_noise) && c.norm_noise >= 0.0,
+                    "norm-noise must be a finite number >= 0 (0: no noise), got " +
+                        show(c.norm_noise));
+            require(!(c.norm_noise > 0.0 && c.observes("unselectable")),
+                    "observe unselectable reads the keys K y_j without norm noise; drop "
+                    "--norm-noise or --observe unselectable");
+        }},
+    parameter_spec{
         "seed", "--seed", value_type::integer, "Seed of the initial condition and random weights",
         "seed of the random initial directions and weights (each draw has its own stream)", "", "",
         false, true, "",

@@ -19,6 +19,11 @@ std::uint64_t weights_stream_id(std::int64_t layer, std::size_t head) {
            static_cast<std::uint64_t>(layer + 1);
 }
 
+std::uint64_t norm_noise_stream_id(std::int64_t layer, std::size_t head) {
+    return norm_noise_stream + (static_cast<std::uint64_t>(head) << 42) +
+           static_cast<std::uint64_t>(layer < 0 ? 0 : layer);
+}
+
 double random_source::uniform() {
     return static_cast<double>(m_engine() >> 11) * 0x1.0p-53;
 }

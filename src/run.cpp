@@ -1,5 +1,6 @@
 #include "nadyn/run.hpp"
 
+#include "nadyn/attention_observables.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
@@ -212,9 +213,14 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const run_config& c = m_config;
     const int threads = detail::resolve_threads(c.threads);
     model_parameters model{c.n,          c.d,     c.beta,      c.causal, c.scheme_settings(),
-                           c.arithmetic, threads, c.attention, c.norm,   m_affine};
+                           c.arithmetic, threads, c.attention, c.norm,   m_affine,
+                           c.qkv_norm};
+    // The heads' mean folds 1/H into each V (combine_heads); QKV-Norm's values keep it.
+    if (c.combine == head_combine::mean && c.weights.heads > 1)
+        model.value_norm = 1.0 / static_cast<double>(c.weights.heads);
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
+    attention_observables attention_pass(c.n, c.d, c.block);
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
     std::vector<double> keys;
@@ -227,11 +233,16 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
         summary.last.step_size = summary.statistics.next_step;
         summary.last.step_error = summary.statistics.step_error;
+        // The input the attention reads: theta_k, r_k theta_k (no-norm) or a ⊙ theta_k + b
+        // (layernorm with gain and bias).
+        const double* input = system.attention_input(x);
+        const attention_summary attention =
+            attention_pass.compute(input, system.weights(), system.kernel_options());
+        summary.last.argmax_flips = attention.argmax_flips;
+        summary.last.attention_entropy = attention.attention_entropy;
         if (unselectable) {
-            // The keys of what attention reads: theta_k, r_k theta_k (no-norm) or
-            // a ⊙ theta_k + b (layernorm with gain and bias).
             summary.last.unselectable =
-                unselectable_fraction(system.attention_input(x), c.n, c.d, system.weights(), keys);
+                unselectable_fraction(input, c.n, c.d, system.weights(), keys);
         }
         summary.last_time = t;
         ++summary.frames;
@@ -245,9 +256,16 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         }
     };
     layer_weights_source layer_weights;
-    if (c.weights.per_layer) {
-        layer_weights = [&c](std::int64_t layer) {
-            return combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d);
+    if (c.weights.per_layer || c.norm_noise > 0.0) {
+        // Norm noise is drawn per layer (per layer-time interval in the ODE integrators,
+        // docs/model.md §11), with fixed or per-layer weights.
+        layer_weights = [&c, fixed = system.weights()](std::int64_t layer) {
+            attention_weights w =
+                c.weights.per_layer
+                    ? combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d)
+                    : fixed;
+            draw_norm_noise(w, c.n, c.norm_noise, c.seed, layer);
+            return w;
         };
     }
     state_type x = m_state;

@@ -161,11 +161,14 @@ attention_system::attention_system(const model_parameters& model, attention_weig
                    ? model.n * model.d
                    : 0) {}
 
+attention_options attention_system::kernel_options() const {
+    // Attention reads unit directions unless the scheme's attention reads tokens (m_tokens).
+    return {m_model.beta,      m_model.causal,   m_model.arithmetic, m_model.threads,
+            m_model.attention, m_model.qkv_norm, m_tokens.empty(),   m_model.value_norm};
+}
+
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(
-        theta, m_weights,
-        {m_model.beta, m_model.causal, m_model.arithmetic, m_model.threads, m_model.attention},
-        out);
+    m_kernel.compute(theta, m_weights, kernel_options(), out);
     // The softmax's weights are at most 1; unnormalised weights exp(beta <q, key>) / n are not
     // bounded, and an Inf must stop the run here rather than reach the state or a frame.
     if (m_model.attention == attention_kind::unnormalized) check_unnormalized(out);

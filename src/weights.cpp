@@ -19,6 +19,13 @@ bool attention_weights::is_identity() const {
     return true;
 }
 
+bool attention_weights::has_norm_noise() const {
+    for (const auto& head : heads)
+        if (!head.query_norm.empty() || !head.key_norm.empty() || !head.value_norm.empty())
+            return true;
+    return false;
+}
+
 bool attention_weights::query_equals_key() const {
     for (const auto& head : heads) {
         if (head.Q.size() != head.K.size()) return false;
@@ -350,6 +357,25 @@ std::vector<stacked_matrix> stacked_weight_matrices(const attention_weights& wei
         out.push_back({name, std::move(values)});
     }
     return out;
+}
+
+void draw_norm_noise(attention_weights& weights, std::size_t n, double sigma, std::uint64_t seed,
+                     std::int64_t layer) {
+    for (std::size_t h = 0; h < weights.heads.size(); ++h) {
+        attention_head& head = weights.heads[h];
+        if (sigma == 0.0) {
+            head.query_norm.clear();
+            head.key_norm.clear();
+            head.value_norm.clear();
+            continue;
+        }
+        random_source source(stream_seed(seed, norm_noise_stream_id(layer, h)));
+        for (std::vector<double>* factors : {&head.query_norm, &head.key_norm, &head.value_norm}) {
+            factors->resize(n);
+            for (double& f : *factors)
+                f = 1.0 + sigma * source.normal();
+        }
+    }
 }
 
 } // namespace nadyn

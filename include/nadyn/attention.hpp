@@ -11,6 +11,9 @@
 //
 // Every path computes both; the unnormalised weights are formed as exp(x - max) exp(max) / n,
 // so that an overflow is an honest Inf (or NaN) in A_k, never a wrapped exponent.
+// With QKV-Norm or norm noise (docs/model.md §11) each head's q, key and v rows are
+// normalised and/or scaled after the projection (every path; the symmetric one only while
+// queries and keys stay equal, i.e. without noise).
 //
 // Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
 //
@@ -66,6 +69,17 @@ struct attention_options {
     // kernel's own loops: the process's setting is left alone. The result does not depend on it.
     int threads = 0;
     attention_kind kind = attention_kind::softmax; // softmax or unnormalised weights
+    // QKV-Norm (docs/model.md §11): q_k, key_j and v_j are normalised per token and head after
+    // the linear maps, q_k = Q y_k / ‖Q y_k‖ etc., before beta multiplies the logits. Norm-noise
+    // factors come with the weights (attention_head::query_norm, ...) and multiply the norms
+    // after it.
+    bool qkv_norm = false;
+    // The inputs are unit vectors (the directions): QKV-Norm skips identity maps, which would
+    // leave them unchanged mathematically.
+    bool unit_inputs = false;
+    // QKV-Norm: the norm of each normalised value, 1, or the head's share 1/H when the heads
+    // are averaged (combine_heads folds the 1/H into V, which the normalisation would undo).
+    double value_norm = 1.0;
 };
 
 class attention_kernel {

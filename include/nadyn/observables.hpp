@@ -20,13 +20,16 @@
 
 namespace nadyn {
 
-inline constexpr std::array<std::string_view, 13> observable_names{
-    "mean_cos", "gap",     "velocity", "variance",   "displacement", "r_mean",    "r_min",
-    "r_max",    "min_cos", "clusters", "norm_error", "step_size",    "step_error"};
+inline constexpr std::array<std::string_view, 15> observable_names{
+    "mean_cos",   "gap",       "velocity",   "variance",     "displacement",
+    "r_mean",     "r_min",     "r_max",      "min_cos",      "clusters",
+    "norm_error", "step_size", "step_error", "argmax_flips", "attention_entropy"};
 // norm_error is max_k | ‖theta_k‖ - 1 |, the numerical contract of section 6; step_size is
 // the step the integrator tries next (dopri5's controller state, dt otherwise), which a
 // resumed run needs to continue bit for bit; step_error is the step-doubling estimate of
-// the local error of one fixed step (integrate.hpp; NaN for dopri5 and layers).
+// the local error of one fixed step (integrate.hpp; NaN for dopri5 and layers);
+// argmax_flips and attention_entropy describe the attention itself (docs/model.md §11,
+// attention_observables.hpp).
 
 // What each observable means, as written into every trajectory file (the `description` and
 // `unit` attributes of /observables/<name>, and `nadyn inspect --describe`). `integer`:
@@ -36,7 +39,7 @@ struct observable_info {
     bool integer = false;
 };
 
-inline constexpr std::array<observable_info, 13> observable_table{{
+inline constexpr std::array<observable_info, 15> observable_table{{
     {"mean_cos",
      "mean cosine <theta_k, theta_l> over all pairs k != l of token directions, "
      "(|S|^2 - n) / (n (n-1)) with S = sum_k theta_k; 1 when all tokens coincide, 0 for "
@@ -80,6 +83,16 @@ inline constexpr std::array<observable_info, 13> observable_table{{
      "for rk4, 1 for euler; warned about above 1e-6; NaN for dopri5 (controlled by rtol/atol) and "
      "layers (no discretisation)",
      "1"},
+    {"argmax_flips",
+     "fraction of (token, head) pairs whose most-attended key argmax_j w_kj differs between the "
+     "attention with norm noise and the noiseless attention at the same state (ties to the "
+     "lowest index); 0 without --norm-noise (docs/model.md section 11)",
+     "1"},
+    {"attention_entropy",
+     "mean over tokens and heads of the softmax row's entropy -sum_j w_kj log w_kj divided by "
+     "log n: 0 when each token attends to one key, 1 for uniform attention (0 for n = 1); of the "
+     "attention the run uses (with its norm noise; docs/model.md section 11)",
+     "1"},
 }};
 
 static_assert(
@@ -111,6 +124,7 @@ struct frame_observables {
     double r_mean = 0, r_min = 0, r_max = 0, min_cos = 1, clusters = 1, norm_error = 0;
     double step_size = 0;
     double step_error = 0;
+    double argmax_flips = 0, attention_entropy = 0; // attention_observables.hpp
     double unselectable = 0; // only when requested (optional_observable_names)
     // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;

@@ -34,8 +34,15 @@ inline constexpr std::uint64_t layer_weights_stream = 1000; // + layer index
 // below 2^40, heads below 2^20).
 inline constexpr std::uint64_t head_weights_stream = std::uint64_t{1} << 62;
 
+// Norm noise (docs/model.md §11) of head h in layer l (l >= 0): norm_noise_stream + (h << 42) +
+// l, below every head stream (2^62) and above every layer stream (1000 + l, l < 2^40).
+inline constexpr std::uint64_t norm_noise_stream = std::uint64_t{1} << 61;
+
 // The stream of head `head`'s weights for `layer` (< 0: the run's fixed weights). Head 0
 // keeps the streams of the one-head model (weights_stream, layer_weights_stream + layer).
 std::uint64_t weights_stream_id(std::int64_t layer, std::size_t head);
+// The stream of head `head`'s norm-noise factors in layer `layer` (a layer-time interval of
+// the ODE integrators).
+std::uint64_t norm_noise_stream_id(std::int64_t layer, std::size_t head);
 
 } // namespace nadyn

@@ -36,6 +36,8 @@ struct run_config {
     initial_spec init;
     weights_spec weights;                      // with the heads and the value family
     head_combine combine = head_combine::mean; // of the heads' outputs
+    bool qkv_norm = false;   // QKV-Norm: q, k, v normalised after the linear maps (§11)
+    double norm_noise = 0.0; // sigma: the norms of q, k, v multiplied by 1 + sigma xi (§11)
     std::uint64_t seed = 1;
     bool positions = true;
     bool compress = false;

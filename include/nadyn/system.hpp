@@ -40,6 +40,9 @@ struct model_parameters {
     attention_kind attention = attention_kind::softmax;
     norm_kind norm = norm_kind::rms; // the layers' LN (docs/model.md §10)
     layer_norm_affine affine = {};   // layernorm's gain and bias (empty: a = 1, b = 0)
+    bool qkv_norm = false; // QKV-Norm of q, k, v after the linear maps (docs/model.md §11)
+    // QKV-Norm: the norm of a normalised value, the head's share 1/H under the heads' mean.
+    double value_norm = 1.0;
 };
 
 class attention_system {
@@ -71,6 +74,9 @@ class attention_system {
     // The rows attention reads at state x (theta_k, r_k theta_k or a ⊙ theta_k + b): the
     // directions themselves or a workspace of the system, valid until the next call.
     const double* attention_input(const state_type& x);
+    // The kernel's options for this model (beta, mask, arithmetic, threads, QKV-Norm, and
+    // whether the attention input is the unit directions).
+    [[nodiscard]] attention_options kernel_options() const;
 
   private:
     // Throws numerical_fault, naming the first token, when an unnormalised A is not finite.

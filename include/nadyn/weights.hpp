@@ -17,12 +17,17 @@ using matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 
 struct attention_head {
     matrix Q, K, V; // d x d, or empty for the identity
+    // Norm noise (docs/model.md §11): the norms of q_k, key_k and v_k are multiplied by
+    // these n factors (1 + sigma xi); empty: 1 (no noise).
+    std::vector<double> query_norm = {}, key_norm = {}, value_norm = {};
 };
 
 struct attention_weights {
     std::vector<attention_head> heads{attention_head{}};
 
     [[nodiscard]] bool is_identity() const;
+    // Some head carries norm-noise factors.
+    [[nodiscard]] bool has_norm_noise() const;
     // Q == K in every head, so the logits matrix is symmetric.
     [[nodiscard]] bool query_equals_key() const;
 };
@@ -107,5 +112,12 @@ struct stacked_matrix {
 };
 std::vector<stacked_matrix> stacked_weight_matrices(const attention_weights& weights,
                                                     std::size_t d);
+
+// Sets every head's norm-noise factors for n tokens (docs/model.md §11): query_norm, key_norm
+// and value_norm, in that order, n each, are 1 + sigma xi with xi standard normal from the
+// stream of (layer, head) (norm_noise_stream_id), so a layer's noise depends on nothing else.
+// sigma = 0 clears them (the noiseless model).
+void draw_norm_noise(attention_weights& weights, std::size_t n, double sigma, std::uint64_t seed,
+                     std::int64_t layer);
 
 } // namespace nadyn

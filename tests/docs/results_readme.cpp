@@ -27,8 +27,8 @@ std::string read_file(const fs::path& path) {
 TEST_CASE("results/README.md embeds each paper table verbatim") {
     const std::string readme = read_file(results_dir / "README.md");
     REQUIRE(!readme.empty());
-    for (const char* name :
-         {"initial_velocity.md", "terminal_velocity.md", "random_weights.md", "unselectable.md"}) {
+    for (const char* name : {"initial_velocity.md", "terminal_velocity.md", "random_weights.md",
+                             "unselectable.md", "noise.md"}) {
         INFO(name);
         const std::string table = read_file(results_dir / name);
         REQUIRE(!table.empty());

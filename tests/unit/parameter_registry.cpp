@@ -52,6 +52,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"layer_time", "0.75"},
                                                                      {"head_combine", "sum"},
                                                                      {"value", "minus-qk"},
+                                                                     {"qkv_norm", "1"},
+                                                                     {"norm_noise", "0.05"},
                                                                      {"seed", "42"},
                                                                      {"r0", "2.5"},
                                                                      {"alpha", "0.5"},
@@ -101,11 +103,20 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     CHECK(default_text(parameter("t_switch")).empty());
     CHECK_NOTHROW(defaults.validate());
 
-    const std::vector<std::pair<const char*, const char*>> bad = {
-        {"n", "0"},         {"d", "1"},           {"beta", "inf"},
-        {"T", "-1"},        {"dt", "0"},          {"rtol", "0"},
-        {"atol", "-1"},     {"r0", "0"},          {"alpha", "nan"},
-        {"t_switch", "-2"}, {"cluster_eps", "3"}, {"observe", "unselectable,gap"}};
+    const std::vector<std::pair<const char*, const char*>> bad = {{"n", "0"},
+                                                                  {"d", "1"},
+                                                                  {"beta", "inf"},
+                                                                  {"T", "-1"},
+                                                                  {"dt", "0"},
+                                                                  {"rtol", "0"},
+                                                                  {"atol", "-1"},
+                                                                  {"r0", "0"},
+                                                                  {"alpha", "nan"},
+                                                                  {"t_switch", "-2"},
+                                                                  {"cluster_eps", "3"},
+                                                                  {"observe", "unselectable,gap"},
+                                                                  {"norm_noise", "-0.1"},
+                                                                  {"norm_noise", "inf"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;

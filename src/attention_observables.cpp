@@ -1,0 +1,137 @@
+#include "nadyn/attention_observables.hpp"
+
+#include "nadyn/detail/parallel.hpp"
+#include "qkv_norm.hpp"
+#include "softmax_blocks.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace nadyn {
+
+namespace {
+
+// The first index of the largest value (ties to the lowest index).
+std::size_t first_argmax(const double* row, std::size_t count) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < count; ++j)
+        if (row[j] > row[best]) best = j;
+    return best;
+}
+
+} // namespace
+
+attention_observables::attention_observables(std::size_t n, std::size_t d, std::size_t block)
+    : m_n(n), m_d(d),
+      m_block(block != 0 ? block
+                         : std::clamp<std::size_t>(
+                               (std::size_t{1} << 19) / std::max<std::size_t>(n, 1), 16, 256)),
+      m_flips(n), m_entropy(n) {}
+
+attention_summary attention_observables::compute(const double* y, const attention_weights& weights,
+                                                 const attention_options& options) {
+    attention_summary summary;
+    const std::size_t n = m_n, d = m_d;
+    if (n == 0 || weights.heads.empty()) return summary;
+    const auto ni = static_cast<Eigen::Index>(n), di = static_cast<Eigen::Index>(d);
+    const Eigen::Map<const matrix> tokens(y, ni, di);
+    const double log_n = std::log(static_cast<double>(n));
+    const int threads = detail::worth_parallel(n, d) ? detail::resolve_threads(options.threads) : 1;
+    if (m_logits.size() < static_cast<std::size_t>(threads)) {
+        m_logits.resize(static_cast<std::size_t>(threads));
+        m_exponentials.resize(static_cast<std::size_t>(threads));
+    }
+    const std::size_t blocks = (n + m_block - 1) / m_block;
+    const std::vector<double> no_factors;
+    double flips_total = 0.0, entropy_total = 0.0;
+
+    for (const attention_head& head : weights.heads) {
+        // The noiseless q and key rows; the noise enters the logits as the factor
+        // f^q_k f^key_j of <q_k, key_j> (the norms' factors multiply the inner product).
+        const double* q = y;
+        const double* k = y;
+        if (head.Q.size() != 0) {
+            m_queries.noalias() = tokens * head.Q.transpose();
+            q = m_queries.data();
+        }
+        q = detail::shape_rows(q, n, d,
+                               detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
+                               no_factors, m_queries);
+        if (head.K.size() != 0) {
+            m_keys.noalias() = tokens * head.K.transpose();
+            k = m_keys.data();
+        }
+        k = detail::shape_rows(k, n, d,
+                               detail::normalises(options.qkv_norm, options.unit_inputs, head.K),
+                               no_factors, m_keys);
+        const Eigen::Map<const matrix> queries(q, ni, di), keys(k, ni, di);
+        const bool noisy = !head.query_norm.empty() || !head.key_norm.empty();
+        const double* fq = head.query_norm.empty() ? nullptr : head.query_norm.data();
+        const double* fk = head.key_norm.empty() ? nullptr : head.key_norm.data();
+
+        detail::for_each_dynamic(blocks, threads, [&](std::size_t b) {
+            const std::size_t first = b * m_block, rows = std::min(m_block, n - first);
+            const std::size_t cols = options.causal ? first + rows : n;
+            matrix& s = m_logits[static_cast<std::size_t>(omp_get_thread_num())];
+            if (s.rows() < static_cast<Eigen::Index>(m_block) || s.cols() < ni)
+                s.resize(static_cast<Eigen::Index>(m_block), ni);
+            auto logits =
+                s.topLeftCorner(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+            logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
+                                                  static_cast<Eigen::Index>(rows)) *
+                               keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
+            for (std::size_t i = 0; i < rows; ++i) {
+                const std::size_t token = first + i;
+                const std::size_t visible = options.causal ? token + 1 : n;
+                double* row = &logits(static_cast<Eigen::Index>(i), 0);
+                for (std::size_t j = 0; j < visible; ++j)
+                    row[j] *= options.beta;
+                const std::size_t clean = first_argmax(row, visible);
+                if (noisy) {
+                    const double query_factor = fq ? fq[token] : 1.0;
+                    for (std::size_t j = 0; j < visible; ++j)
+                        row[j] *= query_factor * (fk ? fk[j] : 1.0);
+                    m_flips[token] = first_argmax(row, visible) != clean ? 1.0 : 0.0;
+                } else {
+                    m_flips[token] = 0.0;
+                }
+                // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
+                // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
+                const std::size_t top = first_argmax(row, visible);
+                const double largest = row[top];
+                std::vector<double>& e =
+                    m_exponentials[static_cast<std::size_t>(omp_get_thread_num())];
+                e.resize(n);
+                for (std::size_t j = 0; j < visible; ++j) {
+                    row[j] -= largest;
+                    e[j] = row[j];
+                }
+                detail::exp_in_place(e.data(), visible);
+                // Z = 1 + rest (the top key's term is exactly 1): log1p keeps the entropy's
+                // relative accuracy when one key dominates and rest is far below 1e-16.
+                double rest = 0.0, weighted = 0.0;
+                for (std::size_t j = 0; j < visible; ++j) {
+                    if (j != top) rest += e[j];
+                    weighted += e[j] * row[j];
+                }
+                // log(1 + rest) once rest is large: for beta = 0 it is then log n exactly,
+                // the same rounding as log_n, so uniform rows give exactly 1.
+                const double log_z = rest < 0.5 ? std::log1p(rest) : std::log(1.0 + rest);
+                const double entropy = log_z - weighted / (1.0 + rest);
+                m_entropy[token] = n > 1 ? std::max(entropy, 0.0) / log_n : 0.0;
+            }
+        });
+        for (std::size_t token = 0; token < n; ++token) {
+            flips_total += m_flips[token];
+            entropy_total += m_entropy[token];
+        }
+    }
+    const double pairs = static_cast<double>(n) * static_cast<double>(weights.heads.size());
+    summary.argmax_flips = flips_total / pairs;
+    summary.attention_entropy = entropy_total / pairs;
+    return summary;
+}
+
+} // namespace nadyn
