@@ -283,7 +283,7 @@ def report(data):
              "default build `build/`, configured as `scripts/setup.sh` and the README's quick "
              "start configure it, and in the portable build `build-portable/`, configured as "
              "`scripts/test-portable.sh` does, then runs `bench/benchmark.py` on both); raw "
-             "numbers in `results/performance.json`. Every time is the median of several runs "
+             f"numbers in `{data['json']}`. Every time is the median of several runs "
              "(the count is given) made in one run of the script, so both builds and the peers "
              "saw the same machine state; ratios are more trustworthy than absolute times "
              "(another process may share the cores).")
@@ -326,7 +326,8 @@ def report(data):
     for t in sorted({g["threads"] for g in data["gemm"][headline]}):
         L.append(f"| {t} | " + " | ".join(fmt(gemm_rate(data, b, t)) for b in names) + " |")
     L.append("")
-    L.append(f"## Right-hand side, RK4 step and kernel ({THREADS} threads), both builds")
+    L.append(f"## Right-hand side, RK4 step and kernel ({THREADS} threads), "
+             + ("both builds" if len(names) > 1 else f"{headline} build"))
     L.append("")
     L.append("peri-ln, beta = 4, Q = K = V = I, uniform start. *RHS*: one evaluation of the "
              "right-hand side (attention + per-token rates). *step*: one RK4 step through "
@@ -732,10 +733,12 @@ def main():
                       or data["load_max"] > THREADS + LOADED)
     data["targets"] = targets(data)
     data["seconds"] = time.time() - began
+    json_path = os.path.splitext(out_path)[0] + ".json"
+    data["json"] = os.path.relpath(os.path.abspath(json_path), ROOT)
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
         f.write(report(data))
-    with open(os.path.splitext(out_path)[0] + ".json", "w") as f:
+    with open(json_path, "w") as f:
         json.dump(data, f, indent=1)
     log(f"wrote {out_path} ({data['seconds'] / 60:.1f} min)")
     if data["loaded"]:
