@@ -151,7 +151,7 @@ def nadyn_peer(build, work, name, n, d, steps, reps, theta_ref, r_ref):
             "allocations_per_step": row["allocations_per_step"]}
 
 
-def peers(builds, work, openblas, repeat_scale, cases):
+def peers(builds, work, openblas, refblas, repeat_scale, cases):
     """Every peer on every case, side by side with each build of nadyn; final states compared
     with the default build's CLI run."""
     import numpy as np
@@ -160,7 +160,8 @@ def peers(builds, work, openblas, repeat_scale, cases):
     backends = []
     if openblas:
         backends.append(("numpy+openblas", "numpy", {"LD_LIBRARY_PATH": openblas}))
-    backends.append(("numpy", "numpy", {}))
+    # The reference BLAS by path: the system's libblas.so.3 alternative may be OpenBLAS.
+    backends.append(("numpy+refblas", "numpy", {"LD_LIBRARY_PATH": refblas} if refblas else {}))
     if have_torch:
         backends.append(("torch", "torch", {"LD_LIBRARY_PATH": openblas} if openblas else {}))
     results = []
@@ -575,7 +576,7 @@ def targets(data):
             add(target, "not measured (no such case or no OpenBLAS)", False)
             continue
         others = [f"{p['ratio'][b]:.1f}x ({b} build)" for b in names[1:]]
-        ref = peer(case, "numpy")
+        ref = peer(case, "numpy+refblas")
         if ref:
             others.append(f"{ref['ratio'][headline]:.1f}x vs numpy with the reference BLAS")
         add(target, f"{p['ratio'][headline]:.1f}x" + (f"; {', '.join(others)}" if others else ""),
@@ -636,6 +637,8 @@ def main():
     parser.add_argument("--portable", default="", help="the portable build, timed beside it")
     parser.add_argument("--out", required=True)
     parser.add_argument("--openblas", default="", help="directory holding OpenBLAS's libblas.so.3")
+    parser.add_argument("--refblas", default="",
+                        help="directory holding the reference BLAS's libblas.so.3")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="fewer repetitions, smaller table")
     mode.add_argument("--smoke", action="store_true",
@@ -694,7 +697,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="nadyn-bench-") as work:
         log("peers")
-        data["peers"], have_torch = peers(builds, work, args.openblas,
+        data["peers"], have_torch = peers(builds, work, args.openblas, args.refblas,
                                           0.5 if args.quick else 1.0, peer_cases)
         notes = []
         blas = capture(["readlink", "-f", "/usr/lib/x86_64-linux-gnu/libblas.so.3"])
@@ -707,10 +710,15 @@ def main():
             notes.append("OpenBLAS could not be fetched (`apt-get download libopenblas0-pthread`), "
                          "so NumPy ran only with the system BLAS and the ratio targets are not "
                          "measured.")
-        notes.append(f"`numpy` is the same NumPy as installed, with the system BLAS ({blas}); "
-                     + ("the reference (netlib) BLAS is single-threaded, so that peer runs its "
-                        "GEMMs on one core whatever its thread settings."
-                        if "/blas/" in blas else "its thread count is set as above."))
+        if args.refblas:
+            notes.append("`numpy+refblas` is the same NumPy with the reference (netlib) BLAS "
+                         f"(`{args.refblas}`, loaded with "
+                         "LD_LIBRARY_PATH whatever the system's libblas.so.3 alternative is, "
+                         f"here {blas}); it is single-threaded, so that peer runs its GEMMs on "
+                         "one core whatever its thread settings.")
+        else:
+            notes.append(f"`numpy+refblas` could not load the reference BLAS, so it ran with the "
+                         f"system's libblas.so.3 ({blas}).")
         if have_torch:
             notes.append("`torch` is Debian's python3-torch on the CPU (float64, "
                          "torch.set_num_threads(2))"

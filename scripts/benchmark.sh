@@ -12,8 +12,8 @@
 # build-portable/ configured as scripts/test-portable.sh does (NADYN_SIMD=portable, the x86-64
 # baseline). Both configure steps come from scripts/lib/configure.sh; only the benchmark
 # targets (nadyn_cli, nadyn_bench) are built here.
-# The NumPy peer runs with the system BLAS (Debian's default, the reference BLAS) and with
-# OpenBLAS (2 threads) when `apt-get download libopenblas0-pthread` works: the package is
+# The NumPy peer runs with the reference BLAS (libblas3, loaded by path) and with OpenBLAS
+# (2 threads) when `apt-get download libopenblas0-pthread` works: the package is
 # unpacked into build/bench-openblas/, not installed. PyTorch is used when Debian's
 # python3-torch is installed (tried once with apt-get here).
 set -euo pipefail
@@ -54,7 +54,11 @@ if [[ ! -e "$openblas/libblas.so.3" ]]; then
         echo "libopenblas0-pthread could not be downloaded: NumPy runs with the system BLAS only" >&2
 fi
 [[ -e "$openblas/libblas.so.3" ]] || openblas=""
+# The reference BLAS by path (Debian's libblas3, which python3-numpy depends on): the
+# system's libblas.so.3 alternative may point to OpenBLAS.
+refblas=/usr/lib/x86_64-linux-gnu/blas
+[[ -e "$refblas/libblas.so.3" ]] || refblas=""
 
 /usr/bin/python3 "$root/bench/benchmark.py" --build "$root/build" \
     --portable "$root/build-portable" --out "$root/results/performance.md" \
-    --openblas "$openblas" "$@"
+    --openblas "$openblas" --refblas "$refblas" "$@"
