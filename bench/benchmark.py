@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Runs every benchmark of nadyn and writes results/performance.md (scripts/benchmark.sh).
 
-    benchmark.py --build BUILD_DIR --out results/performance.md [--quick]
+    benchmark.py --build build --portable build-portable --out results/performance.md
+                 [--openblas DIR] [--quick | --smoke]
 
-Steps, each printing as it goes: the machine's GEMM rate (Eigen, 1 and 2 threads), the
-table (RHS, RK4 step, kernel GFLOP/s for n x d), thread scaling, the peers (NumPy with the
-default BLAS and with OpenBLAS when it can be had, PyTorch on the CPU when installed) on
-the same cases from the same start with their final states checked against nadyn's, and
-the peak memory of a large run. Raw results go to results/performance.json next to the
-report. All timings are medians of repeated runs in this one process tree.
+--build is the default build (what users get: scripts/setup.sh, NADYN_SIMD=auto), the
+headline; --portable the portable one (NADYN_SIMD=portable, scripts/test-portable.sh),
+timed beside it in the same run. Steps, each printing as it goes: each build's GEMM rate
+(Eigen, 1 and 2 threads), the table (RHS, RK4 step, kernel, the step's roofline, for n x d)
+of both builds, thread scaling, single precision, the peers (NumPy with OpenBLAS and with
+the reference BLAS, PyTorch on the CPU when installed) on the same cases from the same start
+with their final states checked against nadyn's, the whole-process time of a small run,
+and the peak memory of a large run. Raw results go next to the report (.json). All timings
+are medians of repeated runs in this one process tree. --smoke runs the n = 32, d = 3
+cases once (a check of the pipeline, not a measurement) and writes its report into the
+default build directory.
 """
 import argparse
 import datetime
@@ -31,18 +37,38 @@ TABLE_D = [3, 64, 512]
 # (n, d, steps, repeats of nadyn, repeats of the peers)
 PEER_CASES = [(32, 3, 2000, 7, 5), (1024, 64, 50, 5, 3), (4096, 64, 5, 5, 3)]
 THREAD_CASES = [(1024, 64), (4096, 64), (4096, 512), (16384, 3)]
-# (n, d) of the single-precision comparison (the first four with --quick)
+# (n, d) of the single-precision comparison (the first four with --quick; they cover
+# d = 3, 64 and 512, the target's dimensions)
 PRECISION_CASES = [(1024, 3), (1024, 64), (4096, 64), (4096, 512), (1024, 512), (16384, 64)]
 MEMORY_CASE = dict(n=65536, d=32, T="0.02", dt="0.01")
+# The whole-process case: this command as a user types it (plus an output path).
+PROCESS_ARGS = ["simulate", "--n", "32", "--d", "3", "--T", "50"]
 DT, BETA, THREADS = 0.01, 4.0, 2
+# The peer every ratio target is judged against.
+HEADLINE_PEER = "numpy+openblas"
+# The 1-minute load average above which the machine counts as loaded before the run (2
+# cores: one other busy process already takes half of them); during the run, above this
+# plus the benchmark's own THREADS.
+LOADED = 0.5
+
+# Small settings of --smoke: every step runs, on n = 32, d = 3, once.
+SMOKE = dict(table_n=[32], table_d=[3], peer_cases=[(32, 3, 50, 1, 1)], thread_cases=[(32, 3)],
+             precision_cases=[(32, 3)], memory=dict(n=1024, d=3, T="0.02", dt="0.01"))
+
+loads = []
 
 
 def log(*args):
     print(*args, flush=True)
 
 
+def sample_load():
+    loads.append(os.getloadavg()[0])
+
+
 def run_json(command, env=None):
     """Runs a command that prints JSON lines; returns the parsed objects."""
+    sample_load()
     log("  $", " ".join(command))
     out = subprocess.run(command, check=True, capture_output=True, text=True,
                          env={**os.environ, **(env or {})})
@@ -59,21 +85,42 @@ def capture(command):
         return ""
 
 
-def machine(build):
-    lscpu = capture(["lscpu"])
-    field = lambda name: (re.search(rf"^{name}:\s*(.*)$", lscpu, re.M) or [None, "?"])[1]
+def simd_level(build, work):
+    """The instruction set a build's library was compiled for, as a run records it
+    (/parameters/simd of a tiny run's file)."""
+    import h5py
+    out = os.path.join(work, "simd.h5")
+    subprocess.run([os.path.join(build, "bin", "nadyn"), "simulate", "--n", "4", "--d", "3",
+                    "--T", "0.01", "--out", out, "--force", "--quiet"], check=True,
+                   capture_output=True)
+    with h5py.File(out, "r") as f:
+        value = f["parameters"].attrs.get("simd", "?")
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def build_info(name, build, work):
     cache = open(os.path.join(build, "CMakeCache.txt")).read()
     value = lambda key: (re.search(rf"^{key}:\w+=(.*)$", cache, re.M) or [None, ""])[1]
+    simd = value("NADYN_SIMD") or "auto"
+    level = simd_level(build, work)
+    march = {"avx2": "-march=x86-64-v3", "avx512": "-march=x86-64-v4", "native": "-march=native"}
     flags = " ".join(filter(None, [value("CMAKE_CXX_FLAGS"), value("CMAKE_CXX_FLAGS_RELEASE"),
-                                   "-march=native" if value("NADYN_SIMD") == "native" else "",
+                                   march.get(simd if simd == "native" else level, ""),
                                    "-fopenmp -std=c++20"]))
+    return {"name": name, "dir": os.path.relpath(build, ROOT), "simd": simd, "level": level,
+            "flags": flags,
+            "compiler": capture([value("CMAKE_CXX_COMPILER") or "c++", "--version"]).splitlines()[0]}
+
+
+def machine():
+    lscpu = capture(["lscpu"])
+    field = lambda name: (re.search(rf"^{name}:\s*(.*)$", lscpu, re.M) or [None, "?"])[1]
     eigen = capture(["dpkg-query", "-W", "-f=${Version}", "libeigen3-dev"])
     numpy_info = capture([PYTHON, "-c", "import numpy; print(numpy.__version__)"])
     return {
         "cpu": field("Model name"), "cores": field(r"CPU\(s\)"),
         "threads_per_core": field(r"Thread\(s\) per core"),
-        "compiler": capture([value("CMAKE_CXX_COMPILER") or "c++", "--version"]).splitlines()[0],
-        "flags": flags, "eigen": eigen, "numpy": numpy_info,
+        "eigen": eigen, "numpy": numpy_info,
         "kernel": platform.release(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": capture(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"]),
@@ -90,19 +137,35 @@ def read_final(path):
     return theta, r
 
 
-def peers(build, work, openblas, repeat_scale):
-    """Every peer on every case, side by side with nadyn; final states compared."""
+def nadyn_peer(build, work, name, n, d, steps, reps, theta_ref, r_ref):
+    """nadyn's own peer run (`nadyn-bench peer`) in one build; its final state against the
+    CLI's reference."""
     import numpy as np
-    nadyn = os.path.join(build, "bin", "nadyn")
-    bench = os.path.join(build, "bin", "nadyn-bench")
+    final_bin = os.path.join(work, f"nadyn_{name}_{n}_{d}.bin")
+    row = run_json([os.path.join(build, "bin", "nadyn-bench"), "peer", "--n", str(n), "--d",
+                    str(d), "--steps", str(steps), "--dt", str(DT), "--beta", str(BETA),
+                    "--reps", str(reps), "--threads", str(THREADS), "--out", final_bin])[0]
+    x = np.fromfile(final_bin)
+    diff = max(np.abs(x[: n * d] - theta_ref.reshape(-1)).max(), np.abs(x[n * d:] - r_ref).max())
+    return {"seconds": row["seconds"], "reps": reps, "vs_cli": float(diff),
+            "allocations_per_step": row["allocations_per_step"]}
+
+
+def peers(builds, work, openblas, refblas, repeat_scale, cases):
+    """Every peer on every case, side by side with each build of nadyn; final states compared
+    with the default build's CLI run."""
+    import numpy as np
+    nadyn = os.path.join(builds[0][1], "bin", "nadyn")
     have_torch = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
-    backends = [("numpy", "numpy", {})]
+    backends = []
     if openblas:
         backends.append(("numpy+openblas", "numpy", {"LD_LIBRARY_PATH": openblas}))
+    # The reference BLAS by path: the system's libblas.so.3 alternative may be OpenBLAS.
+    backends.append(("numpy+refblas", "numpy", {"LD_LIBRARY_PATH": refblas} if refblas else {}))
     if have_torch:
         backends.append(("torch", "torch", {"LD_LIBRARY_PATH": openblas} if openblas else {}))
     results = []
-    for n, d, steps, nadyn_reps, peer_reps in PEER_CASES:
+    for n, d, steps, nadyn_reps, peer_reps in cases:
         log(f"peer case n = {n}, d = {d}, {steps} RK4 steps")
         start = os.path.join(work, f"case_{n}_{d}.h5")
         T = repr(steps * DT)
@@ -112,16 +175,10 @@ def peers(build, work, openblas, repeat_scale):
                         "--threads", str(THREADS), "--out", start, "--force", "--quiet"],
                        check=True, capture_output=True)
         theta_ref, r_ref = read_final(start)
-        final_bin = os.path.join(work, f"nadyn_{n}_{d}.bin")
-        row = run_json([bench, "peer", "--n", str(n), "--d", str(d), "--steps", str(steps),
-                        "--dt", str(DT), "--beta", str(BETA), "--reps", str(nadyn_reps),
-                        "--out", final_bin], env={"OMP_NUM_THREADS": str(THREADS)})[0]
-        x = np.fromfile(final_bin)
-        bench_diff = max(np.abs(x[: n * d] - theta_ref.reshape(-1)).max(),
-                         np.abs(x[n * d:] - r_ref).max())
-        case = {"n": n, "d": d, "steps": steps, "nadyn_seconds": row["seconds"],
-                "nadyn_reps": nadyn_reps, "nadyn_vs_cli": float(bench_diff),
-                "allocations_per_step": row["allocations_per_step"], "peers": []}
+        case = {"n": n, "d": d, "steps": steps, "nadyn": {}, "peers": []}
+        for name, build in builds:
+            case["nadyn"][name] = nadyn_peer(build, work, name, n, d, steps, nadyn_reps,
+                                             theta_ref, r_ref)
         for name, backend, env in backends:
             out = os.path.join(work, f"{name}_{n}_{d}.npz")
             reps = max(1, int(round(peer_reps * repeat_scale)))
@@ -136,24 +193,50 @@ def peers(build, work, openblas, repeat_scale):
             final = np.load(out)
             diff = max(np.abs(final["theta"] - theta_ref).max(), np.abs(final["r"] - r_ref).max())
             case["peers"].append({"name": name, "version": p["version"], "seconds": p["seconds"],
-                                  "reps": reps, "ratio": p["seconds"] / row["seconds"],
+                                  "reps": reps,
+                                  "ratio": {b: p["seconds"] / case["nadyn"][b]["seconds"]
+                                            for b, _ in builds},
                                   "max_difference": float(diff), "agree": bool(diff <= 1e-9)})
         results.append(case)
     return results, have_torch
 
 
-def memory(build, work):
+def process_time(build, work, reps):
+    """`nadyn simulate --n 32 --d 3 --T 50` as a whole process (fork to exit, wall clock)
+    against the time the run reports for itself (simulation::run: the integration, the
+    observables and the frames written), both medians over the same runs."""
+    out = os.path.join(work, "process.h5")
+    command = [os.path.join(build, "bin", "nadyn")] + PROCESS_ARGS + ["--out", out, "--force",
+                                                                        "--quiet"]
+    log("  $", " ".join(command))
+    sample_load()
+    whole, inside = [], []
+    for _ in range(reps + 1):  # the first run warms the page cache (binary, libraries)
+        began = time.perf_counter()
+        done = subprocess.run(command, check=True, capture_output=True, text=True)
+        whole.append(time.perf_counter() - began)
+        inside.append(float(re.search(r"([0-9.]+) s \(\d+ RHS", done.stdout).group(1)))
+    median = lambda v: sorted(v)[len(v) // 2]
+    row = {"command": "nadyn " + " ".join(PROCESS_ARGS), "process_seconds": median(whole[1:]),
+           "run_seconds": median(inside[1:]), "reps": reps}
+    row["ratio"] = row["process_seconds"] / row["run_seconds"]
+    log("   ", json.dumps(row))
+    return row
+
+
+def memory(build, work, case):
     time_bin = shutil.which("time", path="/usr/bin")
     if not time_bin:
         return {"error": "/usr/bin/time is not installed (Debian package 'time')"}
     out = os.path.join(work, "memory.h5")
-    command = [os.path.join(build, "bin", "nadyn"), "simulate", "--n", str(MEMORY_CASE["n"]),
-               "--d", str(MEMORY_CASE["d"]), "--T", MEMORY_CASE["T"], "--dt", MEMORY_CASE["dt"],
-               "--positions", "none", "--every", "1", "--out", out, "--force", "--quiet"]
+    command = [os.path.join(build, "bin", "nadyn"), "simulate", "--n", str(case["n"]),
+               "--d", str(case["d"]), "--T", case["T"], "--dt", case["dt"],
+               "--positions", "none", "--every", "1", "--threads", str(THREADS), "--out", out,
+               "--force", "--quiet"]
     log("  $ /usr/bin/time -v", " ".join(command))
+    sample_load()
     began = time.time()
-    done = subprocess.run([time_bin, "-v"] + command, capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": str(THREADS)})
+    done = subprocess.run([time_bin, "-v"] + command, capture_output=True, text=True)
     seconds = time.time() - began
     match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     if done.returncode != 0 or not match:
@@ -161,7 +244,7 @@ def memory(build, work):
     kib = int(match.group(1))
     log(f"    peak RSS {kib / 1024:.1f} MiB in {seconds:.1f} s")
     return {"command": "nadyn " + " ".join(command[1:]).replace(out, "/tmp/x.h5"),
-            "max_rss_mib": kib / 1024, "seconds": seconds}
+            "n": case["n"], "d": case["d"], "max_rss_mib": kib / 1024, "seconds": seconds}
 
 
 def fmt(v, digits=3):
@@ -174,66 +257,119 @@ def fmt(v, digits=3):
     return f"{v:.{digits}g}"
 
 
+def step_flops(n, d, path="symmetric"):
+    """Flops of one RK4 step's attention: 4 evaluations of 3 n² d (the symmetric Q = K path:
+    the logits' half plus the values' product) or 4 n² d (the general path)."""
+    return 4.0 * (3.0 if path == "symmetric" else 4.0) * n * n * d
+
+
+def gemm_rate(data, build, threads=THREADS):
+    return next((g["gflops"] for g in data["gemm"][build] if g["threads"] == threads), None)
+
+
+def roofline_ms(data, build, n, d, path="symmetric"):
+    rate = gemm_rate(data, build)
+    return step_flops(n, d, path) / (rate * 1e9) * 1e3 if rate else None
+
+
 def report(data):
     m = data["machine"]
-    gemm = {g["threads"]: g["gflops"] for g in data["gemm"]}
+    builds = data["builds"]
+    names = [b["name"] for b in builds]
+    headline = names[0]
     L = []
     L.append("# Performance of nadyn")
     L.append("")
-    L.append("Regenerated by `bash scripts/benchmark.sh` (builds `build-bench/` and runs "
-             "`bench/benchmark.py`); raw numbers in `results/performance.json`. "
-             "Every time is the median of several runs (the count is given) made in one run of "
-             "the script, so nadyn and its peers saw the same machine state; ratios are "
-             "more trustworthy than absolute times (another process may share the cores).")
+    L.append("Regenerated by `bash scripts/benchmark.sh` (builds the benchmark targets in the "
+             "default build `build/`, configured as `scripts/setup.sh` and the README's quick "
+             "start configure it, and in the portable build `build-portable/`, configured as "
+             "`scripts/test-portable.sh` does, then runs `bench/benchmark.py` on both); raw "
+             f"numbers in `{data['json']}`. Every time is the median of several runs "
+             "(the count is given) made in one run of the script, so both builds and the peers "
+             "saw the same machine state; ratios are more trustworthy than absolute times "
+             "(another process may share the cores).")
     L.append("")
-    L.append("## Machine and build")
+    if data.get("smoke"):
+        L.append("**Smoke run (`--smoke`): n = 32, d = 3 only, one repetition. A check that "
+                 "every step runs, not a measurement.**")
+        L.append("")
+    L.append("## Machine and builds")
     L.append("")
     L.append(f"- CPU: {m['cpu']}, {m['cores']} cores ({m['threads_per_core']} thread per core), "
-             f"Linux {m['kernel']}")
-    L.append(f"- Compiler: {m['compiler']}; flags: `{m['flags']}`; Eigen {m['eigen']}")
-    L.append("- The benchmark build sets `NADYN_SIMD=native` (`-march=native`, here AVX-512 with "
-             "FMA); the default build (`NADYN_SIMD=auto`) picks `avx512` here. A `portable` build "
-             "(x86-64 baseline, SSE2) runs the same algorithms with 2-wide vectors and no FMA, and "
-             "its GEMMs are 2-4x slower.")
+             f"Linux {m['kernel']}; Eigen {m['eigen']}")
+    for b in builds:
+        role = ("what users get by default, the headline" if b["name"] == headline
+                else "the x86-64 baseline: SSE2, 2-wide vectors, no FMA")
+        L.append(f"- **{b['name']}** build `{b['dir']}/` ({role}): `NADYN_SIMD={b['simd']}`, "
+                 f"instruction set `{b['level']}`; {b['compiler']}; flags `{b['flags']}`")
     L.append(f"- nadyn commit {m['commit']}; NumPy {m['numpy']} (Debian); date {m['date']}")
-    L.append(f"- Load average (1 min) at the start of the run {m['load_at_start']:.2f}, at the end "
-             f"{data['load_at_end']:.2f}: above 0 means other processes shared the 2 cores, which "
-             "mostly hurts the 2-thread figures (a parallel region waits for its slowest thread).")
+    load_start, load_end, load_max = m["load_at_start"], data["load_at_end"], data["load_max"]
+    L.append(f"- Load average (1 min): {load_start:.2f} at the start of the run, {load_end:.2f} "
+             f"at the end, at most {load_max:.2f} between the steps. At the start, above 0 means "
+             "other processes shared the 2 cores; during the run the benchmark itself keeps up "
+             f"to {THREADS} threads busy, so up to about {THREADS} is its own. Other processes "
+             "mostly hurt the 2-thread figures (a parallel region waits for its slowest thread).")
+    if data["loaded"]:
+        L.append(f"- **The machine was loaded during this run** (load average above {LOADED:g} at "
+                 f"the start or above {THREADS + LOADED:g} during the run): "
+                 "the absolute times and the ratios against the peers are not clean figures; "
+                 "rerun `bash scripts/benchmark.sh` on an idle machine before quoting them.")
     L.append("")
-    L.append("## GEMM rate of the machine (Eigen, double, square "
-             f"{data['gemm'][0]['size']})")
+    L.append("## GEMM rate of each build (Eigen, double, square "
+             f"{data['gemm'][headline][0]['size']})")
     L.append("")
-    L.append("| threads | GFLOP/s |")
-    L.append("|---|---|")
-    for t, g in sorted(gemm.items()):
-        L.append(f"| {t} | {fmt(g)} |")
+    L.append("The rate every roofline below uses: an RK4 step's attention is 4 evaluations of "
+             "3 n² d flops on the symmetric Q = K path (4 n² d on the general path), and its "
+             "*roofline* is that count at the build's 2-thread GEMM rate.")
     L.append("")
-    L.append(f"## Right-hand side, RK4 step and kernel ({THREADS} threads)")
+    L.append("| threads | " + " | ".join(f"{b} (GFLOP/s)" for b in names) + " |")
+    L.append("|---|" + "---|" * len(names))
+    for t in sorted({g["threads"] for g in data["gemm"][headline]}):
+        L.append(f"| {t} | " + " | ".join(fmt(gemm_rate(data, b, t)) for b in names) + " |")
+    L.append("")
+    L.append(f"## Right-hand side, RK4 step and kernel ({THREADS} threads), "
+             + ("both builds" if len(names) > 1 else f"{headline} build"))
     L.append("")
     L.append("peri-ln, beta = 4, Q = K = V = I, uniform start. *RHS*: one evaluation of the "
              "right-hand side (attention + per-token rates). *step*: one RK4 step through "
              "`nadyn::integrate` (4 evaluations, stage combinations, projection, finiteness "
-             "check). *kernel*: `attention_kernel::compute` alone; its GFLOP/s count "
-             "4 n² d flops (the two products; the symmetric path actually performs about "
-             "3 n² d since Q = K), and *of GEMM* is that rate over the 2-thread GEMM rate. "
-             "*alloc/step*: heap allocations per RK4 step once the workspaces exist; at "
-             "d = 512 they are Eigen's GEMM packing buffers (a depth-512 panel exceeds Eigen's "
-             "128 KiB stack limit, so each tile product takes its buffers from malloc), a "
-             "negligible share of such a step; for d <= 64 a step allocates nothing.")
+             "check). *x roofline*: the step over its roofline at the same build's GEMM rate. "
+             "*kernel*: `attention_kernel::compute` alone; its GFLOP/s count 4 n² d flops "
+             "(the two products; the symmetric path actually performs about 3 n² d since "
+             "Q = K), and *of GEMM* is that rate over the build's 2-thread GEMM rate. "
+             "*alloc/step* (default build): heap allocations per RK4 step once the workspaces "
+             "exist; at d = 512 they are Eigen's GEMM packing buffers (a depth-512 panel "
+             "exceeds Eigen's 128 KiB stack limit, so each tile product takes its buffers from "
+             "malloc), a negligible share of such a step; for d <= 64 a step allocates nothing.")
     L.append("")
-    L.append("| n | d | RHS (ms) | RK4 step (ms) | kernel (ms) | kernel GFLOP/s | of GEMM | path | alloc/step | runs |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
-    for r in data["table"]:
-        if "skipped" in r:
-            L.append(f"| {r['n']} | {r['d']} | skipped: {r['skipped']} (over a minute) | | | | | | | |")
+    cols = ["RHS (ms)", "RK4 step (ms)", "roofline (ms)", "x roofline", "kernel GFLOP/s",
+            "of GEMM"]
+    L.append("| n | d | path | " + " | ".join(f"{c} {b}" for b in names for c in cols)
+             + " | alloc/step | runs |")
+    L.append("|---|---|---|" + "---|" * (len(cols) * len(names) + 2))
+    rows = {b: {(r["n"], r["d"]): r for r in data["table"][b]} for b in names}
+    for key, r0 in rows[headline].items():
+        if "skipped" in r0:
+            L.append(f"| {key[0]} | {key[1]} | skipped: {r0['skipped']} (over a minute) |"
+                     + " |" * (len(cols) * len(names) + 2))
             continue
-        share = r["kernel_gflops"] / gemm.get(THREADS, float("nan"))
-        alloc = r.get("allocations_per_step")
-        L.append(f"| {r['n']} | {r['d']} | {fmt(r['rhs_ms'])} | {fmt(r['step_ms'])} | "
-                 f"{fmt(r['kernel_ms'])} | {fmt(r['kernel_gflops'])} | {share:.0%} | "
-                 f"{r['kernel_path']} | {fmt(alloc) if alloc is not None and alloc >= 0 else '–'} | {r['reps']} |")
+        cells = []
+        for b in names:
+            r = rows[b].get(key)
+            if not r or "skipped" in r:
+                cells += ["–"] * len(cols)
+                continue
+            roof = roofline_ms(data, b, key[0], key[1], r["kernel_path"])
+            rate = gemm_rate(data, b)
+            cells += [fmt(r["rhs_ms"]), fmt(r["step_ms"]), fmt(roof),
+                      f"{r['step_ms'] / roof:.2f}x" if roof else "–",
+                      fmt(r["kernel_gflops"]),
+                      f"{r['kernel_gflops'] / rate:.0%}" if rate else "–"]
+        alloc = r0.get("allocations_per_step")
+        L.append(f"| {key[0]} | {key[1]} | {r0['kernel_path']} | " + " | ".join(cells) +
+                 f" | {fmt(alloc) if alloc is not None and alloc >= 0 else '–'} | {r0['reps']} |")
     L.append("")
-    L.append("## Thread scaling (right-hand side, 1 vs 2 threads, interleaved)")
+    L.append(f"## Thread scaling (right-hand side, 1 vs 2 threads, interleaved; {headline} build)")
     L.append("")
     L.append("Median and best of the runs: a 2-thread evaluation waits for its slower thread, so "
              "a process on the other core hurts it far more than the 1-thread one; the best "
@@ -246,7 +382,7 @@ def report(data):
                  f"{r['speedup']:.2f}x | {fmt(r['rhs_ms_1_best'])} / {fmt(r['rhs_ms_2_best'])} | "
                  f"{r['speedup_best']:.2f}x | {r['reps']} | {'yes' if r['bitwise_equal'] else 'NO'} |")
     L.append("")
-    L.append("## Single precision (`--precision float`)")
+    L.append(f"## Single precision (`--precision float`; {headline} build)")
     L.append("")
     L.append("The kernel alone, in double (its default path) and in float (the general path in "
              "single precision; state, integrator, rates, projection and observables stay in "
@@ -260,53 +396,65 @@ def report(data):
                  f"{fmt(r['float_ms'])} | {fmt(r['float_gflops'])} | {r['speedup']:.2f}x | "
                  f"{r['relative_deviation']:.1e} | {r['reps']} |")
     L.append("")
-    L.append("Below d of about 16 the double kernel's symmetric small-d loops beat the float "
-             "GEMMs (depth 3 is too shallow for a GEMM): `--precision float` pays off for d >= 64.")
-    L.append("")
     L.append("## Peers: the same model, scheme, start and dt")
     L.append("")
     L.append("peri-ln, beta = 4, RK4 with dt = 0.01 and projection after every step, from "
              "nadyn's `/parameters/theta0` (`--init uniform --seed 1`). nadyn is timed by "
-             "`nadyn-bench peer` (the library's `integrate()` with no observer, i.e. no file "
-             "I/O; the CLI writes the reference final state, and the driver's final state is "
-             "checked against it); the peers (`bench/peers/attention_peer.py`) time their "
-             "step loop only. Each side uses 2 threads (OMP_NUM_THREADS, "
-             "OPENBLAS_NUM_THREADS, torch.set_num_threads). *Ratio* = peer time / nadyn time; "
-             "*max diff* = largest difference of the final theta and r from nadyn's "
-             "(required: 1e-9).")
+             "each build's `nadyn-bench peer` (the library's `integrate()` with no observer, "
+             "i.e. no file I/O; the default build's CLI writes the reference final state, and "
+             "each build's final state is checked against it); the peers "
+             "(`bench/peers/attention_peer.py`) time their step loop only. Each side uses 2 "
+             "threads (nadyn: the run's own thread count; the peers: OMP_NUM_THREADS, "
+             "OPENBLAS_NUM_THREADS, torch.set_num_threads). Times are per RK4 step. *Ratio* = "
+             "peer time / nadyn time (the default build's ratio against "
+             f"`{HEADLINE_PEER}` is the headline); *roofline*: the step's flops at the default "
+             "build's GEMM rate; *max diff* = largest difference of the final theta and r from "
+             "nadyn's (required: 1e-9).")
     L.append("")
-    notes = data.get("peer_notes", [])
-    L.append("| n | d | steps | nadyn (s) | peer | peer (s) | ratio | max diff | agree | runs (nadyn/peer) |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| n | d | steps | roofline (ms) | " + " | ".join(
+        f"nadyn {b} (ms) | x roofline {b}" for b in names) + " | max diff " + "/".join(names) + " |")
+    L.append("|---|---|---|---|" + "---|---|" * len(names) + "---|")
+    for c in data["peers"]:
+        per = lambda s: s / c["steps"] * 1e3
+        roof = roofline_ms(data, headline, c["n"], c["d"])
+        cells = []
+        for b in names:
+            t = per(c["nadyn"][b]["seconds"])
+            cells += [fmt(t), f"{t / roof:.2f}x" if roof else "–"]
+        L.append(f"| {c['n']} | {c['d']} | {c['steps']} | {fmt(roof)} | " + " | ".join(cells) +
+                 " | " + " / ".join(f"{c['nadyn'][b]['vs_cli']:.1e}" for b in names) + " |")
+    L.append("")
+    L.append("| n | d | peer | peer (ms/step) | " + " | ".join(f"ratio to {b}" for b in names)
+             + " | max diff | agree | runs (nadyn/peer) |")
+    L.append("|---|---|---|---|" + "---|" * len(names) + "---|---|---|")
     for c in data["peers"]:
         for p in c["peers"]:
             if "error" in p:
-                L.append(f"| {c['n']} | {c['d']} | {c['steps']} | {fmt(c['nadyn_seconds'])} | "
-                         f"{p['name']} | failed | | | | |")
+                L.append(f"| {c['n']} | {c['d']} | {p['name']} | failed |" + " |" * (len(names) + 3))
                 continue
-            L.append(f"| {c['n']} | {c['d']} | {c['steps']} | {fmt(c['nadyn_seconds'])} | "
-                     f"{p['name']} {p['version']} | {fmt(p['seconds'])} | **{p['ratio']:.1f}x** | "
+            ratios = [(f"**{p['ratio'][b]:.1f}x**" if b == headline else f"{p['ratio'][b]:.1f}x")
+                      for b in names]
+            L.append(f"| {c['n']} | {c['d']} | {p['name']} {p['version']} | "
+                     f"{fmt(p['seconds'] / c['steps'] * 1e3)} | " + " | ".join(ratios) + " | "
                      f"{p['max_difference']:.1e} | {'yes' if p['agree'] else 'NO'} | "
-                     f"{c['nadyn_reps']}/{p['reps']} |")
+                     f"{c['nadyn'][headline]['reps']}/{p['reps']} |")
     L.append("")
-    for note in notes:
+    for note in data.get("peer_notes", []):
         L.append(f"- {note}")
-    if notes:
-        L.append("")
     floor = openblas_floor(data)
     if floor:
-        L.append(f"- The floor at n = {floor['n']}, d = {floor['d']}: numpy+openblas takes "
+        L.append(f"- The floor at n = {floor['n']}, d = {floor['d']}: {HEADLINE_PEER} takes "
                  f"{floor['peer_rhs_ms']:.2f} ms per right-hand side ({floor['steps']} RK4 steps, 4 "
-                 f"evaluations each), so 5x faster means {floor['needed_ms']:.2f} ms; the symmetric "
-                 f"kernel's 3 n² d flops alone take {floor['flop_ms']:.2f} ms at the measured "
-                 f"{floor['gemm']:.0f} GFLOP/s GEMM rate, and nadyn's whole right-hand side takes "
-                 f"{floor['nadyn_rhs_ms']:.2f} ms. A margin beyond "
+                 f"evaluations each), so {floor['goal']:g}x faster means {floor['needed_ms']:.3f} ms; "
+                 f"the symmetric kernel's 3 n² d flops alone take {floor['flop_ms']:.3f} ms at the "
+                 f"measured {floor['gemm']:.0f} GFLOP/s GEMM rate, and nadyn's whole right-hand "
+                 f"side takes {floor['nadyn_rhs_ms']:.3f} ms. A margin beyond "
                  f"{floor['peer_rhs_ms'] / floor['flop_ms']:.1f}x over this peer would need fewer "
                  "flops, not faster ones.")
-        L.append("")
+    L.append("")
     profile = data.get("profile_small")
     if profile:
-        L.append("### Where a small system's time goes")
+        L.append(f"### Where a small system's time goes ({headline} build)")
         L.append("")
         L.append("`perf record` of `nadyn-bench peer --n 32 --d 3 --steps 200000 --dt 0.0001` "
                  "(the n = 32, d = 3 case, longer), self time per function:")
@@ -317,19 +465,27 @@ def report(data):
             L.append(f"| {share:.1f}% | `{symbol}` |")
         L.append("")
         L.append("`add_batch` is the symmetric kernel's small-d loop: for each 8 x 8 sub-block "
-                 "of E below the diagonal, the exponents, their exponentials (AVX-512: table of "
-                 "2^(j/16) and a degree-6 polynomial) and the sums to both tokens, in registers; "
-                 "it is bound by FMA throughput (about 500 exponentials and 4 x 500 x 2 "
-                 "multiply-adds per evaluation). The rest is per-token work: the rates "
-                 "(`chunk_derivative`, `chunk_rates`), the kernel's set-up and result "
-                 "(`transpose_queries`, `weight_values`, `add_quotient`, `add_symmetric`) and "
-                 "the step (`integrate`, `check_finite`, `chunk_to_sphere`). What would close "
-                 "the gap to 50x: a cheaper exp that gives up the 1e-15 accuracy contract "
-                 "(e.g. one-constant reduction), or fusing the kernel's final division into "
-                 "the right-hand side's per-token pass and the RK4 stage combinations into one "
-                 "pass per stage.")
+                 "of E below the diagonal, the exponents, their exponentials and the sums to "
+                 "both tokens, in registers; it is bound by FMA throughput. The rest is "
+                 "per-token work: the rates (`chunk_derivative`, `chunk_rates`), the kernel's "
+                 "set-up and result (`transpose_queries`, `weight_values`, `add_quotient`, "
+                 "`add_symmetric`) and the step (`integrate`, `check_finite`, "
+                 "`chunk_to_sphere`).")
         L.append("")
-    L.append("## Peak memory")
+    L.append(f"## Whole process ({headline} build)")
+    L.append("")
+    proc = data.get("process")
+    if proc:
+        L.append(f"`{proc['command']}` (plus `--out FILE --force --quiet`), fork to exit, "
+                 f"median of {proc['reps']} runs after one warm-up run: "
+                 f"**{proc['process_seconds'] * 1e3:.0f} ms**, against "
+                 f"{proc['run_seconds'] * 1e3:.0f} ms that the run reports for itself "
+                 "(the integration, the observables and the frames written to the file, timed "
+                 f"inside the process): **{proc['ratio']:.2f}x**. The difference is the "
+                 "process's start (loading the executable and its libraries), parsing, "
+                 "creating and closing the HDF5 file.")
+    L.append("")
+    L.append(f"## Peak memory ({headline} build)")
     L.append("")
     mem = data["memory"]
     if "error" in mem:
@@ -339,12 +495,15 @@ def report(data):
                  f"maximum resident set size **{mem['max_rss_mib']:.0f} MiB** "
                  f"({mem['max_rss_mib'] / 1024:.2f} GiB), {mem['seconds']:.0f} s wall.")
     L.append("")
-    L.append("## Targets")
+    L.append(f"## Targets ({headline} build)")
     L.append("")
+    if data["loaded"]:
+        L.append("Measured on a loaded machine (see above): a verdict may change on an idle one.")
+        L.append("")
     L.append("| target | measured | met |")
     L.append("|---|---|---|")
     for t in data["targets"]:
-        L.append(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else 'no'} |")
+        L.append(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
     L.append("")
     L.append(f"Total benchmark time: {data['seconds'] / 60:.1f} min.")
     L.append("")
@@ -358,11 +517,10 @@ def profile_small(build):
         return None
     bench = os.path.join(build, "bin", "nadyn-bench")
     with tempfile.TemporaryDirectory(prefix="nadyn-perf-") as work:
-        record = [ "perf", "record", "-q", "-o", os.path.join(work, "perf.data"), bench, "peer",
+        record = ["perf", "record", "-q", "-o", os.path.join(work, "perf.data"), bench, "peer",
                   "--n", "32", "--d", "3", "--steps", "200000", "--dt", "0.0001", "--beta", "4",
-                  "--reps", "1", "--out", os.path.join(work, "final.bin")]
-        done = subprocess.run(record, capture_output=True, text=True,
-                              env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
+                  "--reps", "1", "--threads", str(THREADS), "--out", os.path.join(work, "final.bin")]
+        done = subprocess.run(record, capture_output=True, text=True)
         if done.returncode != 0:
             return None
         report = subprocess.run(["perf", "report", "-i", os.path.join(work, "perf.data"),
@@ -377,117 +535,190 @@ def profile_small(build):
     return rows or None
 
 
-def openblas_floor(data):
-    """How fast nadyn would have to be for 5x over NumPy+OpenBLAS at n = 1024, d = 64,
-    next to the time its flops take at the machine's GEMM rate."""
+def openblas_floor(data, goal=8.0):
+    """How fast nadyn would have to be for `goal` x over NumPy+OpenBLAS at n = 1024, d = 64,
+    next to the time its flops take at the default build's GEMM rate."""
+    headline = data["builds"][0]["name"]
     case = next((c for c in data["peers"] if (c["n"], c["d"]) == (1024, 64)), None)
-    gemm2 = next((g["gflops"] for g in data["gemm"] if g["threads"] == THREADS), None)
+    gemm2 = gemm_rate(data, headline)
     if not case or not gemm2:
         return None
-    peer = next((p for p in case["peers"] if p["name"] == "numpy+openblas" and "seconds" in p), None)
+    peer = next((p for p in case["peers"] if p["name"] == HEADLINE_PEER and "seconds" in p), None)
     if not peer:
         return None
     evaluations = 4 * case["steps"]
     n, d = case["n"], case["d"]
-    return {"n": n, "d": d, "steps": case["steps"], "gemm": gemm2,
+    return {"n": n, "d": d, "steps": case["steps"], "gemm": gemm2, "goal": goal,
             "peer_rhs_ms": peer["seconds"] / evaluations * 1e3,
-            "needed_ms": peer["seconds"] / evaluations / 5.0 * 1e3,
+            "needed_ms": peer["seconds"] / evaluations / goal * 1e3,
             "flop_ms": 3.0 * n * n * d / (gemm2 * 1e9) * 1e3,
-            "nadyn_rhs_ms": case["nadyn_seconds"] / evaluations * 1e3}
+            "nadyn_rhs_ms": case["nadyn"][headline]["seconds"] / evaluations * 1e3}
 
 
 def targets(data):
+    """Issue 10's targets, for the default build (the first), each met or not with its figure;
+    then the older ones that still hold."""
     out = []
-    best = lambda case, name: next((p for c in data["peers"] if (c["n"], c["d"]) == case
-                                    for p in c["peers"] if p["name"] == name and "ratio" in p), None)
-    # Judged against the peer the issue names, Debian's python3-numpy as installed (its
-    # BLAS is the reference one); the OpenBLAS variant is shown beside it.
-    for (case, goal) in [((1024, 64), 5.0), ((32, 3), 50.0)]:
-        ratios = [(name, best(case, name)) for name in ("numpy", "numpy+openblas")]
-        ratios = [(name, p["ratio"]) for name, p in ratios if p]
-        debian = next((r for name, r in ratios if name == "numpy"), None)
-        if ratios:
-            text = ", ".join(f"{r:.1f}x vs {name}" for name, r in ratios)
-            out.append({"target": f">= {goal:g}x faster than NumPy at n = {case[0]}, d = {case[1]}",
-                        "measured": text, "met": debian is not None and debian >= goal})
-    gemm2 = next((g["gflops"] for g in data["gemm"] if g["threads"] == THREADS), None)
-    row = next((r for r in data["table"] if (r["n"], r["d"]) == (4096, 512) and "kernel_gflops" in r), None)
+    names = [b["name"] for b in data["builds"]]
+    headline = names[0]
+
+    def add(target, measured, met):
+        out.append({"target": target, "measured": measured, "met": bool(met)})
+
+    def peer(case, name):
+        return next((p for c in data["peers"] if (c["n"], c["d"]) == case
+                     for p in c["peers"] if p["name"] == name and "ratio" in p), None)
+
+    for case, goal in [((1024, 64), 8.0), ((4096, 64), 8.0), ((32, 3), 25.0)]:
+        target = f">= {goal:g}x faster than {HEADLINE_PEER} per RK4 step at n = {case[0]}, d = {case[1]}"
+        p = peer(case, HEADLINE_PEER)
+        if not p:
+            add(target, "not measured (no such case or no OpenBLAS)", False)
+            continue
+        others = [f"{p['ratio'][b]:.1f}x ({b} build)" for b in names[1:]]
+        ref = peer(case, "numpy+refblas")
+        if ref:
+            others.append(f"{ref['ratio'][headline]:.1f}x vs numpy with the reference BLAS")
+        add(target, f"{p['ratio'][headline]:.1f}x" + (f"; {', '.join(others)}" if others else ""),
+            p["ratio"][headline] >= goal)
+
+    target = "RK4 step at n = 4096, d = 64 within 1.5x of its roofline (4 x 3 n² d flops at the measured GEMM rate)"
+    case = next((c for c in data["peers"] if (c["n"], c["d"]) == (4096, 64)), None)
+    roof = roofline_ms(data, headline, 4096, 64)
+    if case and roof:
+        step = case["nadyn"][headline]["seconds"] / case["steps"] * 1e3
+        add(target, f"{step / roof:.2f}x ({step:.1f} ms per step, roofline {roof:.1f} ms at "
+                    f"{gemm_rate(data, headline):.1f} GFLOP/s)", step / roof <= 1.5)
+    else:
+        add(target, "not measured", False)
+
+    by_d = {}
+    for r in data.get("precision", []):
+        by_d.setdefault(r["d"], []).append(r)
+    for d in (3, 64, 512):
+        target = f"float kernel faster than double at d = {d}"
+        rows = by_d.get(d)
+        if not rows:
+            add(target, "not measured", False)
+            continue
+        add(target, ", ".join(f"{r['speedup']:.2f}x at n = {r['n']}" for r in rows),
+            all(r["speedup"] > 1.0 for r in rows))
+
+    proc = data.get("process")
+    target = f"whole-process time of `{proc['command'] if proc else 'nadyn ' + ' '.join(PROCESS_ARGS)}` within 2x of in-process time"
+    if proc:
+        add(target, f"{proc['ratio']:.2f}x ({proc['process_seconds'] * 1e3:.0f} ms vs "
+                    f"{proc['run_seconds'] * 1e3:.0f} ms)", proc["ratio"] <= 2.0)
+    else:
+        add(target, "not measured", False)
+
+    gemm2 = gemm_rate(data, headline)
+    row = next((r for r in data["table"][headline]
+                if (r["n"], r["d"]) == (4096, 512) and "kernel_gflops" in r), None)
     if row and gemm2:
         share = row["kernel_gflops"] / gemm2
-        out.append({"target": "kernel >= 60% of the GEMM rate at n = 4096, d = 512",
-                    "measured": f"{share:.0%} ({row['kernel_gflops']:.1f} of {gemm2:.1f} GFLOP/s)",
-                    "met": share >= 0.6})
+        add("kernel >= 60% of the GEMM rate at n = 4096, d = 512",
+            f"{share:.0%} ({row['kernel_gflops']:.1f} of {gemm2:.1f} GFLOP/s)", share >= 0.6)
     th = next((r for r in data["threads"] if (r["n"], r["d"]) == (4096, 64)), None)
     if th:
-        out.append({"target": "2 threads >= 1.7x faster than 1 at n = 4096, d = 64",
-                    "measured": f"{th['speedup']:.2f}x (median), {th['speedup_best']:.2f}x (best runs)",
-                    "met": th["speedup"] >= 1.7})
+        add("2 threads >= 1.7x faster than 1 at n = 4096, d = 64",
+            f"{th['speedup']:.2f}x (median), {th['speedup_best']:.2f}x (best runs)",
+            th["speedup"] >= 1.7)
     mem = data["memory"]
-    if "max_rss_mib" in mem:
-        out.append({"target": "peak memory < 1 GiB at n = 65,536, d = 32",
-                    "measured": f"{mem['max_rss_mib']:.0f} MiB", "met": mem["max_rss_mib"] < 1024})
+    if "max_rss_mib" in mem and mem.get("n") == MEMORY_CASE["n"]:
+        add("peak memory < 1 GiB at n = 65,536, d = 32", f"{mem['max_rss_mib']:.0f} MiB",
+            mem["max_rss_mib"] < 1024)
     return out
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", required=True)
+    parser.add_argument("--build", required=True, help="the default build (the headline)")
+    parser.add_argument("--portable", default="", help="the portable build, timed beside it")
     parser.add_argument("--out", required=True)
     parser.add_argument("--openblas", default="", help="directory holding OpenBLAS's libblas.so.3")
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions, smaller table")
+    parser.add_argument("--refblas", default="",
+                        help="directory holding the reference BLAS's libblas.so.3")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer repetitions, smaller table")
+    mode.add_argument("--smoke", action="store_true",
+                      help="n = 32, d = 3 once: checks the pipeline; report in the build dir")
     args = parser.parse_args()
     began = time.time()
-    bench = os.path.join(args.build, "bin", "nadyn-bench")
-    env = {"OMP_NUM_THREADS": str(THREADS)}
-    data = {"machine": machine(args.build)}
+    builds = [("default", args.build)] + ([("portable", args.portable)] if args.portable else [])
+    out_path = args.out
+    if args.smoke:
+        out_path = os.path.join(args.build, "performance-smoke.md")
+    reps = 1 if args.smoke else 3 if args.quick else 5
+    table_n = SMOKE["table_n"] if args.smoke else TABLE_N[:4] if args.quick else TABLE_N
+    table_d = SMOKE["table_d"] if args.smoke else TABLE_D
+    peer_cases = SMOKE["peer_cases"] if args.smoke else PEER_CASES
+    thread_cases = SMOKE["thread_cases"] if args.smoke else THREAD_CASES
+    precision_cases = (SMOKE["precision_cases"] if args.smoke else
+                       PRECISION_CASES[:4] if args.quick else PRECISION_CASES)
+    bench = lambda build: os.path.join(build, "bin", "nadyn-bench")
+    headline = args.build
+
+    data = {"machine": machine(), "smoke": args.smoke}
+    sample_load()
+    with tempfile.TemporaryDirectory(prefix="nadyn-bench-") as work:
+        data["builds"] = [build_info(name, path, work) for name, path in builds]
     log("machine:", json.dumps(data["machine"]))
-    reps = 3 if args.quick else 5
+    log("builds:", json.dumps(data["builds"]))
 
     log("GEMM rate")
-    data["gemm"] = run_json([bench, "gemm", "--size", "2048", "--threads", "1,2", "--reps", str(reps)], env)
+    data["gemm"] = {name: run_json([bench(path), "gemm", "--size", "512" if args.smoke else "2048",
+                                    "--threads", "1,2", "--reps", str(reps)])
+                    for name, path in builds}
 
     log("table")
-    data["table"] = run_json([bench, "table", "--n", ",".join(map(str, TABLE_N[:4] if args.quick else TABLE_N)),
-                              "--d", ",".join(map(str, TABLE_D)), "--reps", str(reps),
-                              "--budget", "4", "--threads", str(THREADS),
-                              "--skip-above", "60",
-                              "--rate-guess", str(max(g["gflops"] for g in data["gemm"]))], env)
+    data["table"] = {}
+    for name, path in builds:
+        data["table"][name] = run_json(
+            [bench(path), "table", "--n", ",".join(map(str, table_n)),
+             "--d", ",".join(map(str, table_d)), "--reps", str(reps), "--budget", "4",
+             "--threads", str(THREADS), "--skip-above", "60",
+             "--rate-guess", str(max(g["gflops"] for g in data["gemm"][name]))])
 
     log("thread scaling")
     data["threads"] = []
-    for n, d in THREAD_CASES:
-        data["threads"] += run_json([bench, "threads", "--n", str(n), "--d", str(d), "--reps", "9"], env)
+    for n, d in thread_cases:
+        data["threads"] += run_json([bench(headline), "threads", "--n", str(n), "--d", str(d),
+                                     "--reps", "1" if args.smoke else "9"])
 
     log("profile of the small case")
-    data["profile_small"] = profile_small(args.build)
+    data["profile_small"] = None if args.smoke else profile_small(headline)
 
     log("single precision")
     data["precision"] = []
-    for n, d in PRECISION_CASES[:4] if args.quick else PRECISION_CASES:
-        data["precision"] += run_json([bench, "precision", "--n", str(n), "--d", str(d),
-                                       "--reps", str(reps), "--threads", str(THREADS)], env)
+    for n, d in precision_cases:
+        data["precision"] += run_json([bench(headline), "precision", "--n", str(n), "--d", str(d),
+                                       "--reps", str(reps), "--threads", str(THREADS)])
 
     with tempfile.TemporaryDirectory(prefix="nadyn-bench-") as work:
         log("peers")
-        data["peers"], have_torch = peers(args.build, work, args.openblas, 0.5 if args.quick else 1.0)
+        data["peers"], have_torch = peers(builds, work, args.openblas, args.refblas,
+                                          0.5 if args.quick else 1.0, peer_cases)
         notes = []
         blas = capture(["readlink", "-f", "/usr/lib/x86_64-linux-gnu/libblas.so.3"])
-        notes.append(f"`numpy` is Debian's NumPy with the system BLAS ({blas}); "
-                     + ("the reference (netlib) BLAS is single-threaded, so that peer runs its "
-                        "GEMMs on one core whatever its thread settings."
-                        if "/blas/" in blas else "its thread count is set as above."))
         if args.openblas:
-            notes.append("`numpy+openblas` is the same NumPy with Debian's OpenBLAS "
-                         "(libopenblas0-pthread, fetched with `apt-get download` into the build "
-                         "directory and loaded with LD_LIBRARY_PATH, so the system is unchanged), "
-                         "2 threads: a stronger NumPy than Debian's default install "
-                         "(python3-numpy depends on libblas3, the reference BLAS, and neither "
-                         "depends on nor recommends OpenBLAS). The targets are judged against "
-                         "`numpy`, the peer as installed; the floor below says how far a margin "
-                         "against this one can go.")
+            notes.append(f"`{HEADLINE_PEER}` is Debian's NumPy with Debian's OpenBLAS "
+                         "(libopenblas0-pthread, fetched with `apt-get download` into "
+                         "`build/bench-openblas/` and loaded with LD_LIBRARY_PATH, so the system "
+                         "is unchanged), 2 threads: the peer the targets are judged against.")
         else:
             notes.append("OpenBLAS could not be fetched (`apt-get download libopenblas0-pthread`), "
-                         "so NumPy ran only with the system BLAS.")
+                         "so NumPy ran only with the system BLAS and the ratio targets are not "
+                         "measured.")
+        if args.refblas:
+            notes.append("`numpy+refblas` is the same NumPy with the reference (netlib) BLAS "
+                         f"(`{args.refblas}`, loaded with "
+                         "LD_LIBRARY_PATH whatever the system's libblas.so.3 alternative is, "
+                         f"here {blas}); it is single-threaded, so that peer runs its GEMMs on "
+                         "one core whatever its thread settings.")
+        else:
+            notes.append(f"`numpy+refblas` could not load the reference BLAS, so it ran with the "
+                         f"system's libblas.so.3 ({blas}).")
         if have_torch:
             notes.append("`torch` is Debian's python3-torch on the CPU (float64, "
                          "torch.set_num_threads(2))"
@@ -498,18 +729,29 @@ def main():
                          "`apt-get install -y python3-torch` did not succeed), so there is no "
                          "PyTorch peer.")
         data["peer_notes"] = notes
+        log("whole process")
+        data["process"] = process_time(headline, work, 1 if args.smoke else 5)
         log("peak memory")
-        data["memory"] = memory(args.build, work)
+        data["memory"] = memory(headline, work, SMOKE["memory"] if args.smoke else MEMORY_CASE)
 
     data["load_at_end"] = os.getloadavg()[0]
+    sample_load()
+    data["load_max"] = max(loads + [data["machine"]["load_at_start"]])
+    data["loaded"] = (data["machine"]["load_at_start"] > LOADED
+                      or data["load_max"] > THREADS + LOADED)
     data["targets"] = targets(data)
     data["seconds"] = time.time() - began
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
+    json_path = os.path.splitext(out_path)[0] + ".json"
+    data["json"] = os.path.relpath(os.path.abspath(json_path), ROOT)
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    with open(out_path, "w") as f:
         f.write(report(data))
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+    with open(json_path, "w") as f:
         json.dump(data, f, indent=1)
-    log(f"wrote {args.out} ({data['seconds'] / 60:.1f} min)")
+    log(f"wrote {out_path} ({data['seconds'] / 60:.1f} min)")
+    if data["loaded"]:
+        log(f"the machine was loaded (load average up to {data['load_max']:.2f}): "
+            "rerun on an idle machine before quoting these figures")
     for t in data["targets"]:
         log(f"  {'met    ' if t['met'] else 'NOT MET'}  {t['target']}: {t['measured']}")
     return 0

@@ -5,11 +5,16 @@
 //   nadyn-bench gemm    --size 2048 [--reps R] [--threads T]
 //   nadyn-bench threads --n 4096 --d 64 [--reps R]
 //   nadyn-bench precision --n 1024,4096 --d 64,512 [--reps R] [--threads T]
-//   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] --out FILE
+//   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] [--threads T]
+//                       --out FILE
 //
 // Every command prints one JSON object per line. Times are medians over repetitions; the
 // same process measures the things that are compared (side by side, interleaved where it
 // matters), so a second process on the machine affects both sides alike.
+//
+// Thread counts go to each call (run_config::threads, model_parameters::threads,
+// attention_options::threads, num_threads clauses), as in a run of the library: the
+// process's OpenMP setting is never changed. --threads defaults to the number of cores.
 //
 // The executable counts heap allocations (it interposes malloc), to report how many one
 // RK4 step makes once its workspaces exist.
@@ -121,7 +126,8 @@ struct arguments {
 
 // The benchmark system: peri-ln, beta = 4, identity weights, uniform start (seed 1), the
 // same start as `nadyn simulate --init uniform --seed 1`.
-run_config bench_config(std::size_t n, std::size_t d, double beta, double dt, std::int64_t steps) {
+run_config bench_config(std::size_t n, std::size_t d, double beta, double dt, std::int64_t steps,
+                        int threads) {
     run_config c;
     c.scheme_id = scheme::peri_ln;
     c.n = n;
@@ -132,11 +138,12 @@ run_config bench_config(std::size_t n, std::size_t d, double beta, double dt, st
     c.integration.dt = dt;
     c.integration.T = dt * static_cast<double>(steps);
     c.integration.every = std::max<std::int64_t>(steps, 1);
+    c.threads = threads;
     return c;
 }
 
 model_parameters model_of(const run_config& c) {
-    return {c.n, c.d, c.beta, c.causal, c.scheme_settings()};
+    return {c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, c.threads};
 }
 
 // Integrates `steps` RK4 steps through the library's run loop (no observer work).
@@ -160,7 +167,7 @@ double allocations_per_step(const run_config& c, const simulation& start, int st
     auto step = [&] {
         system.begin_step(t);
         stepper.do_step(std::ref(system), x, t, c.integration.dt);
-        project_to_sphere(directions(x), c.n, c.d);
+        project_to_sphere(directions(x), c.n, c.d, c.threads);
         t += c.integration.dt;
     };
     step();
@@ -201,12 +208,12 @@ double timed(const std::function<double()>& run, int reps, double budget, int* d
 }
 
 // C = A B for square n x n matrices, the columns of B split over the threads (Eigen's own
-// threading is off in nadyn, EIGEN_DONT_PARALLELIZE): the machine's GEMM rate.
+// threading is off in nadyn, EIGEN_DONT_PARALLELIZE): the machine's GEMM rate. The team's
+// size is the region's num_threads clause, not a process-wide setting.
 double gemm_rate(std::size_t size, int threads, int reps) {
     const auto n = static_cast<Eigen::Index>(size);
     const matrix a = matrix::Random(n, n), b = matrix::Random(n, n);
     matrix c(n, n);
-    omp_set_num_threads(threads);
     auto run = [&] {
         const auto began = clock_type::now();
 #pragma omp parallel num_threads(threads)
@@ -242,7 +249,6 @@ int command_table(const arguments& args) {
     const double skip_above = args.number("skip-above", 60.0);
     const int threads = static_cast<int>(args.number("threads", omp_get_num_procs()));
     const double rate_guess = args.number("rate-guess", 30.0); // GFLOP/s, to skip early
-    omp_set_num_threads(threads);
     for (std::size_t n : args.sizes("n", "32,256,1024,4096,16384")) {
         for (std::size_t d : args.sizes("d", "3,64,512")) {
             const double flops = 4.0 * double(n) * double(n) * double(d);
@@ -254,18 +260,19 @@ int command_table(const arguments& args) {
                             {"skipped", str("estimated RK4 step " + num(step_guess) + " s")}});
                 continue;
             }
-            const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+            const run_config c = bench_config(n, d, 4.0, 0.01, 1, threads);
             const simulation start(c);
             state_type x = start.state(), dxdt(x.size());
 
             attention_kernel kernel(n, d);
             std::vector<double> a(n * d);
-            kernel.compute(x.data(), start.weights(), {c.beta, false}, a.data()); // warm-up
+            const attention_options options{c.beta, false, precision::double_precision, threads};
+            kernel.compute(x.data(), start.weights(), options, a.data()); // warm-up
             int kernel_reps = 0;
             const double kernel_s = timed(
                 [&] {
                     const auto began = clock_type::now();
-                    kernel.compute(x.data(), start.weights(), {c.beta, false}, a.data());
+                    kernel.compute(x.data(), start.weights(), options, a.data());
                     return seconds_since(began);
                 },
                 reps, budget, &kernel_reps);
@@ -285,7 +292,7 @@ int command_table(const arguments& args) {
             // which is subtracted.
             const auto steps =
                 static_cast<std::int64_t>(std::clamp(0.2 / (4.0 * rhs_s), 1.0, 2000.0));
-            const run_config cs = bench_config(n, d, 4.0, 0.01, steps);
+            const run_config cs = bench_config(n, d, 4.0, 0.01, steps, threads);
             const simulation start_steps(cs);
             state_type y;
             const double step_s =
@@ -317,16 +324,17 @@ int command_table(const arguments& args) {
 int command_precision(const arguments& args) {
     const int reps = static_cast<int>(args.number("reps", 5));
     const int threads = static_cast<int>(args.number("threads", omp_get_num_procs()));
-    omp_set_num_threads(threads);
     for (std::size_t n : args.sizes("n", "1024,4096")) {
         for (std::size_t d : args.sizes("d", "64,512")) {
-            const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+            const run_config c = bench_config(n, d, 4.0, 0.01, 1, threads);
             const simulation start(c);
             const state_type x = start.state();
             attention_kernel kernel(n, d);
             std::vector<double> in_double(n * d), in_float(n * d);
-            const attention_options double_options{c.beta, false, precision::double_precision};
-            const attention_options float_options{c.beta, false, precision::single_precision};
+            const attention_options double_options{c.beta, false, precision::double_precision,
+                                                   threads};
+            const attention_options float_options{c.beta, false, precision::single_precision,
+                                                  threads};
             kernel.compute(x.data(), start.weights(), double_options, in_double.data());
             const auto double_path = kernel.last_path();
             kernel.compute(x.data(), start.weights(), float_options, in_float.data());
@@ -363,26 +371,27 @@ int command_precision(const arguments& args) {
     return 0;
 }
 
-// The right-hand side at 1 and at 2 threads, interleaved (1, 2, 1, 2, ...).
+// The right-hand side at 1 and at 2 threads, interleaved (1, 2, 1, 2, ...): one system per
+// thread count (the count is part of a system's model, as in a run).
 int command_threads(const arguments& args) {
     const auto n = static_cast<std::size_t>(args.number("n", 4096));
     const auto d = static_cast<std::size_t>(args.number("d", 64));
     const int reps = static_cast<int>(args.number("reps", 7));
-    const run_config c = bench_config(n, d, 4.0, 0.01, 1);
+    const run_config c = bench_config(n, d, 4.0, 0.01, 1, 1);
     const simulation start(c);
     state_type x = start.state(), dxdt(x.size());
-    attention_system system(model_of(c), start.weights(), c.block);
+    attention_system one_thread(model_of(c), start.weights(), c.block);
+    attention_system two_threads(model_of(bench_config(n, d, 4.0, 0.01, 1, 2)), start.weights(),
+                                 c.block);
+    auto system_of = [&](int t) -> attention_system& { return t == 1 ? one_thread : two_threads; };
     std::vector<double> one, two;
-    for (int t : {1, 2}) { // warm-up (workspaces for both thread counts)
-        omp_set_num_threads(t);
-        system(x, dxdt, 0.0);
-    }
+    for (int t : {1, 2}) // warm-up (workspaces)
+        system_of(t)(x, dxdt, 0.0);
     state_type reference;
     for (int r = 0; r < reps; ++r) {
         for (int t : {1, 2}) {
-            omp_set_num_threads(t);
             const auto began = clock_type::now();
-            system(x, dxdt, 0.0);
+            system_of(t)(x, dxdt, 0.0);
             (t == 1 ? one : two).push_back(seconds_since(began));
             if (reference.empty()) reference = dxdt;
             if (dxdt != reference) {
@@ -413,8 +422,9 @@ int command_peer(const arguments& args) {
     const auto d = static_cast<std::size_t>(args.number("d", 3));
     const auto steps = static_cast<std::int64_t>(args.number("steps", 100));
     const int reps = static_cast<int>(args.number("reps", 5));
+    const int threads = static_cast<int>(args.number("threads", omp_get_num_procs()));
     const run_config c =
-        bench_config(n, d, args.number("beta", 4.0), args.number("dt", 0.01), steps);
+        bench_config(n, d, args.number("beta", 4.0), args.number("dt", 0.01), steps, threads);
     const simulation start(c);
     state_type x;
     time_integrate(c, start, x); // warm-up
@@ -434,7 +444,7 @@ int command_peer(const arguments& args) {
          {"n", num(double(n))},
          {"d", num(double(d))},
          {"steps", num(double(steps))},
-         {"threads", num(omp_get_max_threads())},
+         {"threads", num(threads)},
          {"seconds", num(median(samples))},
          {"all", all + "]"},
          {"allocations_per_step", num(allocations_per_step(c, start, steps > 20 ? 20 : 1))}});

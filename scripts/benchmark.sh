@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Builds the benchmark configuration and runs every benchmark: results/performance.md.
+# Builds nadyn as users get it and as the portable build makes it, and runs every benchmark
+# on both in one run: results/performance.md (and results/performance.json).
 #
-#   bash scripts/benchmark.sh            # the full run (about 10-15 minutes on 2 cores)
-#   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (a few minutes)
+#   bash scripts/benchmark.sh            # the full run (both builds; the report gives its duration)
+#   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (several minutes)
+#   bash scripts/benchmark.sh --smoke    # n = 32, d = 3 only, one repetition: checks that the
+#                                        # pipeline runs; its report goes to build/, not results/
 #
-# The build goes to build-bench/ with NADYN_SIMD=native (-march=native): the numbers are for
-# this machine's CPU. The default build (build/) stays portable and is not touched.
-# The NumPy peer also runs with OpenBLAS (2 threads) when `apt-get download
-# libopenblas0-pthread` works: the package is unpacked into build-bench/, not installed.
-# PyTorch is used when Debian's python3-torch is installed (tried once with apt-get here).
+# The builds: build/ configured exactly as scripts/setup.sh does (the README's quick start:
+# Release, NADYN_SIMD=auto, which picks avx512 on an AVX-512 machine), the headline; and
+# build-portable/ configured as scripts/test-portable.sh does (NADYN_SIMD=portable, the x86-64
+# baseline). Both configure steps come from scripts/lib/configure.sh; only the benchmark
+# targets (nadyn_cli, nadyn_bench) are built here.
+# The NumPy peer runs with the reference BLAS (libblas3, loaded by path) and with OpenBLAS
+# (2 threads) when `apt-get download libopenblas0-pthread` works: the package is
+# unpacked into build/bench-openblas/, not installed. PyTorch is used when Debian's
+# python3-torch is installed (tried once with apt-get here).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="$root/build-bench"
 source "$root/scripts/lib/install_missing.sh"
+source "$root/scripts/lib/configure.sh"
 install_missing "${nadyn_packages[@]}" time
 sudo=""
 [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && sudo="sudo"
@@ -22,23 +29,36 @@ if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
         echo "python3-torch did not install: no PyTorch peer" >&2
 fi
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNADYN_SIMD=native \
-      -DNADYN_BUILD_TESTS=OFF >/dev/null
 # GCC 12 prints false -Wmaybe-uninitialized warnings from Eigen's AVX-512 code: the build
 # log goes to a file, shown only when the build fails.
-if ! cmake --build "$build" -j2 --target nadyn_cli nadyn_bench >"$build/build.log" 2>&1; then
-    grep -E "error|Error" "$build/build.log" | head -40 >&2
-    echo "build failed; full log: $build/build.log" >&2
-    exit 1
-fi
+build_targets() {
+    local build="$1"
+    if ! cmake --build "$build" -j2 --target nadyn_cli nadyn_bench >"$build/bench-build.log" 2>&1; then
+        grep -E "error|Error" "$build/bench-build.log" | head -40 >&2
+        echo "build failed; full log: $build/bench-build.log" >&2
+        exit 1
+    fi
+}
+# The benchmark driver is a target of both builds (test-portable.sh leaves it out of its own).
+configure_default -DNADYN_BUILD_BENCH=ON
+build_targets "$root/build"
+configure_portable -DNADYN_BUILD_BENCH=ON
+build_targets "$root/build-portable"
 
-openblas="$build/openblas/usr/lib/x86_64-linux-gnu/openblas-pthread"
+fetched="$root/build/bench-openblas"
+openblas="$fetched/usr/lib/x86_64-linux-gnu/openblas-pthread"
 if [[ ! -e "$openblas/libblas.so.3" ]]; then
-    (cd "$build" && apt-get download libopenblas0-pthread >/dev/null 2>&1 &&
-        dpkg -x libopenblas0-pthread_*.deb "$build/openblas") ||
+    mkdir -p "$fetched"
+    (cd "$fetched" && apt-get download libopenblas0-pthread >/dev/null 2>&1 &&
+        dpkg -x libopenblas0-pthread_*.deb "$fetched") ||
         echo "libopenblas0-pthread could not be downloaded: NumPy runs with the system BLAS only" >&2
 fi
 [[ -e "$openblas/libblas.so.3" ]] || openblas=""
+# The reference BLAS by path (Debian's libblas3, which python3-numpy depends on): the
+# system's libblas.so.3 alternative may point to OpenBLAS.
+refblas=/usr/lib/x86_64-linux-gnu/blas
+[[ -e "$refblas/libblas.so.3" ]] || refblas=""
 
-/usr/bin/python3 "$root/bench/benchmark.py" --build "$build" --out "$root/results/performance.md" \
-    --openblas "$openblas" "$@"
+/usr/bin/python3 "$root/bench/benchmark.py" --build "$root/build" \
+    --portable "$root/build-portable" --out "$root/results/performance.md" \
+    --openblas "$openblas" --refblas "$refblas" "$@"

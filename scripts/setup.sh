@@ -5,8 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib/install_missing.sh"
+source "$root/scripts/lib/configure.sh"
 install_missing "${nadyn_packages[@]}"
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+configure_default
 cmake --build "$root/build" -j2
 # `import nadyn` for Debian's /usr/bin/python3: a .pth file in its site directory for local
 # packages (/usr/local/lib/python3.X/dist-packages) naming this checkout's python/. A path

@@ -7,9 +7,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib/install_missing.sh"
+source "$root/scripts/lib/configure.sh"
 install_missing "${nadyn_packages[@]}"
-cmake -S "$root" -B "$root/build-portable" -DCMAKE_BUILD_TYPE=Release -DNADYN_SIMD=portable \
-    -DNADYN_BUILD_BENCH=OFF >/dev/null
+configure_portable -DNADYN_BUILD_BENCH=OFF
 cmake --build "$root/build-portable" -j2
 cd "$root/build-portable"
 ctest --output-on-failure -j2 "$@"
