@@ -360,6 +360,7 @@ const std::array registry{
         [](run_config& c, std::string_view t) { c.attention = parse_attention_kind(t); },
         [](const run_config& c) -> parameter_value { return std::string(to_string(c.attention)); },
         nullptr},
+    parameter_spec{
         "norm", "--norm", value_type::name,
         "Normalisation map LN: rms (x / ‖x‖, directions on S^{d-1}) | layernorm (centre, then "
         "scale: directions on the sphere of the hyperplane sum_c x_c = 0; needs d >= 3)",

@@ -55,7 +55,10 @@ def test_setup_pth_step(simulate, tmp_path):
         step = step.replace(query, str(site))
     subprocess.run(["bash", "-euo", "pipefail", "-c", f"root={REPO}\n{step}"], check=True, env=clean_env())
     assert (site / "nadyn.pth").read_text().strip() == str(REPO / "python")
-    code = f"import site; site.addsitedir({str(site)!r}); " + CHECK
+    # What our site directory adds goes first: another checkout's nadyn.pth in the system's
+    # site directory (a second clone on the same machine) must not shadow this one.
+    code = (f"import site, sys; before = list(sys.path); site.addsitedir({str(site)!r}); "
+            "sys.path[:0] = [p for p in sys.path if p not in before]; " + CHECK)
     result = subprocess.run(["/usr/bin/python3", "-c", code, str(run)], capture_output=True, text=True,
                             env=clean_env(), cwd=tmp_path, check=True)
     assert result.stdout.splitlines()[0] == str(REPO / "python" / "nadyn" / "__init__.py")
