@@ -27,11 +27,11 @@ command add_reduced(CLI::App& app);
 command add_table(CLI::App& app);
 command add_rerun(CLI::App& app);
 command add_sweep(CLI::App& app);
-// `nadyn table unselectable` (apps/unselectable_table_command.cpp): writes unselectable.md,
+// `nadyn table unselectable` (apps/standalone_tables.cpp): writes unselectable.md,
 // .csv and the figure to out_dir; md or csv also to stdout.
 int run_unselectable_table(const std::string& out_dir, const std::vector<std::uint64_t>& seeds,
                            const std::string& python, bool figures, bool csv);
-// `nadyn table noise` (apps/noise_table_command.cpp): writes noise.md, .csv and the figure to
+// `nadyn table noise` (apps/standalone_tables.cpp): writes noise.md, .csv and the figure to
 // out_dir; md or csv also to stdout.
 int run_noise_table(const std::string& out_dir, const noise_table_settings& settings,
                     const std::string& python, bool figures, bool csv);
