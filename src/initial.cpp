@@ -60,6 +60,29 @@ void centred_gaussian_unit_vector(random_source& source, double* x, std::size_t 
         x[a] *= inverse;
 }
 
+// The point at polar angle phi from the unit pole in a uniform direction orthogonal to it:
+// a unit vector from draw_unit (on the sphere, or on the centred sphere) minus its component
+// along the pole, normalised (redrawn in the rare case it is the pole itself).
+void cap_point(random_source& source, const double* pole, double phi, std::size_t d,
+               void (*draw_unit)(random_source&, double*, std::size_t), double* tangent,
+               double* point) {
+    double norm2 = 0.0;
+    do {
+        draw_unit(source, tangent, d);
+        double along = 0.0;
+        for (std::size_t a = 0; a < d; ++a)
+            along += tangent[a] * pole[a];
+        norm2 = 0.0;
+        for (std::size_t a = 0; a < d; ++a) {
+            tangent[a] -= along * pole[a];
+            norm2 += tangent[a] * tangent[a];
+        }
+    } while (norm2 < 1e-12);
+    const double scale = std::sin(phi) / std::sqrt(norm2);
+    for (std::size_t a = 0; a < d; ++a)
+        point[a] = std::cos(phi) * pole[a] + scale * tangent[a];
+}
+
 // The layernorm starts (docs/model.md §10), on S^{d-1} ∩ U; `file` rows are read by the
 // caller and centred here.
 void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, random_source& source,
@@ -90,21 +113,8 @@ void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, rando
         centred_gaussian_unit_vector(source, pole.data(), d);
         for (std::size_t k = 0; k < n; ++k) {
             const double phi = cap_polar_angle(source, spec.cap_radius, d - 1);
-            double norm2 = 0.0;
-            do {
-                centred_gaussian_unit_vector(source, tangent.data(), d);
-                double along = 0.0;
-                for (std::size_t a = 0; a < d; ++a)
-                    along += tangent[a] * pole[a];
-                norm2 = 0.0;
-                for (std::size_t a = 0; a < d; ++a) {
-                    tangent[a] -= along * pole[a];
-                    norm2 += tangent[a] * tangent[a];
-                }
-            } while (norm2 < 1e-12);
-            const double scale = std::sin(phi) / std::sqrt(norm2);
-            for (std::size_t a = 0; a < d; ++a)
-                theta[k * d + a] = std::cos(phi) * pole[a] + scale * tangent[a];
+            cap_point(source, pole.data(), phi, d, centred_gaussian_unit_vector, tangent.data(),
+                      &theta[k * d]);
         }
         break;
     }
@@ -221,24 +231,8 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         gaussian_unit_vector(source, pole.data(), d);
         for (std::size_t k = 0; k < n; ++k) {
             const double phi = cap_polar_angle(source, spec.cap_radius, d);
-            // A uniform direction orthogonal to the pole: a Gaussian vector minus its
-            // component along the pole, normalised.
-            double norm2 = 0.0;
-            do {
-                gaussian_unit_vector(source, tangent.data(), d);
-                double along = 0.0;
-                for (std::size_t a = 0; a < d; ++a)
-                    along += tangent[a] * pole[a];
-                norm2 = 0.0;
-                for (std::size_t a = 0; a < d; ++a) {
-                    tangent[a] -= along * pole[a];
-                    norm2 += tangent[a] * tangent[a];
-                }
-            } while (norm2 < 1e-12);
-            const double scale = std::sin(phi) / std::sqrt(norm2);
             double* row = &state.theta[k * d];
-            for (std::size_t a = 0; a < d; ++a)
-                row[a] = std::cos(phi) * pole[a] + scale * tangent[a];
+            cap_point(source, pole.data(), phi, d, gaussian_unit_vector, tangent.data(), row);
             double row_norm2 = 0.0;
             for (std::size_t a = 0; a < d; ++a)
                 row_norm2 += row[a] * row[a];
