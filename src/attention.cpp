@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace nadyn {
 
@@ -641,6 +642,16 @@ attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t blo
 
 void attention_kernel::compute(const double* theta, const attention_weights& weights,
                                const attention_options& options, double* out) {
+    compute_rows(theta, weights, options, 0, m_n, out);
+}
+
+void attention_kernel::compute_rows(const double* theta, const attention_weights& weights,
+                                    const attention_options& options, std::size_t first,
+                                    std::size_t count, double* out) {
+    if (first > m_n || count > m_n - first)
+        throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
+    m_first_row = first;
+    m_end_row = first + count;
     if (options.arithmetic == precision::single_precision) {
         compute_single(theta, weights, options, out);
         return;
@@ -698,8 +709,13 @@ void attention_kernel::compute(const double* theta, const attention_weights& wei
 void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
                                    const attention_options& options, double* out) {
     const detail::softmax_blocks_shape shape{
-        m_n, m_d, m_block, options.causal,
-        worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1};
+        m_n,
+        m_d,
+        m_block,
+        options.causal,
+        worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1,
+        m_first_row,
+        m_end_row};
     if (options.kind == attention_kind::unnormalized) {
         // exp(x) = exp(x - max) exp(max): exp_in_place() only covers x <= 709, and beyond
         // that the row's scale becomes Inf (a fault the caller reports), not a wrong number.
@@ -839,6 +855,9 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
             for (std::size_t J = 0; J <= I; ++J, ++p) {
                 if (p % lanes != lane) continue;
                 const std::size_t i0 = I * tile, j0 = J * tile;
+                // A tile adds to the rows of I and of J only: one that touches no wanted
+                // row is skipped (the wanted rows' sums keep their order, so are bitwise).
+                if (!wanted_tile(i0, tile) && !wanted_tile(j0, tile)) continue;
                 const std::size_t rows = std::min(tile, n - i0), cols = std::min(tile, n - j0);
                 if (small) {
                     small_d.add_tile(operands, i0, rows, j0, cols, sum.data());

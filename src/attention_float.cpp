@@ -144,8 +144,13 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
 void attention_kernel::add_general_single(const float* q_data, const float* k_data,
                                           const float* v_data, const attention_options& options) {
     const detail::softmax_blocks_shape shape{
-        m_n, m_d, m_block, options.causal,
-        detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1};
+        m_n,
+        m_d,
+        m_block,
+        options.causal,
+        detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1,
+        m_first_row,
+        m_end_row};
     if (options.kind == attention_kind::unnormalized) {
         // exp(max) / n in double, rounded to float once: Inf when the weights leave float's
         // range (beta <q_k, key_j> beyond about 88 + ln n), which the caller reports.

@@ -40,6 +40,9 @@ struct softmax_blocks_shape {
     std::size_t n, d, block;
     bool causal; // token k attends to j <= k only
     int threads; // OpenMP threads the blocks are dealt to (1: serial)
+    // The query rows wanted, [first_row, end_row): blocks that touch none are skipped (the
+    // others are computed whole, so a wanted row is bitwise what the full call gives).
+    std::size_t first_row = 0, end_row = static_cast<std::size_t>(-1);
 };
 
 // result (n x d) += softmax(beta Q K^T) V for the n x d row-major queries, keys and values.
@@ -65,6 +68,9 @@ void add_softmax_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar
         const auto b = static_cast<Eigen::Index>(item);
         const Eigen::Index first = b * block;
         const Eigen::Index rows = std::min(block, n - first);
+        if (static_cast<std::size_t>(first + rows) <= shape.first_row ||
+            static_cast<std::size_t>(first) >= shape.end_row)
+            return;
         // Causal: no query in this block sees a key beyond the block's last token.
         const Eigen::Index cols = shape.causal ? first + rows : n;
         row_major_matrix<Scalar>& workspace =

@@ -91,6 +91,13 @@ class attention_kernel {
     // theta and out are n x d row-major; out receives A.
     void compute(const double* theta, const attention_weights& weights,
                  const attention_options& options, double* out);
+    // Rows first .. first + count - 1 of A only, each bitwise what compute() gives it: the
+    // same blocks and tiles summed in the same order, those that touch none of the rows
+    // skipped. The other rows of out are left unspecified (a run whose tokens are shared
+    // among processes fills them in from the others, token_exchange.hpp).
+    void compute_rows(const double* theta, const attention_weights& weights,
+                      const attention_options& options, std::size_t first, std::size_t count,
+                      double* out);
 
     [[nodiscard]] std::size_t n() const { return m_n; }
     [[nodiscard]] std::size_t d() const { return m_d; }
@@ -110,6 +117,11 @@ class attention_kernel {
                      const attention_options& options, double* out);
 
     std::size_t m_n, m_d, m_block, m_tile, m_lanes;
+    std::size_t m_first_row = 0, m_end_row = 0; // the rows of the current call
+    // Whether the tile (or block) of `size` rows starting at `start` holds a wanted row.
+    [[nodiscard]] bool wanted_tile(std::size_t start, std::size_t size) const {
+        return start < m_end_row && start + size > m_first_row;
+    }
     matrix m_queries, m_keys, m_values; // projected tokens of one head (when not identity)
     std::vector<matrix> m_logits;       // general: one block x n workspace per thread
     std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
