@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
                 if (ranks.size() > 1 && !ranks.mpi())
                     throw input_error("this nadyn was built without MPI (NADYN_MPI=OFF): run it "
                                       "without mpirun, or build with -DNADYN_MPI=ON");
-                if (ranks.size() > 1 && sub->get_name() != "sweep")
-                    throw input_error("only 'nadyn sweep' runs over MPI ranks; run 'nadyn " +
+                if (ranks.size() > 1 && sub->get_name() != "sweep" && sub->get_name() != "simulate")
+                    throw input_error("only 'nadyn sweep' and 'nadyn simulate' run over MPI "
+                                      "ranks; run 'nadyn " +
                                       sub->get_name() + "' without mpirun (or with -np 1)");
                 return run();
             }

@@ -4,6 +4,9 @@
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
+#ifdef NADYN_WITH_MPI
+#include "nadyn/mpi_token_exchange.hpp"
+#endif
 
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -83,6 +87,45 @@ class progress_bar {
     std::chrono::steady_clock::time_point m_start;
 };
 
+// mpirun -np P nadyn simulate: the run's tokens shared among the ranks (token_exchange.hpp);
+// nullptr in a job of one.
+std::unique_ptr<token_exchange> token_sharing(std::size_t n) {
+#ifdef NADYN_WITH_MPI
+    if (sweep_ranks && sweep_ranks->size() > 1) return share_tokens_over_ranks(*sweep_ranks, n);
+#endif
+    (void)n;
+    return nullptr;
+}
+
+// Rank 0 speaks for a shared run: it alone prints the summary and the progress bar.
+bool speaks() {
+    return !sweep_ranks || sweep_ranks->root();
+}
+
+// A run shared among ranks is past the point where the ranks can agree on an outcome once
+// it has started: a failure on one rank (the writer's disk, say) ends the job loudly instead
+// of leaving the others waiting in the next exchange. Numerical faults need no such care:
+// every rank steps the same state and meets them at the same step.
+template <class Run> run_summary run_shared(const token_exchange* exchange, Run&& go) {
+    if (!exchange) return go();
+    try {
+        return go();
+    } catch (const numerical_fault&) {
+        throw;
+    } catch (const input_error&) {
+        throw; // agreed before any run starts (agree_on_file)
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "nadyn: rank %d: %s\n", sweep_ranks->rank(), e.what());
+        sweep_ranks->abort(1);
+    }
+}
+
+void print_shared(const token_exchange* exchange, const run_summary& summary) {
+    if (!exchange || !speaks()) return;
+    std::printf("shared over %d ranks by tokens: %.3f s of %.3f s in the exchange (rank 0)\n",
+                exchange->processes(), exchange->exchange_seconds(), summary.wall_seconds);
+}
+
 } // namespace
 
 void print_summary(const run_summary& summary, const std::string& path) {
@@ -102,22 +145,25 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     if (!o.out.empty())
         throw input_error("--resume appends to its FILE; --out cannot be combined with it");
     simulation run = simulation::from_file(o.resume);
-    run.set_warning_sink([](const std::string& warning) {
-        std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
-    });
+    run.set_warning_sink(
+        [](const std::string& warning) { std::fprintf(stderr, "nadyn: %s\n", warning.c_str()); });
     const run_config given = to_config();
     const std::vector<std::string> names = o.given();
     check_resume_agreement(run.config(), given, names, o.resume);
     std::optional<double> horizon;
     if (std::find(names.begin(), names.end(), "T") != names.end()) horizon = given.integration.T;
+    const auto exchange = token_sharing(run.config().n);
+    run.share_tokens(exchange.get());
     stop_requested.store(false);
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
-    progress_bar bar(!o.quiet && isatty(STDERR_FILENO));
-    const run_summary summary =
-        run.resume_file(o.resume, horizon, &stop_requested, [&bar](double f) { bar(f); });
+    progress_bar bar(!o.quiet && speaks() && isatty(STDERR_FILENO));
+    const run_summary summary = run_shared(exchange.get(), [&] {
+        return run.resume_file(o.resume, horizon, &stop_requested, [&bar](double f) { bar(f); });
+    });
     bar.finish();
-    print_summary(summary, o.resume);
+    if (speaks()) print_summary(summary, o.resume);
+    print_shared(exchange.get(), summary);
     return summary.outcome == integration_outcome::interrupted ? 130 : 0;
 }
 
@@ -184,20 +230,43 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         run.set_warning_sink([](const std::string& warning) {
             std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
         });
+        const auto exchange = token_sharing(c.n);
+        run.share_tokens(exchange.get());
         std::string path = o->out;
-        if (path.empty())
-            path = reserve_output_name(c, ".");
-        else
-            check_output_path(path, o->force);
+        // Only the writing rank names (and so creates) the file; the others learn whether it
+        // could (run_to_file agrees on it before any step).
+        auto name_output = [&] {
+            if (path.empty())
+                path = reserve_output_name(c, ".");
+            else
+                check_output_path(path, o->force);
+        };
+        if (!exchange) {
+            name_output();
+        } else {
+            std::exception_ptr refused;
+            if (speaks()) {
+                try {
+                    name_output();
+                } catch (const input_error&) {
+                    refused = std::current_exception();
+                }
+            }
+            const bool named = exchange->writer_value(refused ? 0 : 1) != 0;
+            if (refused) std::rethrow_exception(refused);
+            if (!named) throw input_error("rank 0 refused the output file");
+        }
 
         stop_requested.store(false);
         std::signal(SIGINT, request_stop);
         std::signal(SIGTERM, request_stop);
-        progress_bar bar(!o->quiet && isatty(STDERR_FILENO));
-        const run_summary summary =
-            run.run_to_file(path, true, &stop_requested, [&bar](double f) { bar(f); });
+        progress_bar bar(!o->quiet && speaks() && isatty(STDERR_FILENO));
+        const run_summary summary = run_shared(exchange.get(), [&] {
+            return run.run_to_file(path, true, &stop_requested, [&bar](double f) { bar(f); });
+        });
         bar.finish();
-        print_summary(summary, path);
+        if (speaks()) print_summary(summary, path);
+        print_shared(exchange.get(), summary);
         return summary.outcome == integration_outcome::interrupted ? 130 : 0;
     };
 }

@@ -26,6 +26,10 @@ parallel_context::parallel_context(int&, char**&) {
 
 parallel_context::~parallel_context() = default;
 
+void parallel_context::abort(int status) const {
+    std::exit(status);
+}
+
 bool parallel_context::built_with_mpi() {
     return false;
 }

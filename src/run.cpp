@@ -219,6 +219,14 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     if (c.combine == head_combine::mean && c.weights.heads > 1)
         model.value_norm = 1.0 / static_cast<double>(c.weights.heads);
     attention_system system(model, combine_heads(m_weights, c.combine, c.d), c.block);
+    if (m_exchange) {
+        // Every process stops at the same step: at the request of any, agreed in the exchange.
+        system.share_tokens(m_exchange);
+        m_exchange->watch_stop(stop);
+        stop = m_exchange->stop_agreed();
+    }
+    // The writer's frames carry observables; a process that only steps its share skips them.
+    const bool observes = !m_exchange || m_exchange->writes();
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     attention_observables attention_pass(c.n, c.d, c.block);
     // Optional observables (--observe): the keys are those of the attention's input.
@@ -230,6 +238,11 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
 
     frame_observer observer = [&](const state_type& x, const state_type& dxdt, double t,
                                   std::int64_t step) {
+        if (!observes) {
+            summary.last_time = t;
+            ++summary.frames;
+            return;
+        }
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
         summary.last.step_size = summary.statistics.next_step;
         summary.last.step_error = summary.statistics.step_error;
@@ -387,6 +400,11 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
                                     const progress_callback& progress,
                                     const std::function<void(double, std::int64_t)>& after_frame) {
     const run_config& c = m_config;
+    if (m_exchange && !m_exchange->writes()) {
+        agree_on_file(false);
+        return run([](const state_type&, double, std::int64_t, const frame_observables&) {}, stop,
+                   progress);
+    }
     trajectory_layout layout;
     layout.n = c.n;
     layout.d = c.d;
@@ -403,8 +421,10 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     try {
         writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
     } catch (const io_error& e) {
+        agree_on_file(false);
         throw input_error(e.what()); // an unwritable path is a bad input
     }
+    agree_on_file(true);
     write_header(*writer);
     return run_with_writer(*writer, stop, progress, nullptr, {}, after_frame);
 }
@@ -413,10 +433,38 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
                                     const std::atomic<bool>* stop,
                                     const progress_callback& progress,
                                     const std::function<void(double, std::int64_t)>& after_frame) {
-    const run_config& c = m_config;
-    resume_point from;
     std::size_t keep = 0;
     solver_statistics previous;
+    const resume_point from = read_resume(path, horizon, keep, previous);
+    if (m_exchange) {
+        // Every process has read the file before the writer truncates and appends to it.
+        m_exchange->synchronise();
+        if (!m_exchange->writes()) {
+            agree_on_file(false);
+            return run([](const state_type&, double, std::int64_t, const frame_observables&) {},
+                       stop, progress, &from);
+        }
+    }
+    // Frames only the stop wrote are dropped; the resume state is kept in memory.
+    std::unique_ptr<trajectory_writer> writer;
+    try {
+        writer = trajectory_writer::append(path, keep, m_config.swmr);
+    } catch (const std::exception&) {
+        agree_on_file(false);
+        throw;
+    }
+    agree_on_file(true);
+    parameter_list update;
+    update.set("T", m_config.integration.T);
+    update.set("resumed", utc_now());
+    writer->write_parameters(update);
+    return run_with_writer(*writer, stop, progress, &from, previous, after_frame);
+}
+
+resume_point simulation::read_resume(const std::string& path, std::optional<double> horizon,
+                                     std::size_t& keep, solver_statistics& previous) {
+    const run_config& c = m_config;
+    resume_point from;
     {
         const trajectory_reader file(path);
         if (!file.has_positions())
@@ -476,13 +524,14 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
                                       : static_cast<std::uint64_t>(from.step);
     }
     if (horizon) m_config.integration.T = *horizon;
-    // Frames only the stop wrote are dropped; the resume state is kept in memory.
-    auto writer = trajectory_writer::append(path, keep, c.swmr);
-    parameter_list update;
-    update.set("T", m_config.integration.T);
-    update.set("resumed", utc_now());
-    writer->write_parameters(update);
-    return run_with_writer(*writer, stop, progress, &from, previous, after_frame);
+    return from;
+}
+
+void simulation::agree_on_file(bool opened) const {
+    if (!m_exchange) return;
+    const int writer_opened = m_exchange->writer_value(opened ? 1 : 0);
+    if (!m_exchange->writes() && writer_opened == 0)
+        throw input_error("the writing rank could not open the output file");
 }
 
 } // namespace nadyn

@@ -168,7 +168,13 @@ attention_options attention_system::kernel_options() const {
 }
 
 void attention_system::attend(const double* theta, double* out) {
-    m_kernel.compute(theta, m_weights, kernel_options(), out);
+    if (m_exchange) {
+        m_kernel.compute_rows(theta, m_weights, kernel_options(), m_exchange->first_token(),
+                              m_exchange->token_count(), out);
+        m_exchange->share_rows(out, m_model.d);
+    } else {
+        m_kernel.compute(theta, m_weights, kernel_options(), out);
+    }
     // The softmax's weights are at most 1; unnormalised weights exp(beta <q, key>) / n are not
     // bounded, and an Inf must stop the run here rather than reach the state or a frame.
     if (m_model.attention == attention_kind::unnormalized) check_unnormalized(out);

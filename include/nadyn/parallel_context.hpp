@@ -19,6 +19,9 @@ class parallel_context {
     [[nodiscard]] bool root() const { return m_rank == 0; }
     // Whether this process is in an MPI job (false for a job of one started without mpirun).
     [[nodiscard]] bool mpi() const { return m_mpi; }
+    // Ends the whole job at once with `status` (MPI_Abort in an MPI job, exit otherwise): for a
+    // failure on one rank that the others, waiting in a collective, cannot learn of.
+    [[noreturn]] void abort(int status) const;
     // Whether this nadyn was built with MPI.
     static bool built_with_mpi();
 

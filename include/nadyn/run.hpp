@@ -7,6 +7,7 @@
 #include "nadyn/observables.hpp"
 #include "nadyn/run_config.hpp"
 #include "nadyn/system.hpp"
+#include "nadyn/token_exchange.hpp"
 
 #include <atomic>
 #include <functional>
@@ -68,6 +69,13 @@ class simulation {
     run_summary run(const frame_callback& on_frame, const std::atomic<bool>* stop = nullptr,
                     const progress_callback& progress = {}, const resume_point* resume = nullptr);
 
+    // Shares the run among the processes of `exchange` by its tokens (token_exchange.hpp;
+    // not owned, must outlive the runs): every process calls the same run_to_file(),
+    // resume_file() or run(); the writer process alone writes (or appends to) the file and
+    // computes the frames' observables, the others step the same state without a file. The
+    // trajectory is bitwise that of one process. nullptr: the run is this process's alone.
+    void share_tokens(token_exchange* exchange) { m_exchange = exchange; }
+
     [[nodiscard]] const run_config& config() const { return m_config; }
     // Where the run's warnings go (diagnostics.hpp); by default they are discarded.
     void set_warning_sink(warning_sink sink) { m_config.integration.warn = std::move(sink); }
@@ -86,7 +94,16 @@ class simulation {
                                 const solver_statistics& previous,
                                 const std::function<void(double, std::int64_t)>& after_frame);
 
+    // Reads where `path` resumes from: the state (into m_state), the resume point, the
+    // frames to keep and the statistics so far; extends T to `horizon`.
+    resume_point read_resume(const std::string& path, std::optional<double> horizon,
+                             std::size_t& keep, solver_statistics& previous);
+    // The writer's outcome of opening its file, agreed by every process of a shared run:
+    // throws (quietly, the writer speaks) on the others when the writer failed.
+    void agree_on_file(bool opened) const;
+
     run_config m_config;
+    token_exchange* m_exchange = nullptr;
     attention_weights m_weights;
     layer_norm_affine m_affine;
     state_type m_state;

@@ -16,6 +16,7 @@
 #include "nadyn/norm.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
+#include "nadyn/token_exchange.hpp"
 #include "nadyn/weights.hpp"
 
 #include <cstdint>
@@ -74,6 +75,10 @@ class attention_system {
     // The rows attention reads at state x (theta_k, r_k theta_k or a ⊙ theta_k + b): the
     // directions themselves or a workspace of the system, valid until the next call.
     const double* attention_input(const state_type& x);
+    // Shares the evaluations among the processes of `exchange` (token_exchange.hpp): this
+    // process computes the attention of its own tokens, the exchange brings the others'. Every
+    // evaluation is then collective. nullptr: all tokens here (the default).
+    void share_tokens(token_exchange* exchange) { m_exchange = exchange; }
     // The kernel's options for this model (beta, mask, arithmetic, threads, QKV-Norm, and
     // whether the attention input is the unit directions).
     [[nodiscard]] attention_options kernel_options() const;
@@ -85,6 +90,7 @@ class attention_system {
     model_parameters m_model;
     attention_weights m_weights;
     attention_kernel m_kernel;
+    token_exchange* m_exchange = nullptr; // not owned
     std::vector<double> m_attention;
     // r_k theta_k (schemes whose attention reads tokens) or a ⊙ theta_k + b (layernorm with
     // gain or bias), n x d; empty when attention reads the directions themselves.

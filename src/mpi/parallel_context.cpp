@@ -38,6 +38,11 @@ parallel_context::~parallel_context() {
     if (m_mpi && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) MPI_Finalize();
 }
 
+void parallel_context::abort(int status) const {
+    if (m_mpi) MPI_Abort(MPI_COMM_WORLD, status);
+    std::exit(status);
+}
+
 bool parallel_context::built_with_mpi() {
     return true;
 }

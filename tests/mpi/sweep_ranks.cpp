@@ -245,9 +245,9 @@ TEST_CASE("bad input on 3 ranks: one message, exit status 2, no file") {
     CHECK(lines_starting(exists.err, "nadyn:") == 1);
     CHECK(contains(exists.err, "bad.toml"));
 
-    const run_result single = run_ranks(2, {"simulate", "--n", "8", "--out", "s.h5"}, in_dir(dir));
+    const run_result single = run_ranks(2, {"rerun", "run.h5", "--out", "s.h5"}, in_dir(dir));
     CHECK(single.status == 2);
     CHECK(lines_starting(single.err, "nadyn:") == 1);
-    CHECK(contains(single.err, "only 'nadyn sweep' runs over MPI ranks"));
+    CHECK(contains(single.err, "only 'nadyn sweep' and 'nadyn simulate' run over MPI ranks"));
     CHECK(!fs::exists(dir + "/s.h5"));
 }
