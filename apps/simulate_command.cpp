@@ -120,10 +120,17 @@ template <class Run> run_summary run_shared(const token_exchange* exchange, Run&
     }
 }
 
+// The run's warnings, once per job (every rank of a shared run meets the same ones).
+void warn(const std::string& warning) {
+    if (speaks()) std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
+}
+
 void print_shared(const token_exchange* exchange, const run_summary& summary) {
     if (!exchange || !speaks()) return;
-    std::printf("shared over %d ranks by tokens: %.3f s of %.3f s in the exchange (rank 0)\n",
-                exchange->processes(), exchange->exchange_seconds(), summary.wall_seconds);
+    std::printf("shared over %d ranks by tokens (rank 0, %.3f s): %.3f s computing its rows of "
+                "A, %.3f s waiting for the others, %.3f s exchanging rows\n",
+                exchange->processes(), summary.wall_seconds, exchange->compute_seconds(),
+                exchange->waiting_seconds(), exchange->exchange_seconds());
 }
 
 } // namespace
@@ -145,8 +152,7 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     if (!o.out.empty())
         throw input_error("--resume appends to its FILE; --out cannot be combined with it");
     simulation run = simulation::from_file(o.resume);
-    run.set_warning_sink(
-        [](const std::string& warning) { std::fprintf(stderr, "nadyn: %s\n", warning.c_str()); });
+    run.set_warning_sink(warn);
     const run_config given = to_config();
     const std::vector<std::string> names = o.given();
     check_resume_agreement(run.config(), given, names, o.resume);
@@ -227,9 +233,7 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         if (resume_option->count() > 0) return resume(*o, to_config);
         const run_config c = to_config();
         simulation run(c); // validates and reads every input file before any output exists
-        run.set_warning_sink([](const std::string& warning) {
-            std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
-        });
+        run.set_warning_sink(warn);
         const auto exchange = token_sharing(c.n);
         run.share_tokens(exchange.get());
         std::string path = o->out;

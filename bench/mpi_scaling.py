@@ -10,6 +10,11 @@ reports runs/s and rank 0's time split (writing the file, receiving records, wai
 workers). The workers' compute time is the sum of the file's per-run wall_time. From the
 measured per-run compute time and rank 0's per-record cost it projects the time of a sweep
 of 10^4 such runs on 16, 64 and 256 nodes (assumptions in the generated file).
+
+Then one run shared among ranks by its tokens (`mpirun -np P nadyn simulate`, n = 2048,
+d = 64, RK4, one thread per rank) for P = 1, 2, 3, with the general kernel (Gaussian Q, K, V)
+and the symmetric one (Q = K = I): rank 0's time split into computing its rows of A, waiting
+for the others and exchanging rows, and the projection of the per-step time to clusters.
 """
 import argparse
 import os
@@ -67,7 +72,73 @@ def run_sweep(nadyn, ranks, directory, out, jobs):
     return result
 
 
-def write_report(path, results, runs, cores):
+SHARED_N, SHARED_D, SHARED_STEPS, SHARED_DT = 2048, 64, 20, 0.05
+
+
+def run_shared(nadyn, ranks, directory, weights):
+    """One run of n = 2048, d = 64, RK4 (20 steps, frames at the start and the end only),
+    alone (ranks = 0) or shared among `ranks` MPI ranks; one thread per process."""
+    out = f"shared-{weights}-{ranks}.h5"
+    command = [nadyn, "simulate", "--n", str(SHARED_N), "--d", str(SHARED_D), "--weights",
+               weights, "--T", str(SHARED_STEPS * SHARED_DT), "--dt", str(SHARED_DT),
+               "--every", str(SHARED_STEPS), "--positions", "none", "--threads", "1",
+               "--out", out, "--force", "--quiet"]
+    if ranks:
+        command = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+                   "-np", str(ranks)] + command
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"mpi_scaling: {' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+    wall = float(re.search(r", ([0-9.]+) s \(\d+ RHS evaluations\)", done.stdout).group(1))
+    evaluations = int(re.search(r"\((\d+) RHS evaluations\)", done.stdout).group(1))
+    result = {"weights": weights, "ranks": ranks, "wall": wall, "evaluations": evaluations}
+    split = re.search(r"\): ([0-9.]+) s computing its rows of A, ([0-9.]+) s waiting for the "
+                      r"others, ([0-9.]+) s exchanging rows", done.stdout)
+    if split:
+        result.update(compute=float(split.group(1)), waiting=float(split.group(2)),
+                      exchange=float(split.group(3)))
+    return result
+
+
+def shared_report(shared):
+    lines = ["## Measured: one run shared among ranks by its tokens", "",
+             f"One run of n = {SHARED_N}, d = {SHARED_D}, beta = 4, peri-ln, RK4 "
+             f"({SHARED_STEPS} steps of {SHARED_DT}; frames at the start and the end), one "
+             "thread per process (`--threads 1`), alone and under `mpirun --oversubscribe "
+             "-np P` (P = 3 puts three ranks on two cores). The times are rank 0's, from the "
+             "line `nadyn simulate` prints for a shared run: its rows of A (the kernel), "
+             "waiting for the slowest rank (a barrier before each exchange), and the exchange "
+             "itself (`MPI_Allgatherv` of the n x d rows of A, and an `MPI_Allreduce` that "
+             "agrees on stop requests). The trajectory is bitwise that of one process "
+             "(tests/mpi/simulate_ranks.cpp).", "",
+             "| kernel path | processes | wall (s) | speed-up | rank 0: its rows (s) | waiting (s) | exchange (s) | exchange per evaluation (ms) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for weights, path in (("gaussian", "general (Gaussian Q, K, V)"),
+                          ("identity", "symmetric (Q = K = I)")):
+        alone = next(r for r in shared if r["weights"] == weights and r["ranks"] == 0)
+        for r in (x for x in shared if x["weights"] == weights):
+            name = "one (no mpirun)" if not r["ranks"] else f"P = {r['ranks']}"
+            cells = [path, name, f"{r['wall']:.2f}", f"{alone['wall'] / r['wall']:.2f}x"]
+            if "compute" in r:
+                cells += [f"{r['compute']:.2f}", f"{r['waiting']:.2f}", f"{r['exchange']:.3f}",
+                          f"{1e3 * r['exchange'] / r['evaluations']:.2f}"]
+            else:
+                cells += ["", "", "", ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    lines += ["",
+              "Each rank computes the rows of its own tokens against all keys; the general "
+              "path's work divides by P. The symmetric path computes each tile of "
+              "exp(-beta/2 |q_k - q_j|^2) once for two blocks of rows; a rank that owns rows "
+              "of I must compute the whole tile row and column (I, J) and (J, I), so with P "
+              "ranks each does about 2/P of the one-process work (P = 2: 3/4 each, 1.33x at "
+              "best), the price of rows bitwise equal to the one-process kernel's. On a "
+              "2-core machine P = 3 oversubscribes: its figures show the exchange's cost, not "
+              "a speed-up.", ""]
+    return lines
+
+
+def write_report(path, results, runs, cores, shared):
     serial = results[0]
     t_run = serial["compute_seconds"] / serial["runs"]  # one run on one core
     over_ranks = [r for r in results if r["ranks"] and r["ranks"] > 1]
@@ -145,28 +216,32 @@ def write_report(path, results, runs, cores):
         "most those), or writing with parallel HDF5 from the workers (each run is one hyperslab "
         "per dataset, disjoint across runs).")
     add("")
-    add("## Planned: one run over ranks (token decomposition), not built yet")
+    lines.extend(shared_report(shared))
+    add("## One run over ranks (token decomposition): design and projection")
     add("")
     add(DESIGN.format(cost_model=token_cost_model()))
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
 
 
-DESIGN = """`mpirun -np P nadyn simulate --n N ...` would give each rank a contiguous block of
-n/P query tokens (directions, magnitudes, integrator state). Once per right-hand-side
-evaluation every rank `MPI_Allgatherv`s the directions (and the magnitudes where the
-scheme's attention reads them) into a full n x d copy, then computes its rows of A with the
-existing kernel: the row-wise softmax is local to a query token, so each row is summed in
-the same order as in one process and the trajectory is bitwise that of one process for any
-P; observables are reduced in rank order (gather the per-token terms to rank 0, sum there in
-token order) so they too are bitwise. Rank 0 writes the file. Memory per rank:
-O((n/P) d) of state and integrator stages plus the gathered n d keys, plus the kernel's
-blocks.
+DESIGN = """`mpirun -np P nadyn simulate --n N ...` deals the n query tokens to the ranks in
+contiguous blocks of n/P. Every rank holds the whole state and steps it itself (the
+integrator, the schemes' rates, the projections onto the sphere: O(n d) per step, about 1/n
+of the attention's 4 n^2 d); in each right-hand-side evaluation a rank computes the attention
+of its own block of query tokens against all keys (`attention_kernel::compute_rows`, whose
+rows are bitwise the full kernel's: the same blocks and tiles, summed in the same order, the
+ones that touch none of its rows skipped) and one `MPI_Allgatherv` brings every rank the
+other blocks of A (8 n d bytes in all). So every rank holds the A of one process, bitwise,
+and steps the state of one process: the trajectory is bitwise that of one process for any P,
+with nothing to reduce (observables are computed on rank 0 from its state, as in one
+process). Stop requests are agreed in the same exchange (an `MPI_Allreduce` per evaluation),
+so every rank stops at the same step. Rank 0 writes the file; a resume reads the last frame
+on every rank (the file must be visible to all, as on a cluster's shared file system).
 
-What is missing is a kernel entry point that computes A for a range of query rows against
-all keys (today the kernel in src/attention*.cpp / src/softmax_blocks.hpp computes every
-row); it is being reorganised by other work, so this design waits for it:
-`attention::apply_rows(first, count, queries_and_keys, out)`, with the same blocking over
-keys and the same summation order as the full kernel.
+Memory per rank: the state and the integrator's stages, O(n d) (the issue's bound
+O((n/P) d + n d)), plus the kernel's blocks; the memory check before a run is per rank, as in
+one process. Holding the whole state on every rank, rather than each rank's block of it and
+a gathered copy of the keys, costs the same allgather (of A instead of the directions) and
+keeps the integrators, the adaptive step's error norm, the observables and resume unchanged.
 
 {cost_model}
 
@@ -234,8 +309,13 @@ def main():
             results.append(run_sweep(args.nadyn, ranks, directory, f"p{ranks}.h5", 1))
         for r in results:
             print(r)
+        shared = []
+        for weights in ("gaussian", "identity"):
+            for ranks in (0, 1, 2, 3):
+                shared.append(run_shared(args.nadyn, ranks, directory, weights))
+                print(shared[-1])
     LOAD.append(os.getloadavg()[0])
-    write_report(args.out, results, args.runs, os.cpu_count())
+    write_report(args.out, results, args.runs, os.cpu_count(), shared)
     print(f"wrote {args.out}")
 
 

@@ -9,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -169,8 +170,11 @@ attention_options attention_system::kernel_options() const {
 
 void attention_system::attend(const double* theta, double* out) {
     if (m_exchange) {
+        const auto started = std::chrono::steady_clock::now();
         m_kernel.compute_rows(theta, m_weights, kernel_options(), m_exchange->first_token(),
                               m_exchange->token_count(), out);
+        m_exchange->add_compute_seconds(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         m_exchange->share_rows(out, m_model.d);
     } else {
         m_kernel.compute(theta, m_weights, kernel_options(), out);

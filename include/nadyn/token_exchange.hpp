@@ -47,14 +47,22 @@ class token_exchange {
     // every process at the same point of the run, so all stop at the same step.
     [[nodiscard]] const std::atomic<bool>* stop_agreed() const { return &m_agreed; }
 
-    // Seconds spent in the collectives (waiting for the slowest process included).
+    // Where this process's time went (seconds): computing its rows of A, waiting in the
+    // exchange for the slowest process (the writer also writes frames and computes their
+    // observables), and the exchange itself (the allgather of the rows and the stop's
+    // agreement).
+    [[nodiscard]] double compute_seconds() const { return m_compute_seconds; }
+    [[nodiscard]] double waiting_seconds() const { return m_waiting_seconds; }
     [[nodiscard]] double exchange_seconds() const { return m_exchange_seconds; }
+    void add_compute_seconds(double seconds) { m_compute_seconds += seconds; }
     // Processes sharing the run.
     [[nodiscard]] virtual int processes() const = 0;
 
   protected:
     const std::atomic<bool>* m_requested = nullptr;
     std::atomic<bool> m_agreed{false};
+    double m_compute_seconds = 0.0;
+    double m_waiting_seconds = 0.0;
     double m_exchange_seconds = 0.0;
 };
 

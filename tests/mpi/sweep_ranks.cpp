@@ -6,10 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <cstring>
 #include <hdf5.h>
-#include <set>
 
 #include <algorithm>
 #include <map>
@@ -35,8 +32,6 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* names) {
 
 // Every dataset of a (flat) sweep file as its bytes in the file's own type; variable-length
 // strings (the parameters) as their text.
-// Names of the floating-point datasets seen by datasets_of.
-std::set<std::string> float_datasets;
 
 std::map<std::string, std::string> datasets_of(const std::string& path) {
     std::map<std::string, std::string> out;
@@ -58,7 +53,6 @@ std::map<std::string, std::string> datasets_of(const std::string& path) {
                     bytes += std::string(t ? t : "") + '\n';
                 H5Dvlen_reclaim(type, space, H5P_DEFAULT, texts.data());
             } else {
-                if (H5Tget_class(type) == H5T_FLOAT) float_datasets.insert(name);
                 const hid_t native = H5Tget_native_type(type, H5T_DIR_ASCEND);
                 bytes.resize(count * H5Tget_size(native));
                 H5Dread(object, native, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
@@ -83,24 +77,7 @@ void check_same_sweep(const std::string& a, const std::string& b) {
     for (const auto& [name, bytes] : x) {
         if (name == "wall_time") continue;
         REQUIRE_MESSAGE(y.count(name), name);
-        if (std::string(NADYN_TEST_SIMD_LEVEL) == "portable" || !float_datasets.count(name)) {
-            CHECK_MESSAGE(bytes == y[name], name);
-            continue;
-        }
-        // With AVX-512, Eigen peels unaligned heads of vectors whose 64-byte alignment depends
-        // on the process's allocation history (MPI's differs), so the last bits may differ:
-        // equal to 1e-12 relative here, bitwise in the portable build (scripts/test-portable.sh).
-        REQUIRE(bytes.size() == y[name].size());
-        std::vector<double> a(bytes.size() / 8), b(a.size());
-        std::memcpy(a.data(), bytes.data(), bytes.size());
-        std::memcpy(b.data(), y[name].data(), bytes.size());
-        // dopri5's step size amplifies a last-bit difference through its error norm.
-        const double tolerance = name == "step_size" ? 1e-6 : 1e-12;
-        bool close = true;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            close = close && ((std::isnan(a[i]) && std::isnan(b[i])) ||
-                              std::abs(a[i] - b[i]) <= tolerance * std::max(1.0, std::abs(a[i])));
-        CHECK_MESSAGE(close, name);
+        CHECK_MESSAGE(bytes == y[name], name);
     }
 }
 
