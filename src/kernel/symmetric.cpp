@@ -1,0 +1,234 @@
+// The symmetric path (Q = K): each tile of E_kj = exp(-beta/2 |q_k - q_j|^2) computed once
+// and used for the rows of both its tokens (include/nadyn/attention.hpp). Large d takes
+// GEMMs on 128 x 128 tiles here; small d the register sub-blocks of src/kernel/small_d.cpp.
+#include "symmetric.hpp"
+
+#include "../reductions.hpp"
+#include "general.hpp"
+#include "nadyn/attention.hpp"
+#include "nadyn/detail/parallel.hpp"
+#include "small_d.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace nadyn {
+
+namespace {
+
+using const_row_map = Eigen::Map<const matrix>;
+using detail::dot_of;
+using detail::max_of;
+using detail::max_of_negated;
+using detail::worth_parallel;
+using kernel::largest_shift_spread;
+using kernel::padded;
+using kernel::single_tile;
+using kernel::small_dimension;
+using kernel::small_operands;
+using kernel::small_path;
+using kernel::small_path_for;
+
+// The unnormalised attention from the symmetric path's sums (docs/model.md §8): E_kj a_j =
+// exp(beta G_kj - h_k - max h), so out_k += exp(h_k + max h) / n * sum_j E_kj a_j v_j. `sums`
+// is token-major (n x d) or, for small d, transposed with a row stride; h is overwritten.
+void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::size_t token_step,
+                      std::size_t component_step, double h_max, double* h, double* out) {
+    const double shift = h_max - std::log(static_cast<double>(n));
+    for (std::size_t k = 0; k < n; ++k)
+        h[k] = std::exp(h[k] + shift);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            out[k * d + c] += sums[k * token_step + c * component_step] * h[k];
+}
+
+} // namespace
+
+bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,
+                                     int threads_requested, attention_kind kind, double* out) {
+    const bool unnormalized = kind == attention_kind::unnormalized;
+    const std::size_t n = m_n, d = m_d;
+    m_half_diagonal.resize(n);
+    m_key_weight.resize(n);
+    double* h = m_half_diagonal.data();
+    double* a = m_key_weight.data();
+    const auto ni = static_cast<Eigen::Index>(n), di = static_cast<Eigen::Index>(d);
+    const const_row_map queries(q_data, ni, di), values(v_data, ni, di);
+    // Small d: the operands and the lane sums are held transposed and zero-padded to whole
+    // groups (rows of `stride`), see add_tile_small(); otherwise n x d for the GEMMs.
+    const bool small = d <= small_dimension;
+    const std::size_t stride = padded(n);
+    const small_path& small_d = small_path_for(d);
+    if (small) {
+        m_queries_t.resize(di + 1, static_cast<Eigen::Index>(stride));
+        small_d.transpose_queries(d, n, stride, q_data, beta, m_queries_t.data(), h);
+    } else {
+        for (std::size_t k = 0; k < n; ++k)
+            h[k] = 0.5 * beta * dot_of(q_data + k * d, q_data + k * d, d);
+    }
+    const double h_max = max_of(h, n);
+    const double spread = h_max + max_of_negated(h, n);
+    if (!(spread <= largest_shift_spread)) return false; // also NaN: the general path reports it
+    if (m_lane_sum.empty()) {
+        m_lane_sum.resize(1);
+        m_lane_norm.resize(1);
+    }
+    if (small) m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
+    const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
+                                  m_scaled_values.data()};
+    if (small && n <= single_tile && n <= m_tile) {
+        matrix& sum = m_lane_sum[0];
+        sum.resize(di + 1, static_cast<Eigen::Index>(stride));
+        for (std::size_t k = 0; k < n; ++k)
+            a[k] = h[k] - h_max;
+        small_d.add_single_tile(operands, n, a, v_data, m_scaled_values.data(), sum.data());
+        if (unnormalized)
+            add_unnormalized(n, d, sum.data(), 1, stride, h_max, h, out);
+        else
+            small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
+        return true;
+    }
+    for (std::size_t k = 0; k < n; ++k)
+        a[k] = h[k] - h_max;
+    detail::exp_in_place(a, n);
+
+    const Eigen::Index sum_rows = small ? di + 1 : ni,
+                       sum_cols = small ? static_cast<Eigen::Index>(stride) : di;
+    const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
+    if (small) {
+        small_d.weight_values(d, n, stride, v_data, a, m_scaled_values.data());
+    } else {
+        m_scaled_values.resize(ni, di);
+        m_scaled_values.noalias() = weight * values;
+    }
+
+    const std::size_t tile = m_tile;
+    const std::size_t tiles = (n + tile - 1) / tile;
+    const std::size_t pairs = tiles * (tiles + 1) / 2;
+    const std::size_t lanes = std::min(m_lanes, pairs);
+    if (m_lane_sum.size() < lanes) {
+        m_lane_sum.resize(lanes);
+        m_lane_norm.resize(lanes);
+    }
+    const int threads = worth_parallel(n, d) ? std::max(threads_requested, 1) : 1;
+    if (m_tiles.size() < static_cast<std::size_t>(threads))
+        m_tiles.resize(static_cast<std::size_t>(threads));
+    const matrix& scaled = m_scaled_values;
+
+    detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
+        matrix& sum = m_lane_sum[lane];
+        std::vector<double>& norm = m_lane_norm[lane];
+        if (sum.rows() != sum_rows || sum.cols() != sum_cols) sum.resize(sum_rows, sum_cols);
+        sum.setZero();
+        if (!small) {
+            norm.resize(n);
+            std::fill(norm.begin(), norm.end(), 0.0);
+        }
+        matrix& buffer = m_tiles[static_cast<std::size_t>(omp_get_thread_num())];
+        const auto ti = static_cast<Eigen::Index>(tile);
+        // A tile of E and room for its transpose (small d keeps its sub-blocks in registers).
+        if (!small && (buffer.rows() < 2 * ti || buffer.cols() < ti)) buffer.resize(2 * ti, ti);
+
+        // Tile pairs (I, J), J <= I, in row order; pair p belongs to lane p mod lanes.
+        std::size_t p = 0;
+        for (std::size_t I = 0; I < tiles; ++I) {
+            for (std::size_t J = 0; J <= I; ++J, ++p) {
+                if (p % lanes != lane) continue;
+                const std::size_t i0 = I * tile, j0 = J * tile;
+                // A tile adds to the rows of I and of J only: one that touches no wanted
+                // row is skipped (the wanted rows' sums keep their order, so are bitwise).
+                if (!wanted_tile(i0, tile) && !wanted_tile(j0, tile)) continue;
+                const std::size_t rows = std::min(tile, n - i0), cols = std::min(tile, n - j0);
+                if (small) {
+                    small_d.add_tile(operands, i0, rows, j0, cols, sum.data());
+                    continue;
+                }
+                const auto ri = static_cast<Eigen::Index>(rows),
+                           ci = static_cast<Eigen::Index>(cols);
+                auto e = buffer.topLeftCorner(ri, ci);
+                e.noalias() = queries.middleRows(static_cast<Eigen::Index>(i0), ri) *
+                              queries.middleRows(static_cast<Eigen::Index>(j0), ci).transpose();
+                const double* h_i = h + i0;
+                const double* h_j = h + j0;
+                const double* a_i = a + i0;
+                const double* a_j = a + j0;
+                if (I == J) {
+                    // Lower triangle only, then mirrored: E is symmetric.
+                    for (std::size_t i = 0; i < rows; ++i) {
+                        double* row = &e(static_cast<Eigen::Index>(i), 0);
+                        for (std::size_t j = 0; j <= i; ++j)
+                            row[j] = beta * row[j] - h_i[i] - h_j[j];
+                        detail::exp_in_place(row, i + 1);
+                        for (std::size_t j = 0; j < i; ++j)
+                            e(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i)) = row[j];
+                    }
+                    for (std::size_t i = 0; i < rows; ++i)
+                        norm[i0 + i] += dot_of(&e(static_cast<Eigen::Index>(i), 0), a_j, cols);
+                    sum.middleRows(static_cast<Eigen::Index>(i0), ri).noalias() +=
+                        e * scaled.middleRows(static_cast<Eigen::Index>(j0), ci);
+                } else {
+                    double* norm_j = norm.data() + j0;
+                    for (std::size_t i = 0; i < rows; ++i) {
+                        double* row = &e(static_cast<Eigen::Index>(i), 0);
+                        for (std::size_t j = 0; j < cols; ++j)
+                            row[j] = beta * row[j] - h_i[i] - h_j[j];
+                        detail::exp_in_place(row, cols);
+                        norm[i0 + i] += dot_of(row, a_j, cols);
+                        for (std::size_t j = 0; j < cols; ++j)
+                            norm_j[j] += a_i[i] * row[j];
+                    }
+                    sum.middleRows(static_cast<Eigen::Index>(i0), ri).noalias() +=
+                        e * scaled.middleRows(static_cast<Eigen::Index>(j0), ci);
+                    sum.middleRows(static_cast<Eigen::Index>(j0), ci).noalias() +=
+                        e.transpose() * scaled.middleRows(static_cast<Eigen::Index>(i0), ri);
+                }
+            }
+        }
+    });
+
+    // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j),
+    // lanes added in lane order (into lane 0, whose sums are reset by the next call).
+    if (small) {
+        double* sum = m_lane_sum[0].data();
+        for (std::size_t lane = 1; lane < lanes; ++lane) {
+            const double* other = m_lane_sum[lane].data();
+            for (std::size_t i = 0; i < (d + 1) * stride; ++i)
+                sum[i] += other[i];
+        }
+        if (unnormalized)
+            add_unnormalized(n, d, sum, 1, stride, h_max, h, out);
+        else
+            small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
+        return true;
+    }
+    if (unnormalized) {
+        double* sum = m_lane_sum[0].data();
+        for (std::size_t lane = 1; lane < lanes; ++lane) {
+            const double* other = m_lane_sum[lane].data();
+            for (std::size_t i = 0; i < n * d; ++i)
+                sum[i] += other[i];
+        }
+        add_unnormalized(n, d, sum, d, 1, h_max, h, out);
+        return true;
+    }
+    double* total = m_lane_norm[0].data();
+    for (std::size_t lane = 1; lane < lanes; ++lane)
+        for (std::size_t k = 0; k < n; ++k)
+            total[k] += m_lane_norm[lane][k];
+    for (std::size_t k = 0; k < n; ++k)
+        total[k] = 1.0 / total[k];
+    double* sum = m_lane_sum[0].data();
+    for (std::size_t lane = 1; lane < lanes; ++lane) {
+        const double* other = m_lane_sum[lane].data();
+        for (std::size_t i = 0; i < n * d; ++i)
+            sum[i] += other[i];
+    }
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            out[k * d + c] += sum[k * d + c] * total[k];
+    return true;
+}
+
+} // namespace nadyn
