@@ -105,14 +105,22 @@ class attention_kernel {
     [[nodiscard]] std::size_t tile() const { return m_tile; }
 
     // Which path the last head of the last compute() took (for tests and benchmarks).
-    enum class path { general, symmetric, single_precision };
+    // single_precision: the general path in float; single_precision_symmetric: the symmetric
+    // path's small-d tiles in float (Q = K, d <= 16).
+    enum class path { general, symmetric, single_precision, single_precision_symmetric };
     [[nodiscard]] path last_path() const { return m_last_path; }
 
   private:
+    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
     // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
-    // too large for the shared shift; the caller then takes the general path.
+    // too large for the shared shift; the caller then takes the general path. The tiles of a
+    // small d are computed in float with single_precision (src/kernel/symmetric.cpp).
     bool add_symmetric(const double* queries, const double* values, double beta, int threads,
-                       attention_kind kind, double* out);
+                       attention_kind kind, precision arithmetic, double* out);
+    template <class Scalar>
+    bool add_symmetric_small(const double* queries, const double* values, double beta, int threads,
+                             attention_kind kind, double* out);
     void add_general(const double* queries, const double* keys, const double* values,
                      const attention_options& options, double* out);
 
@@ -127,19 +135,21 @@ class attention_kernel {
     std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
     matrix m_scaled_values;             // symmetric: a_j V theta_j, n x d (d x n for small d)
     matrix m_queries_t;                 // symmetric, small d: the queries transposed, d x n
-    std::vector<double> m_half_diagonal, m_key_weight; // symmetric: h_j and a_j
+    float_matrix m_queries_t_single, m_scaled_values_single; // the same for float tiles
+    std::vector<double> m_half_diagonal, m_key_weight;       // symmetric: h_j and a_j
     std::vector<matrix>
         m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
     std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)
     path m_last_path = path::general;
 
-    // Single precision (src/attention_float.cpp): the tokens and each head's projections in
-    // float, the general path's blocks in float, the heads' sum written to out in double.
-    void compute_single(const double* theta, const attention_weights& weights,
-                        const attention_options& options, double* out);
+    // Single precision (src/kernel/float.cpp): the tokens and each head's projections in
+    // float, the general path's blocks in float, the heads' sum added to out in double.
+    void begin_single(const double* theta);
+    void add_head_single(const double* theta, const attention_head& head,
+                         const attention_options& options);
+    void end_single(double* out);
     void add_general_single(const float* queries, const float* keys, const float* values,
                             const attention_options& options);
-    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     float_matrix m_tokens_single, m_queries_single, m_keys_single, m_values_single;
     float_matrix m_weight_single;              // one head's Q, K or V in float
     float_matrix m_result_single;              // sum over heads of A, n x d

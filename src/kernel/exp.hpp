@@ -153,4 +153,51 @@ template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(group_vec
 }
 #endif
 
+// Sixteen floats: the group of the float small-d tiles (src/kernel/small_d.hpp).
+using float_group_vector = float __attribute__((vector_size(64)));
+
+// x[v] = exp(x[v]) in place for N groups of floats: the algorithm of the float
+// detail::exp_in_place() (src/kernel/exp.cpp: clamp to [-87, 88], Cody-Waite reduction,
+// degree-7 Taylor polynomial, 2^k from the exponent bits, 0 below -87), each step for all N
+// groups before the next (independent chains keep the FMA units busy).
+template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(float_group_vector (&x)[N]) {
+    using vector = float_group_vector;
+    using bits_vector = std::int32_t __attribute__((vector_size(64)));
+    constexpr float log2e = 1.44269504f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    constexpr float shifter = 0x1.8p23f, lowest = -87.0f, highest = 88.0f;
+    constexpr float c7 = 1.0f / 5040.0f, c6 = 1.0f / 720.0f, c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f,
+                    c3 = 1.0f / 6.0f, c2 = 0.5f;
+    const vector zero = {};
+#if defined(__AVX512F__)
+    auto madd = [](vector a, vector b, vector c) {
+        return reinterpret_cast<vector>(_mm512_fmadd_ps(
+            reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+    };
+#else
+    auto madd = [](vector a, vector b, vector c) { return a * b + c; };
+#endif
+    vector clamped[N], shifted[N], r[N], p[N];
+    for (std::size_t v = 0; v < N; ++v) {
+        const vector low = x[v] < lowest ? zero + lowest : x[v];
+        clamped[v] = low > highest ? zero + highest : low;
+    }
+    for (std::size_t v = 0; v < N; ++v)
+        shifted[v] = madd(clamped[v], zero + log2e, zero + shifter);
+    for (std::size_t v = 0; v < N; ++v) {
+        const vector k = shifted[v] - shifter;
+        r[v] = clamped[v] - k * ln2_hi;
+        r[v] = r[v] - k * ln2_lo;
+    }
+    for (std::size_t v = 0; v < N; ++v)
+        p[v] = madd(zero + c7, r[v], zero + c6);
+    for (const float c : {c5, c4, c3, c2, 1.0f, 1.0f})
+        for (std::size_t v = 0; v < N; ++v)
+            p[v] = madd(p[v], r[v], zero + c);
+    for (std::size_t v = 0; v < N; ++v) {
+        const bits_vector bits = (reinterpret_cast<bits_vector>(shifted[v]) + 127) << 23;
+        const vector result = p[v] * reinterpret_cast<vector>(bits);
+        x[v] = x[v] < lowest ? zero : result;
+    }
+}
+
 } // namespace nadyn::kernel

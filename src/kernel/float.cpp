@@ -42,14 +42,25 @@ double total_of(const float* x, std::size_t count) {
 
 } // namespace
 
-void attention_kernel::compute_single(const double* theta, const attention_weights& weights,
-                                      const attention_options& options, double* out) {
+void attention_kernel::begin_single(const double* theta) {
     const auto n = static_cast<Eigen::Index>(m_n);
     const auto d = static_cast<Eigen::Index>(m_d);
     m_tokens_single.resize(n, d);
     m_tokens_single = Eigen::Map<const matrix>(theta, n, d).cast<float>();
     m_result_single.setZero(n, d);
+}
 
+void attention_kernel::end_single(double* out) {
+    const auto n = static_cast<Eigen::Index>(m_n);
+    const auto d = static_cast<Eigen::Index>(m_d);
+    Eigen::Map<matrix>(out, n, d) += m_result_single.cast<double>();
+}
+
+// One head through the general path in float, added to m_result_single.
+void attention_kernel::add_head_single(const double* theta, const attention_head& head,
+                                       const attention_options& options) {
+    const auto n = static_cast<Eigen::Index>(m_n);
+    const auto d = static_cast<Eigen::Index>(m_d);
     // One head's projection X M^T in float; M is converted into a reused d x d workspace.
     auto project_single = [&](const matrix& m, float_matrix& projected) {
         m_weight_single = m.cast<float>();
@@ -70,7 +81,7 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
         projected = Eigen::Map<const matrix>(data, n, d).cast<float>();
         return projected.data();
     };
-    for (const attention_head& head : weights.heads) {
+    {
         if (options.qkv_norm || !head.query_norm.empty() || !head.key_norm.empty() ||
             !head.value_norm.empty()) {
             const bool unit = options.unit_inputs;
@@ -84,7 +95,8 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
                 shaped_single(head.V, detail::normalises(options.qkv_norm, unit, head.V),
                               head.value_norm, m_values, m_values_single, options.value_norm);
             add_general_single(q, k, v, options);
-            continue;
+            m_last_path = path::single_precision;
+            return;
         }
         const float* tokens = m_tokens_single.data();
         const float* q = head.Q.size() != 0 ? project_single(head.Q, m_queries_single) : tokens;
@@ -95,7 +107,6 @@ void attention_kernel::compute_single(const double* theta, const attention_weigh
         const float* v = head.V.size() != 0 ? project_single(head.V, m_values_single) : tokens;
         add_general_single(q, k, v, options);
     }
-    Eigen::Map<matrix>(out, n, d) = m_result_single.cast<double>();
     m_last_path = path::single_precision;
 }
 

@@ -4,6 +4,7 @@
 #include "general.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
+#include "small_d.hpp"
 #include "symmetric.hpp"
 
 #include <algorithm>
@@ -42,23 +43,28 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
     m_first_row = first;
     m_end_row = first + count;
-    if (options.arithmetic == precision::single_precision) {
-        compute_single(theta, weights, options, out);
-        return;
-    }
+    const bool single = options.arithmetic == precision::single_precision;
     const auto n = static_cast<Eigen::Index>(m_n);
     const auto d = static_cast<Eigen::Index>(m_d);
     const const_row_map tokens(theta, n, d);
     row_map(out, n, d).setZero();
+    if (single) begin_single(theta);
 
+    // One loop over the heads for both arithmetics: each head takes the symmetric path when it
+    // can (in float only for small d, whose tiles have a float variant), else the general one.
     for (const attention_head& head : weights.heads) {
+        // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
+        const bool symmetric = same_projection(head.Q, head.K) && head.query_norm.empty() &&
+                               head.key_norm.empty() && !options.causal && options.beta >= 0.0 &&
+                               (!single || m_d <= kernel::small_dimension);
+        if (single && !symmetric) {
+            add_head_single(theta, head, options);
+            continue;
+        }
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
         const double* v_data = theta;
-        // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
-        const bool symmetric =
-            same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
         if (head.Q.size() != 0) {
             project(tokens, head.Q, m_queries);
             q_data = m_queries.data();
@@ -66,7 +72,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         q_data = detail::shape_rows(
             q_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
             head.query_norm, m_queries);
-        if (symmetric) {
+        if (same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty()) {
             k_data = q_data;
         } else {
             if (head.K.size() != 0) {
@@ -85,15 +91,20 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             v_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.V),
             head.value_norm, m_values, options.value_norm);
         // Per head: a head with Q = K takes the symmetric path whatever the others take.
-        if (symmetric && !options.causal && options.beta >= 0.0 &&
+        if (symmetric &&
             add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
-                          options.kind, out)) {
-            m_last_path = path::symmetric;
+                          options.kind, options.arithmetic, out)) {
+            m_last_path = single ? path::single_precision_symmetric : path::symmetric;
+            continue;
+        }
+        if (single) { // the spread of h is too large for the shared shift
+            add_head_single(theta, head, options);
             continue;
         }
         add_general(q_data, k_data, v_data, options, out);
         m_last_path = path::general;
     }
+    if (single) end_single(out);
 }
 
 } // namespace nadyn

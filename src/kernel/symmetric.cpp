@@ -24,12 +24,8 @@ using detail::max_of;
 using detail::max_of_negated;
 using detail::worth_parallel;
 using kernel::largest_shift_spread;
-using kernel::padded;
 using kernel::single_tile;
 using kernel::small_dimension;
-using kernel::small_operands;
-using kernel::small_path;
-using kernel::small_path_for;
 
 // The unnormalised attention from the symmetric path's sums (docs/model.md §8): E_kj a_j =
 // exp(beta G_kj - h_k - max h), so out_k += exp(h_k + max h) / n * sum_j E_kj a_j v_j. `sums`
@@ -46,28 +42,39 @@ void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::siz
 
 } // namespace
 
-bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,
-                                     int threads_requested, attention_kind kind, double* out) {
+// The small-d symmetric path (src/kernel/small_d.hpp): the operands and the lane sums are
+// held transposed and zero-padded to whole groups (rows of `stride`); the tiles' arithmetic
+// is Scalar (float with --precision float), h, a and the sums are double.
+template <class Scalar>
+bool attention_kernel::add_symmetric_small(const double* q_data, const double* v_data, double beta,
+                                           int threads_requested, attention_kind kind,
+                                           double* out) {
     const bool unnormalized = kind == attention_kind::unnormalized;
     const std::size_t n = m_n, d = m_d;
     m_half_diagonal.resize(n);
     m_key_weight.resize(n);
     double* h = m_half_diagonal.data();
     double* a = m_key_weight.data();
-    const auto ni = static_cast<Eigen::Index>(n), di = static_cast<Eigen::Index>(d);
-    const const_row_map queries(q_data, ni, di), values(v_data, ni, di);
-    // Small d: the operands and the lane sums are held transposed and zero-padded to whole
-    // groups (rows of `stride`), see add_tile_small(); otherwise n x d for the GEMMs.
-    const bool small = d <= small_dimension;
-    const std::size_t stride = padded(n);
-    const small_path& small_d = small_path_for(d);
-    if (small) {
-        m_queries_t.resize(di + 1, static_cast<Eigen::Index>(stride));
-        small_d.transpose_queries(d, n, stride, q_data, beta, m_queries_t.data(), h);
-    } else {
-        for (std::size_t k = 0; k < n; ++k)
-            h[k] = 0.5 * beta * dot_of(q_data + k * d, q_data + k * d, d);
+    const auto di = static_cast<Eigen::Index>(d);
+    const std::size_t stride = kernel::padded<Scalar>(n);
+    const auto stride_i = static_cast<Eigen::Index>(stride);
+    const kernel::small_path<Scalar>& small_d = kernel::small_path_for<Scalar>(d);
+    auto& queries_t = [this]() -> auto& {
+        if constexpr (std::is_same_v<Scalar, double>)
+            return m_queries_t;
+        else
+            return m_queries_t_single;
     }
+    ();
+    auto& weighted_t = [this]() -> auto& {
+        if constexpr (std::is_same_v<Scalar, double>)
+            return m_scaled_values;
+        else
+            return m_scaled_values_single;
+    }
+    ();
+    queries_t.resize(di + 1, stride_i);
+    small_d.transpose_queries(d, n, stride, q_data, beta, queries_t.data(), h);
     const double h_max = max_of(h, n);
     const double spread = h_max + max_of_negated(h, n);
     if (!(spread <= largest_shift_spread)) return false; // also NaN: the general path reports it
@@ -75,15 +82,15 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
         m_lane_sum.resize(1);
         m_lane_norm.resize(1);
     }
-    if (small) m_scaled_values.resize(di + 1, static_cast<Eigen::Index>(stride));
-    const small_operands operands{d, stride, -0.5 * beta, m_queries_t.data(),
-                                  m_scaled_values.data()};
-    if (small && n <= single_tile && n <= m_tile) {
+    weighted_t.resize(di + 1, stride_i);
+    const kernel::small_operands<Scalar> operands{d, stride, static_cast<Scalar>(-0.5 * beta),
+                                                  queries_t.data(), weighted_t.data()};
+    if (n <= single_tile && n <= m_tile) {
         matrix& sum = m_lane_sum[0];
-        sum.resize(di + 1, static_cast<Eigen::Index>(stride));
+        sum.resize(di + 1, stride_i);
         for (std::size_t k = 0; k < n; ++k)
             a[k] = h[k] - h_max;
-        small_d.add_single_tile(operands, n, a, v_data, m_scaled_values.data(), sum.data());
+        small_d.add_single_tile(operands, n, a, v_data, weighted_t.data(), sum.data());
         if (unnormalized)
             add_unnormalized(n, d, sum.data(), 1, stride, h_max, h, out);
         else
@@ -93,16 +100,84 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     for (std::size_t k = 0; k < n; ++k)
         a[k] = h[k] - h_max;
     detail::exp_in_place(a, n);
+    small_d.weight_values(d, n, stride, v_data, a, weighted_t.data());
 
-    const Eigen::Index sum_rows = small ? di + 1 : ni,
-                       sum_cols = small ? static_cast<Eigen::Index>(stride) : di;
-    const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
-    if (small) {
-        small_d.weight_values(d, n, stride, v_data, a, m_scaled_values.data());
-    } else {
-        m_scaled_values.resize(ni, di);
-        m_scaled_values.noalias() = weight * values;
+    const std::size_t tile = m_tile;
+    const std::size_t tiles = (n + tile - 1) / tile;
+    const std::size_t pairs = tiles * (tiles + 1) / 2;
+    const std::size_t lanes = std::min(m_lanes, pairs);
+    if (m_lane_sum.size() < lanes) {
+        m_lane_sum.resize(lanes);
+        m_lane_norm.resize(lanes);
     }
+    const int threads = worth_parallel(n, d) ? std::max(threads_requested, 1) : 1;
+    detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
+        matrix& sum = m_lane_sum[lane];
+        if (sum.rows() != di + 1 || sum.cols() != stride_i) sum.resize(di + 1, stride_i);
+        sum.setZero();
+        // Tile pairs (I, J), J <= I, in row order; pair p belongs to lane p mod lanes.
+        std::size_t p = 0;
+        for (std::size_t I = 0; I < tiles; ++I) {
+            for (std::size_t J = 0; J <= I; ++J, ++p) {
+                if (p % lanes != lane) continue;
+                const std::size_t i0 = I * tile, j0 = J * tile;
+                // A tile adds to the rows of I and of J only: one that touches no wanted
+                // row is skipped (the wanted rows' sums keep their order, so are bitwise).
+                if (!wanted_tile(i0, tile) && !wanted_tile(j0, tile)) continue;
+                small_d.add_tile(operands, i0, std::min(tile, n - i0), j0, std::min(tile, n - j0),
+                                 sum.data());
+            }
+        }
+    });
+
+    // A_k = (sum over lanes of sum_j E_kj a_j V theta_j) / (sum over lanes of sum_j E_kj a_j),
+    // lanes added in lane order (into lane 0, whose sums are reset by the next call).
+    double* sum = m_lane_sum[0].data();
+    for (std::size_t lane = 1; lane < lanes; ++lane) {
+        const double* other = m_lane_sum[lane].data();
+        for (std::size_t i = 0; i < (d + 1) * stride; ++i)
+            sum[i] += other[i];
+    }
+    if (unnormalized)
+        add_unnormalized(n, d, sum, 1, stride, h_max, h, out);
+    else
+        small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
+    return true;
+}
+
+bool attention_kernel::add_symmetric(const double* q_data, const double* v_data, double beta,
+                                     int threads_requested, attention_kind kind,
+                                     precision arithmetic, double* out) {
+    if (m_d <= small_dimension)
+        return arithmetic == precision::single_precision
+                   ? add_symmetric_small<float>(q_data, v_data, beta, threads_requested, kind, out)
+                   : add_symmetric_small<double>(q_data, v_data, beta, threads_requested, kind,
+                                                 out);
+    const bool unnormalized = kind == attention_kind::unnormalized;
+    const std::size_t n = m_n, d = m_d;
+    m_half_diagonal.resize(n);
+    m_key_weight.resize(n);
+    double* h = m_half_diagonal.data();
+    double* a = m_key_weight.data();
+    const auto ni = static_cast<Eigen::Index>(n), di = static_cast<Eigen::Index>(d);
+    const const_row_map queries(q_data, ni, di), values(v_data, ni, di);
+    // Large d: GEMMs on tiles of E, the operands and the lane sums n x d.
+    for (std::size_t k = 0; k < n; ++k)
+        h[k] = 0.5 * beta * dot_of(q_data + k * d, q_data + k * d, d);
+    const double h_max = max_of(h, n);
+    const double spread = h_max + max_of_negated(h, n);
+    if (!(spread <= largest_shift_spread)) return false; // also NaN: the general path reports it
+    if (m_lane_sum.empty()) {
+        m_lane_sum.resize(1);
+        m_lane_norm.resize(1);
+    }
+    for (std::size_t k = 0; k < n; ++k)
+        a[k] = h[k] - h_max;
+    detail::exp_in_place(a, n);
+
+    const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
+    m_scaled_values.resize(ni, di);
+    m_scaled_values.noalias() = weight * values;
 
     const std::size_t tile = m_tile;
     const std::size_t tiles = (n + tile - 1) / tile;
@@ -120,16 +195,14 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
         matrix& sum = m_lane_sum[lane];
         std::vector<double>& norm = m_lane_norm[lane];
-        if (sum.rows() != sum_rows || sum.cols() != sum_cols) sum.resize(sum_rows, sum_cols);
+        if (sum.rows() != ni || sum.cols() != di) sum.resize(ni, di);
         sum.setZero();
-        if (!small) {
-            norm.resize(n);
-            std::fill(norm.begin(), norm.end(), 0.0);
-        }
+        norm.resize(n);
+        std::fill(norm.begin(), norm.end(), 0.0);
         matrix& buffer = m_tiles[static_cast<std::size_t>(omp_get_thread_num())];
         const auto ti = static_cast<Eigen::Index>(tile);
-        // A tile of E and room for its transpose (small d keeps its sub-blocks in registers).
-        if (!small && (buffer.rows() < 2 * ti || buffer.cols() < ti)) buffer.resize(2 * ti, ti);
+        // A tile of E and room for its transpose.
+        if ((buffer.rows() < 2 * ti || buffer.cols() < ti)) buffer.resize(2 * ti, ti);
 
         // Tile pairs (I, J), J <= I, in row order; pair p belongs to lane p mod lanes.
         std::size_t p = 0;
@@ -141,10 +214,6 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                 // row is skipped (the wanted rows' sums keep their order, so are bitwise).
                 if (!wanted_tile(i0, tile) && !wanted_tile(j0, tile)) continue;
                 const std::size_t rows = std::min(tile, n - i0), cols = std::min(tile, n - j0);
-                if (small) {
-                    small_d.add_tile(operands, i0, rows, j0, cols, sum.data());
-                    continue;
-                }
                 const auto ri = static_cast<Eigen::Index>(rows),
                            ci = static_cast<Eigen::Index>(cols);
                 auto e = buffer.topLeftCorner(ri, ci);
@@ -190,19 +259,6 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
 
     // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j),
     // lanes added in lane order (into lane 0, whose sums are reset by the next call).
-    if (small) {
-        double* sum = m_lane_sum[0].data();
-        for (std::size_t lane = 1; lane < lanes; ++lane) {
-            const double* other = m_lane_sum[lane].data();
-            for (std::size_t i = 0; i < (d + 1) * stride; ++i)
-                sum[i] += other[i];
-        }
-        if (unnormalized)
-            add_unnormalized(n, d, sum, 1, stride, h_max, h, out);
-        else
-            small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
-        return true;
-    }
     if (unnormalized) {
         double* sum = m_lane_sum[0].data();
         for (std::size_t lane = 1; lane < lanes; ++lane) {
