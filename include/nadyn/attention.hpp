@@ -15,7 +15,8 @@
 // normalised and/or scaled after the projection (every path; the symmetric one only while
 // queries and keys stay equal, i.e. without noise).
 //
-// Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
+// Three paths, built from GEMMs on blocks (Eigen) or, for the symmetric path at d <= 16,
+// SIMD sub-blocks held in registers, and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
 //   max-subtracted softmax per row, one GEMM with the values. Memory O(block x n) per
@@ -33,8 +34,14 @@
 //   Unnormalised weights need no denominator: exp(beta G_kj) = E_kj a_j exp(h_k + max h), so
 //   A_k = exp(h_k + max h) / n * sum_j E_kj a_j V theta_j from the same tiles.
 //
-// - single precision (--precision float): the general path with float logits, exp and GEMMs;
-//   the result is written to out in double. Relative error about beta * 1e-7.
+// - single precision (--precision float): the general path with float logits, exp and GEMMs
+//   (the softmax denominators summed in double), and for Q = K heads with d <= 16 the
+//   symmetric path's small-d tiles in float (16 tokens per SIMD group; h, a and the sums in
+//   double); the result is written to out in double. Relative error about beta * 1e-7.
+//
+// Each path has its own file in src/kernel/ (ARCHITECTURE.md, "The attention kernel"):
+// heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp, small_d.cpp
+// (the symmetric tiles for d <= 16, double and float), exp.cpp, float.cpp, reference.cpp.
 //
 // All are deterministic and independent of the number of threads (bitwise): a general
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,

@@ -1,46 +1,15 @@
-// The single-precision path of the attention kernel (--precision float, precision.hpp).
+// The single-precision side of the attention kernel (--precision float, precision.hpp): the
+// tokens and each head's q, k, v in float for the general path (whose blocks are the same
+// template as double's, src/kernel/general.cpp); heads with Q = K and d <= 16 go through the
+// symmetric path's float tiles instead (src/kernel/heads.cpp, src/kernel/small_d.cpp).
 #include "nadyn/attention.hpp"
 
 #include "../qkv_norm.hpp"
 #include "general.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <limits>
 
 namespace nadyn {
-
-namespace {
-
-float largest_of(const float* x, std::size_t count) {
-    float part[16];
-    std::fill(part, part + 16, -std::numeric_limits<float>::infinity());
-    std::size_t j = 0;
-    for (; j + 16 <= count; j += 16)
-        for (std::size_t l = 0; l < 16; ++l)
-            part[l] = std::max(part[l], x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] = std::max(part[l], x[j]);
-    return *std::max_element(part, part + 16);
-}
-
-// The softmax denominator in double: a float sum of n terms would add an error growing
-// with n to every weight.
-double total_of(const float* x, std::size_t count) {
-    double part[8] = {};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] += static_cast<double>(x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] += static_cast<double>(x[j]);
-    return ((part[0] + part[4]) + (part[1] + part[5])) +
-           ((part[2] + part[6]) + (part[3] + part[7]));
-}
-
-} // namespace
 
 void attention_kernel::begin_single(const double* theta) {
     const auto n = static_cast<Eigen::Index>(m_n);
@@ -108,49 +77,6 @@ void attention_kernel::add_head_single(const double* theta, const attention_head
         add_general_single(q, k, v, options);
     }
     m_last_path = path::single_precision;
-}
-
-void attention_kernel::add_general_single(const float* q_data, const float* k_data,
-                                          const float* v_data, const attention_options& options) {
-    const detail::softmax_blocks_shape shape{
-        m_n,
-        m_d,
-        m_block,
-        options.causal,
-        detail::worth_parallel(m_n, m_d) ? detail::resolve_threads(options.threads) : 1,
-        m_first_row,
-        m_end_row};
-    if (options.kind == attention_kind::unnormalized) {
-        // exp(max) / n in double, rounded to float once: Inf when the weights leave float's
-        // range (beta <q_k, key_j> beyond about 88 + ln n), which the caller reports.
-        const double log_n = std::log(static_cast<double>(m_n));
-        auto unnormalized_row = [log_n](float* row, std::size_t count) {
-            const float largest = largest_of(row, count);
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] -= largest;
-            detail::exp_in_place(row, count);
-            const double wide = std::exp(static_cast<double>(largest) - log_n);
-            const float scale = wide <= std::numeric_limits<float>::max()
-                                    ? static_cast<float>(wide)
-                                    : std::numeric_limits<float>::infinity();
-            for (std::size_t j = 0; j < count; ++j)
-                row[j] *= scale;
-        };
-        detail::add_softmax_blocks(q_data, k_data, v_data, static_cast<float>(options.beta), shape,
-                                   m_logits_single, m_result_single.data(), unnormalized_row);
-        return;
-    }
-    auto softmax_row = [](float* row, std::size_t count) {
-        const float largest = largest_of(row, count);
-        for (std::size_t j = 0; j < count; ++j)
-            row[j] -= largest;
-        detail::exp_in_place(row, count);
-        const auto inverse_total = static_cast<float>(1.0 / total_of(row, count));
-        for (std::size_t j = 0; j < count; ++j)
-            row[j] *= inverse_total;
-    };
-    detail::add_softmax_blocks(q_data, k_data, v_data, static_cast<float>(options.beta), shape,
-                               m_logits_single, m_result_single.data(), softmax_row);
 }
 
 } // namespace nadyn

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace nadyn {
 
@@ -30,11 +31,17 @@ using kernel::small_dimension;
 // The unnormalised attention from the symmetric path's sums (docs/model.md §8): E_kj a_j =
 // exp(beta G_kj - h_k - max h), so out_k += exp(h_k + max h) / n * sum_j E_kj a_j v_j. `sums`
 // is token-major (n x d) or, for small d, transposed with a row stride; h is overwritten.
+// `largest` is the largest weight scale of the arithmetic: the float tiles' scales are Inf
+// beyond float's range, as the float general path's (the run then stops with a fault, at the
+// same beta in every float path).
 void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::size_t token_step,
-                      std::size_t component_step, double h_max, double* h, double* out) {
+                      std::size_t component_step, double h_max, double* h, double* out,
+                      double largest = std::numeric_limits<double>::max()) {
     const double shift = h_max - std::log(static_cast<double>(n));
-    for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t k = 0; k < n; ++k) {
         h[k] = std::exp(h[k] + shift);
+        if (h[k] > largest) h[k] = std::numeric_limits<double>::infinity();
+    }
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
             out[k * d + c] += sums[k * token_step + c * component_step] * h[k];
@@ -92,7 +99,8 @@ bool attention_kernel::add_symmetric_small(const double* q_data, const double* v
             a[k] = h[k] - h_max;
         small_d.add_single_tile(operands, n, a, v_data, weighted_t.data(), sum.data());
         if (unnormalized)
-            add_unnormalized(n, d, sum.data(), 1, stride, h_max, h, out);
+            add_unnormalized(n, d, sum.data(), 1, stride, h_max, h, out,
+                             std::numeric_limits<Scalar>::max());
         else
             small_d.add_quotient(d, n, stride, sum.data(), h, out); // h is spent
         return true;
@@ -139,7 +147,7 @@ bool attention_kernel::add_symmetric_small(const double* q_data, const double* v
             sum[i] += other[i];
     }
     if (unnormalized)
-        add_unnormalized(n, d, sum, 1, stride, h_max, h, out);
+        add_unnormalized(n, d, sum, 1, stride, h_max, h, out, std::numeric_limits<Scalar>::max());
     else
         small_d.add_quotient(d, n, stride, sum, h, out); // h is spent
     return true;
