@@ -51,12 +51,15 @@ template <class Vector>
         sums[l] += static_cast<double>(v[l]);
 }
 
-// The lane numbers 0, 1, ..., G - 1 as a vector.
+// The lane numbers 0, 1, ..., G - 1 as a vector (a constant: one initialiser list).
+template <class Scalar, std::size_t... L>
+[[gnu::always_inline]] inline typename simd<Scalar>::vector
+lane_numbers(std::index_sequence<L...>) {
+    return typename simd<Scalar>::vector{static_cast<Scalar>(L)...};
+}
+
 template <class Scalar> [[gnu::always_inline]] inline typename simd<Scalar>::vector lane_numbers() {
-    typename simd<Scalar>::vector lane;
-    for (std::size_t l = 0; l < simd<Scalar>::group; ++l)
-        lane[l] = static_cast<Scalar>(l);
-    return lane;
+    return lane_numbers<Scalar>(std::make_index_sequence<simd<Scalar>::group>{});
 }
 
 // t[l][r] = e[r][l] for the group x group sub-block e: three rounds of shuffles, pairs of
