@@ -126,6 +126,9 @@ class attention_kernel {
     bool add_symmetric(const double* queries, const double* values, double beta, int threads,
                        attention_kind kind, precision arithmetic, double* out);
     template <class Scalar>
+    bool add_symmetric_tiles(const double* queries, const double* values, double beta, int threads,
+                             attention_kind kind, double* out);
+    template <class Scalar>
     bool add_symmetric_small(const double* queries, const double* values, double beta, int threads,
                              attention_kind kind, double* out);
     void add_general(const double* queries, const double* keys, const double* values,
@@ -142,8 +145,9 @@ class attention_kernel {
     std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
     matrix m_scaled_values;             // symmetric: a_j V theta_j, n x d (d x n for small d)
     matrix m_queries_t;                 // symmetric, small d: the queries transposed, d x n
-    float_matrix m_queries_t_single, m_scaled_values_single; // the same for float tiles
-    std::vector<double> m_half_diagonal, m_key_weight;       // symmetric: h_j and a_j
+    float_matrix m_queries_t_single, m_scaled_values_single;     // the same for float tiles
+    std::vector<float_matrix> m_tiles_single, m_lane_sum_single; // float tiles, d > 16
+    std::vector<double> m_half_diagonal, m_key_weight;           // symmetric: h_j and a_j
     std::vector<matrix>
         m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
     std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)

@@ -51,12 +51,11 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     if (single) begin_single(theta);
 
     // One loop over the heads for both arithmetics: each head takes the symmetric path when it
-    // can (in float only for small d, whose tiles have a float variant), else the general one.
+    // can (its tiles have a float variant), else the general one.
     for (const attention_head& head : weights.heads) {
         // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
         const bool symmetric = same_projection(head.Q, head.K) && head.query_norm.empty() &&
-                               head.key_norm.empty() && !options.causal && options.beta >= 0.0 &&
-                               (!single || m_d <= kernel::small_dimension);
+                               head.key_norm.empty() && !options.causal && options.beta >= 0.0;
         if (single && !symmetric) {
             add_head_single(theta, head, options);
             continue;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace nadyn {
 
@@ -34,7 +35,8 @@ using kernel::small_dimension;
 // `largest` is the largest weight scale of the arithmetic: the float tiles' scales are Inf
 // beyond float's range, as the float general path's (the run then stops with a fault, at the
 // same beta in every float path).
-void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::size_t token_step,
+template <class Sum>
+void add_unnormalized(std::size_t n, std::size_t d, const Sum* sums, std::size_t token_step,
                       std::size_t component_step, double h_max, double* h, double* out,
                       double largest = std::numeric_limits<double>::max()) {
     const double shift = h_max - std::log(static_cast<double>(n));
@@ -44,7 +46,18 @@ void add_unnormalized(std::size_t n, std::size_t d, const double* sums, std::siz
     }
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
-            out[k * d + c] += sums[k * token_step + c * component_step] * h[k];
+            out[k * d + c] += static_cast<double>(sums[k * token_step + c * component_step]) * h[k];
+}
+
+// sum_j row_j a_j: in double for float rows too (the denominators' sums).
+double row_dot(const double* row, const double* a, std::size_t count) {
+    return dot_of(row, a, count);
+}
+double row_dot(const float* row, const double* a, std::size_t count) {
+    double total = 0.0;
+    for (std::size_t j = 0; j < count; ++j)
+        total += static_cast<double>(row[j]) * a[j];
+    return total;
 }
 
 } // namespace
@@ -161,6 +174,19 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                    ? add_symmetric_small<float>(q_data, v_data, beta, threads_requested, kind, out)
                    : add_symmetric_small<double>(q_data, v_data, beta, threads_requested, kind,
                                                  out);
+    return arithmetic == precision::single_precision
+               ? add_symmetric_tiles<float>(q_data, v_data, beta, threads_requested, kind, out)
+               : add_symmetric_tiles<double>(q_data, v_data, beta, threads_requested, kind, out);
+}
+
+// The symmetric path for d > 16: GEMMs on tiles of E in Scalar (float with --precision
+// float), the denominators and h, a in double; the lane sums n x d in Scalar.
+template <class Scalar>
+bool attention_kernel::add_symmetric_tiles(const double* q_data, const double* v_data, double beta,
+                                           int threads_requested, attention_kind kind,
+                                           double* out) {
+    using tile_matrix = detail::row_major_matrix<Scalar>;
+    constexpr bool in_double = std::is_same_v<Scalar, double>;
     const bool unnormalized = kind == attention_kind::unnormalized;
     const std::size_t n = m_n, d = m_d;
     m_half_diagonal.resize(n);
@@ -175,8 +201,22 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     const double h_max = max_of(h, n);
     const double spread = h_max + max_of_negated(h, n);
     if (!(spread <= largest_shift_spread)) return false; // also NaN: the general path reports it
-    if (m_lane_sum.empty()) {
-        m_lane_sum.resize(1);
+    std::vector<tile_matrix>& lane_sums = [this]() -> auto& {
+        if constexpr (in_double)
+            return m_lane_sum;
+        else
+            return m_lane_sum_single;
+    }
+    ();
+    std::vector<tile_matrix>& tile_buffers = [this]() -> auto& {
+        if constexpr (in_double)
+            return m_tiles;
+        else
+            return m_tiles_single;
+    }
+    ();
+    if (lane_sums.empty()) {
+        lane_sums.resize(1);
         m_lane_norm.resize(1);
     }
     for (std::size_t k = 0; k < n; ++k)
@@ -184,30 +224,45 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     detail::exp_in_place(a, n);
 
     const auto weight = Eigen::Map<const Eigen::VectorXd>(a, ni).asDiagonal();
-    m_scaled_values.resize(ni, di);
-    m_scaled_values.noalias() = weight * values;
+    const Scalar* q_tiles = nullptr;
+    if constexpr (in_double) {
+        q_tiles = q_data;
+        m_scaled_values.resize(ni, di);
+        m_scaled_values.noalias() = weight * values;
+    } else {
+        m_queries_t_single = queries.cast<float>();
+        q_tiles = m_queries_t_single.data();
+        m_scaled_values_single = (weight * values).cast<float>();
+    }
+    const Eigen::Map<const tile_matrix> tile_queries(q_tiles, ni, di);
+    const tile_matrix& scaled = [this]() -> const auto& {
+        if constexpr (in_double)
+            return m_scaled_values;
+        else
+            return m_scaled_values_single;
+    }
+    ();
 
     const std::size_t tile = m_tile;
     const std::size_t tiles = (n + tile - 1) / tile;
     const std::size_t pairs = tiles * (tiles + 1) / 2;
     const std::size_t lanes = std::min(m_lanes, pairs);
-    if (m_lane_sum.size() < lanes) {
-        m_lane_sum.resize(lanes);
+    if (lane_sums.size() < lanes) {
+        lane_sums.resize(lanes);
         m_lane_norm.resize(lanes);
     }
     const int threads = worth_parallel(n, d) ? std::max(threads_requested, 1) : 1;
-    if (m_tiles.size() < static_cast<std::size_t>(threads))
-        m_tiles.resize(static_cast<std::size_t>(threads));
-    const matrix& scaled = m_scaled_values;
+    if (tile_buffers.size() < static_cast<std::size_t>(threads))
+        tile_buffers.resize(static_cast<std::size_t>(threads));
 
     detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
-        matrix& sum = m_lane_sum[lane];
+        tile_matrix& sum = lane_sums[lane];
         std::vector<double>& norm = m_lane_norm[lane];
         if (sum.rows() != ni || sum.cols() != di) sum.resize(ni, di);
         sum.setZero();
         norm.resize(n);
         std::fill(norm.begin(), norm.end(), 0.0);
-        matrix& buffer = m_tiles[static_cast<std::size_t>(omp_get_thread_num())];
+        tile_matrix& buffer = tile_buffers[static_cast<std::size_t>(omp_get_thread_num())];
         const auto ti = static_cast<Eigen::Index>(tile);
         // A tile of E and room for its transpose.
         if ((buffer.rows() < 2 * ti || buffer.cols() < ti)) buffer.resize(2 * ti, ti);
@@ -225,8 +280,9 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                 const auto ri = static_cast<Eigen::Index>(rows),
                            ci = static_cast<Eigen::Index>(cols);
                 auto e = buffer.topLeftCorner(ri, ci);
-                e.noalias() = queries.middleRows(static_cast<Eigen::Index>(i0), ri) *
-                              queries.middleRows(static_cast<Eigen::Index>(j0), ci).transpose();
+                e.noalias() =
+                    tile_queries.middleRows(static_cast<Eigen::Index>(i0), ri) *
+                    tile_queries.middleRows(static_cast<Eigen::Index>(j0), ci).transpose();
                 const double* h_i = h + i0;
                 const double* h_j = h + j0;
                 const double* a_i = a + i0;
@@ -234,7 +290,7 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                 if (I == J) {
                     // Lower triangle only, then mirrored: E is symmetric.
                     for (std::size_t i = 0; i < rows; ++i) {
-                        double* row = &e(static_cast<Eigen::Index>(i), 0);
+                        Scalar* row = &e(static_cast<Eigen::Index>(i), 0);
                         for (std::size_t j = 0; j <= i; ++j)
                             row[j] = beta * row[j] - h_i[i] - h_j[j];
                         detail::exp_in_place(row, i + 1);
@@ -242,17 +298,17 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
                             e(static_cast<Eigen::Index>(j), static_cast<Eigen::Index>(i)) = row[j];
                     }
                     for (std::size_t i = 0; i < rows; ++i)
-                        norm[i0 + i] += dot_of(&e(static_cast<Eigen::Index>(i), 0), a_j, cols);
+                        norm[i0 + i] += row_dot(&e(static_cast<Eigen::Index>(i), 0), a_j, cols);
                     sum.middleRows(static_cast<Eigen::Index>(i0), ri).noalias() +=
                         e * scaled.middleRows(static_cast<Eigen::Index>(j0), ci);
                 } else {
                     double* norm_j = norm.data() + j0;
                     for (std::size_t i = 0; i < rows; ++i) {
-                        double* row = &e(static_cast<Eigen::Index>(i), 0);
+                        Scalar* row = &e(static_cast<Eigen::Index>(i), 0);
                         for (std::size_t j = 0; j < cols; ++j)
                             row[j] = beta * row[j] - h_i[i] - h_j[j];
                         detail::exp_in_place(row, cols);
-                        norm[i0 + i] += dot_of(row, a_j, cols);
+                        norm[i0 + i] += row_dot(row, a_j, cols);
                         for (std::size_t j = 0; j < cols; ++j)
                             norm_j[j] += a_i[i] * row[j];
                     }
@@ -268,13 +324,13 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
     // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j),
     // lanes added in lane order (into lane 0, whose sums are reset by the next call).
     if (unnormalized) {
-        double* sum = m_lane_sum[0].data();
+        Scalar* sum = lane_sums[0].data();
         for (std::size_t lane = 1; lane < lanes; ++lane) {
-            const double* other = m_lane_sum[lane].data();
+            const Scalar* other = lane_sums[lane].data();
             for (std::size_t i = 0; i < n * d; ++i)
                 sum[i] += other[i];
         }
-        add_unnormalized(n, d, sum, d, 1, h_max, h, out);
+        add_unnormalized(n, d, sum, d, 1, h_max, h, out, std::numeric_limits<Scalar>::max());
         return true;
     }
     double* total = m_lane_norm[0].data();
@@ -283,15 +339,15 @@ bool attention_kernel::add_symmetric(const double* q_data, const double* v_data,
             total[k] += m_lane_norm[lane][k];
     for (std::size_t k = 0; k < n; ++k)
         total[k] = 1.0 / total[k];
-    double* sum = m_lane_sum[0].data();
+    Scalar* sum = lane_sums[0].data();
     for (std::size_t lane = 1; lane < lanes; ++lane) {
-        const double* other = m_lane_sum[lane].data();
+        const Scalar* other = lane_sums[lane].data();
         for (std::size_t i = 0; i < n * d; ++i)
             sum[i] += other[i];
     }
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c)
-            out[k * d + c] += sum[k * d + c] * total[k];
+            out[k * d + c] += static_cast<double>(sum[k * d + c]) * total[k];
     return true;
 }
 
