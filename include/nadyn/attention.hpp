@@ -35,9 +35,10 @@
 //   A_k = exp(h_k + max h) / n * sum_j E_kj a_j V theta_j from the same tiles.
 //
 // - single precision (--precision float): the general path with float logits, exp and GEMMs
-//   (the softmax denominators summed in double), and for Q = K heads with d <= 16 the
-//   symmetric path's small-d tiles in float (16 tokens per SIMD group; h, a and the sums in
-//   double); the result is written to out in double. Relative error about beta * 1e-7.
+//   (the softmax denominators summed in double), and for Q = K heads the symmetric path in
+//   float (its GEMM tiles, or for d <= 16 its register tiles of 16 tokens per SIMD group; h,
+//   a and the denominators in double); the result is written to out in double. Relative
+//   error about beta * 1e-7.
 //
 // Each path has its own file in src/kernel/ (ARCHITECTURE.md, "The attention kernel"):
 // heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp, small_d.cpp
@@ -70,7 +71,7 @@ std::string attention_kind_names();
 struct attention_options {
     double beta = 1.0;
     bool causal = false; // token k attends to j <= k only
-    // single_precision: the general path in float (compute_single(), precision.hpp).
+    // single_precision: the kernel in float (src/kernel/float.cpp, precision.hpp).
     precision arithmetic = precision::double_precision;
     // OpenMP threads of this call (0: omp_get_max_threads() now). A num_threads clause on the
     // kernel's own loops: the process's setting is left alone. The result does not depend on it.
@@ -113,7 +114,7 @@ class attention_kernel {
 
     // Which path the last head of the last compute() took (for tests and benchmarks).
     // single_precision: the general path in float; single_precision_symmetric: the symmetric
-    // path's small-d tiles in float (Q = K, d <= 16).
+    // path (Q = K) in float.
     enum class path { general, symmetric, single_precision, single_precision_symmetric };
     [[nodiscard]] path last_path() const { return m_last_path; }
 

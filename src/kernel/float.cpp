@@ -1,7 +1,7 @@
 // The single-precision side of the attention kernel (--precision float, precision.hpp): the
 // tokens and each head's q, k, v in float for the general path (whose blocks are the same
-// template as double's, src/kernel/general.cpp); heads with Q = K and d <= 16 go through the
-// symmetric path's float tiles instead (src/kernel/heads.cpp, src/kernel/small_d.cpp).
+// template as double's, src/kernel/general.cpp); heads with Q = K go through the symmetric
+// path's float tiles instead (src/kernel/heads.cpp, src/kernel/symmetric.cpp, small_d.cpp).
 #include "nadyn/attention.hpp"
 
 #include "../qkv_norm.hpp"
