@@ -134,7 +134,7 @@ TEST_CASE("orthogonal matrices satisfy Q^T Q = I; symmetric gives Q^T K symmetri
         for (const auto& head : s.heads) {
             const matrix qk = head.Q.transpose() * head.K;
             // FMA (the default build's instruction set) rounds Q^T K and K^T Q differently.
-            CHECK((qk - qk.transpose()).cwiseAbs().maxCoeff() <= 1e-15 * qk.cwiseAbs().maxCoeff());
+        CHECK((qk - qk.transpose()).cwiseAbs().maxCoeff() <= 1e-15 * qk.cwiseAbs().maxCoeff());
             const Eigen::SelfAdjointEigenSolver<matrix> eigen(qk);
             CHECK(eigen.eigenvalues().minCoeff() > -1e-12);
             CHECK(head.V.size() == static_cast<Eigen::Index>(d * d));
