@@ -1,8 +1,8 @@
 #include "nadyn/attention_observables.hpp"
 
+#include "kernel/general.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"
-#include "softmax_blocks.hpp"
 
 #include <omp.h>
 

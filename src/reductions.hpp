@@ -1,6 +1,6 @@
 #pragma once
 // Reductions over a row of doubles for the kernel and the right-hand side
-// (src/attention.cpp, src/system.cpp).
+// (src/kernel/, src/system.cpp).
 #include <algorithm>
 #include <cstddef>
 #include <limits>

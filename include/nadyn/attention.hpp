@@ -15,7 +15,8 @@
 // normalised and/or scaled after the projection (every path; the symmetric one only while
 // queries and keys stay equal, i.e. without noise).
 //
-// Three paths, all built from GEMMs on blocks (Eigen) and a vectorised exp:
+// Three paths, built from GEMMs on blocks (Eigen) or, for the symmetric path at d <= 16,
+// SIMD sub-blocks held in registers, and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
 //   max-subtracted softmax per row, one GEMM with the values. Memory O(block x n) per
@@ -33,8 +34,15 @@
 //   Unnormalised weights need no denominator: exp(beta G_kj) = E_kj a_j exp(h_k + max h), so
 //   A_k = exp(h_k + max h) / n * sum_j E_kj a_j V theta_j from the same tiles.
 //
-// - single precision (--precision float): the general path with float logits, exp and GEMMs;
-//   the result is written to out in double. Relative error about beta * 1e-7.
+// - single precision (--precision float): the general path with float logits, exp and GEMMs
+//   (the softmax denominators summed in double), and for Q = K heads the symmetric path in
+//   float (its GEMM tiles, or for d <= 16 its register tiles of 16 tokens per SIMD group; h,
+//   a and the denominators in double); the result is written to out in double. Relative
+//   error about beta * 1e-7.
+//
+// Each path has its own file in src/kernel/ (ARCHITECTURE.md, "The attention kernel"):
+// heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp, small_d.cpp
+// (the symmetric tiles for d <= 16, double and float), exp.cpp, float.cpp, reference.cpp.
 //
 // All are deterministic and independent of the number of threads (bitwise): a general
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
@@ -63,7 +71,7 @@ std::string attention_kind_names();
 struct attention_options {
     double beta = 1.0;
     bool causal = false; // token k attends to j <= k only
-    // single_precision: the general path in float (compute_single(), precision.hpp).
+    // single_precision: the kernel in float (src/kernel/float.cpp, precision.hpp).
     precision arithmetic = precision::double_precision;
     // OpenMP threads of this call (0: omp_get_max_threads() now). A num_threads clause on the
     // kernel's own loops: the process's setting is left alone. The result does not depend on it.
@@ -105,14 +113,25 @@ class attention_kernel {
     [[nodiscard]] std::size_t tile() const { return m_tile; }
 
     // Which path the last head of the last compute() took (for tests and benchmarks).
-    enum class path { general, symmetric, single_precision };
+    // single_precision: the general path in float; single_precision_symmetric: the symmetric
+    // path (Q = K) in float.
+    enum class path { general, symmetric, single_precision, single_precision_symmetric };
     [[nodiscard]] path last_path() const { return m_last_path; }
 
   private:
+    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
     // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
-    // too large for the shared shift; the caller then takes the general path.
+    // too large for the shared shift; the caller then takes the general path. The tiles of a
+    // small d are computed in float with single_precision (src/kernel/symmetric.cpp).
     bool add_symmetric(const double* queries, const double* values, double beta, int threads,
-                       attention_kind kind, double* out);
+                       attention_kind kind, precision arithmetic, double* out);
+    template <class Scalar>
+    bool add_symmetric_tiles(const double* queries, const double* values, double beta, int threads,
+                             attention_kind kind, double* out);
+    template <class Scalar>
+    bool add_symmetric_small(const double* queries, const double* values, double beta, int threads,
+                             attention_kind kind, double* out);
     void add_general(const double* queries, const double* keys, const double* values,
                      const attention_options& options, double* out);
 
@@ -127,19 +146,22 @@ class attention_kernel {
     std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
     matrix m_scaled_values;             // symmetric: a_j V theta_j, n x d (d x n for small d)
     matrix m_queries_t;                 // symmetric, small d: the queries transposed, d x n
-    std::vector<double> m_half_diagonal, m_key_weight; // symmetric: h_j and a_j
+    float_matrix m_queries_t_single, m_scaled_values_single;     // the same for float tiles
+    std::vector<float_matrix> m_tiles_single, m_lane_sum_single; // float tiles, d > 16
+    std::vector<double> m_half_diagonal, m_key_weight;           // symmetric: h_j and a_j
     std::vector<matrix>
         m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
     std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)
     path m_last_path = path::general;
 
-    // Single precision (src/attention_float.cpp): the tokens and each head's projections in
-    // float, the general path's blocks in float, the heads' sum written to out in double.
-    void compute_single(const double* theta, const attention_weights& weights,
-                        const attention_options& options, double* out);
+    // Single precision (src/kernel/float.cpp): the tokens and each head's projections in
+    // float, the general path's blocks in float, the heads' sum added to out in double.
+    void begin_single(const double* theta);
+    void add_head_single(const double* theta, const attention_head& head,
+                         const attention_options& options);
+    void end_single(double* out);
     void add_general_single(const float* queries, const float* keys, const float* values,
                             const attention_options& options);
-    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     float_matrix m_tokens_single, m_queries_single, m_keys_single, m_values_single;
     float_matrix m_weight_single;              // one head's Q, K or V in float
     float_matrix m_result_single;              // sum over heads of A, n x d

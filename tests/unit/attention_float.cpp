@@ -23,21 +23,26 @@ namespace {
 
 constexpr double float_epsilon = 0x1p-24; // unit round-off of float
 
-attention_options single(double beta, bool causal = false) {
-    return {beta, causal, precision::single_precision};
+attention_options single(double beta, bool causal = false,
+                         attention_kind kind = attention_kind::softmax) {
+    return {beta, causal, precision::single_precision, 0, kind};
 }
 
 // The float kernel's largest deviation from the double reference, over max |A|.
 double float_error(std::size_t n, std::size_t d, std::size_t block,
-                   const attention_weights& weights, double beta, bool causal) {
+                   const attention_weights& weights, double beta, bool causal,
+                   attention_kernel::path expected = attention_kernel::path::single_precision,
+                   attention_kind kind = attention_kind::softmax) {
     state_type x = testing::uniform_start(n, d, 23);
     // out receives A (it is not added to): garbage in it must not show.
     std::vector<double> fast(n * d, std::numeric_limits<double>::quiet_NaN()), plain(n * d);
     attention_kernel kernel(n, d, block);
-    kernel.compute(x.data(), weights, single(beta, causal), fast.data());
-    kernel.compute(x.data(), weights, single(beta, causal), fast.data());
-    CHECK(kernel.last_path() == attention_kernel::path::single_precision);
-    reference_attention(x.data(), n, d, weights, {beta, causal}, plain.data());
+    kernel.compute(x.data(), weights, single(beta, causal, kind), fast.data());
+    kernel.compute(x.data(), weights, single(beta, causal, kind), fast.data());
+    CHECK(kernel.last_path() == expected);
+    attention_options exact{beta, causal};
+    exact.kind = kind;
+    reference_attention(x.data(), n, d, weights, exact, plain.data());
     double scale = 0.0;
     for (double v : plain)
         scale = std::max(scale, std::abs(v));
@@ -100,7 +105,11 @@ TEST_CASE("float kernel equals the double definition within the float error budg
         for (auto [n, d, block] : {std::tuple{37, 3, 8}, {300, 16, 64}, {5, 4, 0}, {64, 64, 0}}) {
             CAPTURE(n);
             CAPTURE(d);
-            const double error = float_error(n, d, block, identity, 4.0, causal);
+            // Q = K (the identity) without the mask: the symmetric path's float tiles; the
+            // general path in float under the mask.
+            const auto path = !causal ? attention_kernel::path::single_precision_symmetric
+                                      : attention_kernel::path::single_precision;
+            const double error = float_error(n, d, block, identity, 4.0, causal, path);
             CHECK(error < budget(d, 4.0));
             CHECK(error > 1e-10);
         }
@@ -108,6 +117,57 @@ TEST_CASE("float kernel equals the double definition within the float error budg
             const double error = float_error(101, 12, 16, *weights, 3.0, causal);
             CHECK(error < budget(12, 3.0));
             CHECK(error > 1e-10);
+        }
+    }
+}
+
+TEST_CASE("float symmetric path (Q = K): within the float error budget") {
+    // The float tiles of groups of 16 tokens: tiles of 24 (not whole groups), 40 and the
+    // default, one tile (n <= 64) and many, partial groups (n = 37, 65, 211), every dimension
+    // with its own loops (2, 3, 4, 8) and the general ones (5, 16), the GEMM tiles (24, 64),
+    // softmax and unnormalised, Q = K the identity and a random Q = K with its own V.
+    random_source source(17);
+    for (std::size_t d : {2U, 3U, 4U, 5U, 8U, 16U, 24U, 64U}) {
+        CAPTURE(d);
+        const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+        const matrix m = testing::random_matrix(source, d, scale);
+        attention_weights projected;
+        const attention_weights& projected_ref = projected;
+        projected.heads[0] = {m, m, testing::random_matrix(source, d, scale)};
+        const attention_weights identity;
+        for (const attention_weights* weights : {&projected_ref, &identity})
+            for (auto [n, block] : {std::pair{37, 0}, {65, 0}, {211, 24}, {300, 40}, {700, 0}})
+                for (double beta : {1.0, 9.0})
+                    for (auto kind : {attention_kind::softmax, attention_kind::unnormalized}) {
+                        CAPTURE(n);
+                        CAPTURE(block);
+                        CAPTURE(beta);
+                        const double error =
+                            float_error(n, d, block, *weights, beta, false,
+                                        attention_kernel::path::single_precision_symmetric, kind);
+                        CHECK(error < budget(d, beta));
+                        CHECK(error > 1e-10);
+                    }
+    }
+}
+
+TEST_CASE("float symmetric path: 1, 2 and 3 threads give bitwise the same result") {
+    // n^2 (d + 16) > 4e6 at d = 3: the tiles are dealt to the threads.
+    for (auto [n, d] : {std::pair{600, 3}, {530, 8}, {520, 5}, {300, 64}}) {
+        CAPTURE(n);
+        state_type x = testing::uniform_start(n, d, 9);
+        std::vector<double> reference;
+        for (int threads : {1, 2, 3}) {
+            std::vector<double> out(n * d);
+            attention_kernel kernel(n, d);
+            attention_options options = single(4.0);
+            options.threads = threads;
+            kernel.compute(x.data(), attention_weights{}, options, out.data());
+            CHECK(kernel.last_path() == attention_kernel::path::single_precision_symmetric);
+            if (reference.empty())
+                reference = out;
+            else
+                CHECK(out == reference);
         }
     }
 }

@@ -92,6 +92,19 @@ TEST_CASE("compute_rows: each path's rows bitwise those of compute()") {
         o.arithmetic = precision::single_precision;
         check_rows(150, 12, 16, general, o, attention_kernel::path::single_precision);
     }
+    SUBCASE("single precision, symmetric (float tiles, small d and GEMM)") {
+        attention_options o = plain;
+        o.arithmetic = precision::single_precision;
+        const auto path = attention_kernel::path::single_precision_symmetric;
+        check_rows(211, 3, 24, identity, o, path);
+        check_rows(700, 3, 0, identity, o, path);
+        check_rows(300, 8, 40, identity, o, path);
+        check_rows(40, 3, 0, identity, o, path);
+        check_rows(200, 24, 32, identity, o, path); // GEMM tiles in float
+        o.kind = attention_kind::unnormalized;
+        check_rows(300, 5, 0, identity, o, path);
+        check_rows(200, 24, 32, identity, o, path);
+    }
     SUBCASE("threads do not matter") {
         attention_options o = plain;
         o.threads = 2;

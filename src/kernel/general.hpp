@@ -1,6 +1,6 @@
 #pragma once
 // The general path of the attention kernel, shared by the double and the float arithmetic
-// (src/attention.cpp, src/attention_float.cpp): per block of query tokens one GEMM for the
+// (src/kernel/general.cpp, src/kernel/float.cpp): per block of query tokens one GEMM for the
 // logits against the visible keys, a max-subtracted softmax per row, one GEMM with the
 // values, added to the result. A block is one thread's work, so the result does not depend
 // on the number of threads.
@@ -31,6 +31,14 @@ inline bool worth_parallel(std::size_t n, std::size_t d) {
 inline bool same_projection(const matrix& a, const matrix& b) {
     if (a.size() != b.size()) return false;
     return a.size() == 0 || a == b;
+}
+
+// About 4 MiB of logits per thread: large enough for GEMM efficiency, small enough that
+// n = 65,536 needs 4 MiB (not 32 GiB) per thread.
+inline std::size_t default_block(std::size_t n) {
+    const std::size_t target =
+        (std::size_t{4} << 20) / sizeof(double) / std::max<std::size_t>(n, 1);
+    return std::clamp<std::size_t>(target, 16, 256);
 }
 
 template <class Scalar>
