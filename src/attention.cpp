@@ -1,5 +1,6 @@
 #include "nadyn/attention.hpp"
 
+#include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 #include "qkv_norm.hpp"
@@ -708,6 +709,11 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
 
 void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
                                    const attention_options& options, double* out) {
+    if (options.kind == attention_kind::softmax && detail::takes_small_n(m_n, m_d)) {
+        detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
+                                      options.causal, m_first_row, m_end_row, out);
+        return;
+    }
     const detail::softmax_blocks_shape shape{
         m_n,
         m_d,
