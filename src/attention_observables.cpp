@@ -1,5 +1,6 @@
 #include "nadyn/attention_observables.hpp"
 
+#include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"
 #include "softmax_blocks.hpp"
@@ -45,6 +46,9 @@ attention_summary attention_observables::compute(const double* y, const attentio
     }
     const std::size_t blocks = (n + m_block - 1) / m_block;
     const std::vector<double> no_factors;
+    // A few tokens: the kernel's small-n loops for the logits (all n keys; causal rows use
+    // their first ones), not a GEMM of 64 x 16 x 64 (src/kernel/small_n.hpp).
+    const bool small = detail::takes_small_n(n, d);
     double flips_total = 0.0, entropy_total = 0.0;
 
     for (const attention_head& head : weights.heads) {
@@ -79,9 +83,13 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 s.resize(static_cast<Eigen::Index>(m_block), ni);
             auto logits =
                 s.topLeftCorner(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-            logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
-                                                  static_cast<Eigen::Index>(rows)) *
-                               keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
+            if (small)
+                detail::small_n_logits(q, k, n, d, first, rows, s.data(),
+                                       static_cast<std::size_t>(s.cols()));
+            else
+                logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
+                                                      static_cast<Eigen::Index>(rows)) *
+                                   keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
             for (std::size_t i = 0; i < rows; ++i) {
                 const std::size_t token = first + i;
                 const std::size_t visible = options.causal ? token + 1 : n;
