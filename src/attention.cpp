@@ -222,6 +222,9 @@ constexpr double largest_shift_spread = 600.0;
 // X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
 // every token.
 void project(const const_row_map& tokens, const matrix& m, matrix& out) {
+    if (detail::small_n_project(tokens.data(), std::size_t(tokens.rows()),
+                                std::size_t(tokens.cols()), m, out))
+        return;
     out.noalias() = tokens * m.transpose();
 }
 

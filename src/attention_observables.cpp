@@ -57,14 +57,16 @@ attention_summary attention_observables::compute(const double* y, const attentio
         const double* q = y;
         const double* k = y;
         if (head.Q.size() != 0) {
-            m_queries.noalias() = tokens * head.Q.transpose();
+            if (!detail::small_n_project(y, n, d, head.Q, m_queries))
+                m_queries.noalias() = tokens * head.Q.transpose();
             q = m_queries.data();
         }
         q = detail::shape_rows(q, n, d,
                                detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
                                no_factors, m_queries);
         if (head.K.size() != 0) {
-            m_keys.noalias() = tokens * head.K.transpose();
+            if (!detail::small_n_project(y, n, d, head.K, m_keys))
+                m_keys.noalias() = tokens * head.K.transpose();
             k = m_keys.data();
         }
         k = detail::shape_rows(k, n, d,

@@ -190,3 +190,70 @@ void small_n_logits(const double* queries, const double* keys, std::size_t n, st
 }
 
 } // namespace nadyn::detail
+
+namespace nadyn::detail {
+
+namespace {
+
+// Four tokens at a time, V vectors each: 4 V independent FMA chains over the d components.
+template <std::size_t V>
+void project_rows(const double* tokens, std::size_t n, const double* m_t, double* out) {
+    constexpr std::size_t d = V * lanes, group = 4;
+    std::size_t k = 0;
+    for (; k + group <= n; k += group) {
+        lane_vector sum[group][V] = {};
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u) {
+                const lane_vector column = load(m_t + c * d + u * lanes);
+                for (std::size_t g = 0; g < group; ++g)
+                    sum[g][u] += tokens[(k + g) * d + c] * column;
+            }
+        for (std::size_t g = 0; g < group; ++g)
+            for (std::size_t u = 0; u < V; ++u)
+                store(out + (k + g) * d + u * lanes, sum[g][u]);
+    }
+    for (; k < n; ++k) {
+        lane_vector sum[V] = {};
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[u] += tokens[k * d + c] * load(m_t + c * d + u * lanes);
+        for (std::size_t u = 0; u < V; ++u)
+            store(out + k * d + u * lanes, sum[u]);
+    }
+}
+
+} // namespace
+
+bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
+                     matrix& out) {
+    void (*rows)(const double*, std::size_t, const double*, double*) = nullptr;
+    switch (d) {
+    case 8:
+        rows = project_rows<1>;
+        break;
+    case 16:
+        rows = project_rows<2>;
+        break;
+    case 32:
+        rows = project_rows<4>;
+        break;
+    case 64:
+        rows = project_rows<8>;
+        break;
+    default:
+        return false;
+    }
+    if (!takes_small_n(n, d) || m.rows() != static_cast<Eigen::Index>(d) ||
+        m.cols() != static_cast<Eigen::Index>(d))
+        return false;
+    // M^T row-major: row c holds M's column c, so a token's projection is a sum of rows.
+    alignas(64) double m_t[largest_d * largest_d];
+    for (std::size_t e = 0; e < d; ++e)
+        for (std::size_t c = 0; c < d; ++c)
+            m_t[c * d + e] = m(static_cast<Eigen::Index>(e), static_cast<Eigen::Index>(c));
+    out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+    rows(tokens, n, m_t, out.data());
+    return true;
+}
+
+} // namespace nadyn::detail

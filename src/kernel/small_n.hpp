@@ -11,6 +11,8 @@
 // beyond a few rows. Each row of A is computed alone, so a range of rows is bitwise what the
 // full call gives them, and the path is serial (one run per thread in a sweep). Every run of
 // such a shape takes it, alone or in a sweep.
+#include "nadyn/weights.hpp"
+
 #include <cstddef>
 
 namespace nadyn::detail {
@@ -36,5 +38,11 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
 // attention observables, whose GEMM at this size costs as much as the kernel's.
 void small_n_logits(const double* queries, const double* keys, std::size_t n, std::size_t d,
                     std::size_t first_row, std::size_t rows, double* logits, std::size_t leading);
+
+// out (n x d, row-major, resized) = tokens M^T, the projection M theta_k of every token, for
+// n <= small_n_limit and d in {8, 16, 32, 64}: returns false (out untouched) for other shapes,
+// which keep Eigen's product. Eigen's GEMM at 64 x 16 x 16 is mostly packing.
+bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
+                     matrix& out);
 
 } // namespace nadyn::detail

@@ -146,3 +146,30 @@ TEST_CASE("small-n path: results do not depend on the thread, with runs side by 
     for (std::size_t t = 0; t < 4; ++t)
         CHECK(mismatches[t] == 0);
 }
+
+TEST_CASE("small-n projection equals Eigen's product; other shapes are declined") {
+    random_source source(17);
+    for (std::size_t d : {8U, 16U, 32U, 64U}) {
+        for (std::size_t n : {1U, 5U, 64U, 128U}) {
+            CAPTURE(d);
+            CAPTURE(n);
+            const state_type x = testing::uniform_start(n, d, 4);
+            const matrix m = testing::random_matrix(source, d, 1.0);
+            matrix fast;
+            REQUIRE(detail::small_n_project(x.data(), n, d, m, fast));
+            const matrix plain =
+                Eigen::Map<const matrix>(x.data(), Eigen::Index(n), Eigen::Index(d)) *
+                m.transpose();
+            // Sums of d products of O(1) terms: a few ulps of sqrt(d) apart at most.
+            CHECK((fast - plain).cwiseAbs().maxCoeff() < 1e-13);
+        }
+    }
+    matrix untouched;
+    const state_type x = testing::uniform_start(129, 16, 4);
+    CHECK_FALSE(detail::small_n_project(x.data(), 129, 16, testing::random_matrix(source, 16, 1.0),
+                                        untouched));
+    const state_type y = testing::uniform_start(64, 12, 4);
+    CHECK_FALSE(detail::small_n_project(y.data(), 64, 12, testing::random_matrix(source, 12, 1.0),
+                                        untouched));
+    CHECK(untouched.size() == 0);
+}
