@@ -74,6 +74,56 @@ void add_weighted_values(const double* w, const double* values, std::size_t coun
               load(out + u * lanes) + scale * ((sum[0][u] + sum[1][u]) + (sum[2][u] + sum[3][u])));
 }
 
+// The same for two query rows at once (their FMA chains interleave; the values are loaded
+// once), each row's sums bitwise those of add_weighted_values<V>: the same streams, the
+// same tail and the same final order.
+template <std::size_t V>
+void add_weighted_values_pair(const double* w0, const double* w1, const double* values,
+                              std::size_t count, double scale0, double scale1, double* out0,
+                              double* out1) {
+    constexpr std::size_t streams = 4;
+    lane_vector sum0[streams][V] = {}, sum1[streams][V] = {};
+    std::size_t j = 0;
+    for (; j + streams <= count; j += streams)
+        for (std::size_t s = 0; s < streams; ++s) {
+            const double* v = values + (j + s) * V * lanes;
+            for (std::size_t u = 0; u < V; ++u) {
+                const lane_vector value = load(v + u * lanes);
+                sum0[s][u] += w0[j + s] * value;
+                sum1[s][u] += w1[j + s] * value;
+            }
+        }
+    for (std::size_t s = 0; j < count; ++j, ++s) {
+        const double* v = values + j * V * lanes;
+        for (std::size_t u = 0; u < V; ++u) {
+            const lane_vector value = load(v + u * lanes);
+            sum0[s][u] += w0[j] * value;
+            sum1[s][u] += w1[j] * value;
+        }
+    }
+    for (std::size_t u = 0; u < V; ++u) {
+        store(out0 + u * lanes, load(out0 + u * lanes) + scale0 * ((sum0[0][u] + sum0[1][u]) +
+                                                                   (sum0[2][u] + sum0[3][u])));
+        store(out1 + u * lanes, load(out1 + u * lanes) + scale1 * ((sum1[0][u] + sum1[1][u]) +
+                                                                   (sum1[2][u] + sum1[3][u])));
+    }
+}
+
+using weighted_values_pair_loop = void (*)(const double*, const double*, const double*, std::size_t,
+                                           double, double, double*, double*);
+
+// Pairs for d = 8 and 16 only: wider rows would need more registers than there are.
+weighted_values_pair_loop weighted_values_pair_for(std::size_t d) {
+    switch (d) {
+    case 8:
+        return add_weighted_values_pair<1>;
+    case 16:
+        return add_weighted_values_pair<2>;
+    default:
+        return nullptr;
+    }
+}
+
 // The largest of row[0..count), NaN entries skipped (a NaN logit still makes the row NaN
 // through its exponential), in vectors: std::max's scalar form does not vectorise.
 double row_max(const double* row, std::size_t count) {
@@ -155,18 +205,39 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
     alignas(64) double keys_t[largest_d * padded_limit];
     const std::size_t stride = transpose_keys(keys, n, d, keys_t);
     const weighted_values_loop weighted_values = weighted_values_for(d);
-    alignas(64) double row[padded_limit];
+    const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
+    // Two rows' logits: the second row right after the first's padded columns.
+    alignas(64) double rows[2 * padded_limit];
     end_row = std::min(end_row, n);
-    for (std::size_t k = first_row; k < end_row; ++k) {
-        const std::size_t visible = causal ? k + 1 : n;
-        const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
-        logits_row(queries + k * d, keys_t, stride, d, beta, columns, row);
-        // Max subtraction (log-sum-exp): beta up to 1e4 stays finite.
+    // The softmax of `row` in place (max subtraction, log-sum-exp: beta up to 1e4 stays
+    // finite); returns 1 / sum.
+    auto softmax = [](double* row, std::size_t visible) {
         const double largest = row_max(row, visible);
         for (std::size_t j = 0; j < visible; ++j)
             row[j] -= largest;
         exp_in_place(row, visible);
-        const double inverse_total = 1.0 / row_sum(row, visible);
+        return 1.0 / row_sum(row, visible);
+    };
+    std::size_t k = first_row;
+    // Without the mask, rows two at a time: each row's arithmetic is that of a row alone
+    // (the same loops, exp element by element), so the pairing never changes a bit.
+    if (!causal && weighted_values_pair) {
+        for (; k + 2 <= end_row; k += 2) {
+            double* row0 = rows;
+            double* row1 = rows + stride;
+            logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
+            logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
+            const double inverse0 = softmax(row0, n), inverse1 = softmax(row1, n);
+            weighted_values_pair(row0, row1, values, n, inverse0, inverse1, out + k * d,
+                                 out + (k + 1) * d);
+        }
+    }
+    for (; k < end_row; ++k) {
+        const std::size_t visible = causal ? k + 1 : n;
+        const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
+        double* row = rows;
+        logits_row(queries + k * d, keys_t, stride, d, beta, columns, row);
+        const double inverse_total = softmax(row, visible);
         if (weighted_values)
             weighted_values(row, values, visible, inverse_total, out + k * d);
         else
