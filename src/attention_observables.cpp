@@ -109,7 +109,7 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 }
                 // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
                 // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
-                const std::size_t top = first_argmax(row, visible);
+                const std::size_t top = noisy ? first_argmax(row, visible) : clean;
                 const double largest = row[top];
                 std::vector<double>& e =
                     m_exponentials[static_cast<std::size_t>(omp_get_thread_num())];
