@@ -2,16 +2,25 @@
 
     /usr/bin/python3 bench/ensemble.py --build build --out results/ensemble.md [--quick]
 
-The case of the sweep issue: pre-ln, n = 64, d = 16, beta = 4, Gaussian Q, K, V per run,
-explicit Euler dt = 0.1, T = 50 (500 steps), R runs (512; --quick: 128). Measured in one
-run of this script, on this machine, with the build the README's set-up makes:
+The case of the sweep issue: pre-ln, n = 64, d = 16, beta = 4, Gaussian Q, K, V per run
+(per head), explicit Euler dt = 0.1, T = 50 (500 steps), 512 runs, with 1 and 8 heads.
+Measured in one run of this script, on this machine, with the build the README's set-up
+makes:
 
-- `nadyn sweep` over a seed axis (one process, runs side by side), whole-process time;
-- the same runs as R separate `nadyn simulate` processes, two at a time (two cores);
-- the batched PyTorch peer (bench/peers/ensemble_peer.py, float64, 2 threads) at a batch
-  of R, and at a batch of 64 runs x 200 steps;
-- the roofline: the runs' attention flops (4 n^2 d + 6 n d^2 per evaluation) at the GEMM
-  rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts).
+- `nadyn sweep` over a seed axis (one process, runs side by side), whole-process time,
+  with 1 and 8 heads;
+- one head: the same runs as separate `nadyn simulate` processes, two at a time (two cores);
+- the batched PyTorch peer (bench/peers/ensemble_peer.py, float64, 2 threads), 1 and 8
+  heads, at a batch of 512 runs x 500 steps and at a batch of 64 runs x 200 steps;
+- the 160-run sweep of the issue (10 betas x 8 seeds x 2 schemes, n = 64, d = 16, T = 50,
+  Euler 0.1, Gaussian weights, final positions kept), whole-process time;
+- the roofline: the runs' attention flops (H (4 n^2 d + 6 n d^2) per evaluation) at the
+  GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts).
+
+--quick (under about two minutes) runs 128 runs per head count (separate processes: 64),
+and the peer on shorter runs (fewer steps at the same batch: the peer's time is linear in
+the steps); each comparison with nadyn is at equal work, from nadyn's measured time per
+run-step. The published table comes from the full run on an idle machine.
 """
 import argparse
 import concurrent.futures
@@ -25,10 +34,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 N, D, BETA, DT, T = 64, 16, 4.0, 0.1, 50.0
 STEPS = int(round(T / DT))
+HEADS = (1, 8)
 
 
-def flops_per_run(heads=1, steps=STEPS):
-    return steps * heads * (4.0 * N * N * D + 6.0 * N * D * D)
+def flops(runs, heads, steps=STEPS):
+    return runs * steps * heads * (4.0 * N * N * D + 6.0 * N * D * D)
 
 
 def gemm_rate(build):
@@ -51,13 +61,25 @@ def gemm_rate(build):
     return rates
 
 
-def time_sweep(nadyn, runs, workdir):
-    toml = os.path.join(workdir, "ensemble.toml")
+def time_experiment(nadyn, text, workdir, name):
+    toml = os.path.join(workdir, name + ".toml")
     with open(toml, "w") as f:
-        f.write(f"""[run]
+        f.write(text)
+    out = os.path.join(workdir, name + ".h5")
+    start = time.perf_counter()
+    subprocess.run([nadyn, "sweep", toml, "--out", out, "--force", "--quiet"], check=True,
+                   capture_output=True)
+    seconds = time.perf_counter() - start
+    os.remove(out)
+    return seconds
+
+
+def time_sweep(nadyn, runs, heads, workdir):
+    return time_experiment(nadyn, f"""[run]
 scheme = "pre-ln"
 n = {N}
 d = {D}
+heads = {heads}
 beta = {BETA}
 T = {T}
 dt = {DT}
@@ -66,12 +88,23 @@ weights = "random"
 positions = "none"
 [sweep]
 seed = {{ range = [1, {runs}] }}
-""")
-    out = os.path.join(workdir, "ensemble.h5")
-    start = time.perf_counter()
-    subprocess.run([nadyn, "sweep", toml, "--out", out, "--force", "--quiet"], check=True,
-                   capture_output=True)
-    return time.perf_counter() - start
+""", workdir, f"ensemble_h{heads}")
+
+
+# The sweep of the issue as a user writes it: 10 betas x 8 seeds x 2 schemes.
+ISSUE_SWEEP = f"""[run]
+scheme = "pre-ln"
+n = {N}
+d = {D}
+T = {T}
+dt = {DT}
+integrator = "euler"
+weights = "gaussian"
+[sweep]
+beta = {{ linspace = [0.1, 15, 10] }}
+seed = {{ range = [1, 8] }}
+scheme = ["pre-ln", "peri-ln"]
+"""
 
 
 def time_processes(nadyn, runs, workdir):
@@ -89,14 +122,21 @@ def time_processes(nadyn, runs, workdir):
     return time.perf_counter() - start
 
 
-def time_peer(batch, steps):
+def time_peer(batch, steps, heads):
     env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
     result = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "peers", "ensemble_peer.py"),
-                             "--batch", str(batch), "--steps", str(steps), "--threads", "2"],
+                             "--batch", str(batch), "--steps", str(steps), "--heads", str(heads),
+                             "--threads", "2"],
                             capture_output=True, text=True, env=env)
     if result.returncode != 0:
         return None
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    record.update(batch=batch, steps=steps, heads=heads)
+    return record
+
+
+def verdict(ok):
+    return "met" if ok else "not met"
 
 
 def main():
@@ -107,29 +147,38 @@ def main():
     args = parser.parse_args()
     nadyn = os.path.join(args.build, "bin", "nadyn")
     runs = 128 if args.quick else 512
+    process_runs = 64 if args.quick else 512
+    # The peer's (batch, steps) per comparison; --quick shortens the runs, not the batch.
+    peer_large = {1: (runs, 100 if args.quick else STEPS), 8: (runs, 10 if args.quick else STEPS)}
+    peer_small = {1: (64, 200), 8: (64, 40 if args.quick else 200)}
     flags = subprocess.run([nadyn, "--version"], capture_output=True, text=True).stdout.strip()
+    load = os.getloadavg()[0]
 
     rates = gemm_rate(args.build)
     best_rate = max(rates.values())
+    sweep = {}
     with tempfile.TemporaryDirectory() as workdir:
-        sweep = time_sweep(nadyn, runs, workdir)
-        processes = time_processes(nadyn, runs, workdir)
-    peer_full = time_peer(runs, STEPS)
-    peer_64 = time_peer(64, 200)
+        for heads in HEADS:
+            sweep[heads] = time_sweep(nadyn, runs, heads, workdir)
+        processes = time_processes(nadyn, process_runs, workdir)
+        issue_sweep = time_experiment(nadyn, ISSUE_SWEEP, workdir, "issue_sweep")
+    peers = {(heads, "large"): time_peer(*peer_large[heads], heads) for heads in HEADS}
+    peers.update({(heads, "small"): time_peer(*peer_small[heads], heads) for heads in HEADS})
 
-    roofline = runs * flops_per_run() / best_rate
-    roofline_64 = 64 * flops_per_run(steps=200) / best_rate
+    def nadyn_time(heads, batch, steps):  # nadyn's time for the same work, from its rate
+        return sweep[heads] / (runs * STEPS) * batch * steps
+
     lines = [
         "# Ensembles of small runs",
         "",
         f"Generated by `/usr/bin/python3 bench/ensemble.py --build build --out results/ensemble.md"
-        f"{' --quick' if args.quick else ''}` on {time.strftime('%Y-%m-%d')} ({flags}). "
-        "Do not edit by hand.",
+        f"{' --quick' if args.quick else ''}` on {time.strftime('%Y-%m-%d')} ({flags}); load "
+        f"average {load:.2f} at the start. Do not edit by hand.",
         "",
-        f"Case: pre-ln, n = {N}, d = {D}, beta = {BETA:g}, one head, Gaussian Q, K, V per run, "
-        f"explicit Euler dt = {DT:g}, T = {T:g} ({STEPS} steps), {runs} runs (seeds 1..{runs}); "
-        "2 cores. Roofline: the runs' attention flops (4 n^2 d + 6 n d^2 per evaluation) at "
-        "the GEMM rate measured in the same run.",
+        f"Case: pre-ln, n = {N}, d = {D}, beta = {BETA:g}, 1 and 8 heads, Gaussian Q, K, V per "
+        f"run and head, explicit Euler dt = {DT:g}, T = {T:g} ({STEPS} steps), {runs} runs "
+        f"(seeds 1..{runs}); 2 cores. Roofline: the runs' attention flops (H (4 n^2 d + "
+        "6 n d^2) per evaluation) at the GEMM rate measured in the same run.",
         "",
         "| GEMM rate (1024 x 1024, 2 threads) | GFLOP/s |",
         "|---|---|",
@@ -138,39 +187,62 @@ def main():
         lines.append(f"| {name} | {rate / 1e9:.1f} |")
     lines += [
         "",
-        "| what | seconds | vs nadyn sweep | vs roofline |",
-        "|---|---|---|---|",
-        f"| roofline ({runs * flops_per_run() / 1e12:.3f} TFLOP at {best_rate / 1e9:.1f} GFLOP/s)"
-        f" | {roofline:.2f} | | 1.0x |",
-        f"| `nadyn sweep` (one process, whole-process time) | {sweep:.2f} | 1.0x | "
-        f"{sweep / roofline:.1f}x |",
-        f"| {runs} `nadyn simulate` processes, two at a time | {processes:.2f} | "
-        f"{processes / sweep:.1f}x slower | {processes / roofline:.1f}x |",
+        "| heads | what | seconds | vs nadyn sweep | vs roofline |",
+        "|---|---|---|---|---|",
     ]
-    if peer_full:
-        lines.append(f"| PyTorch batched peer, batch {runs} (float64, 2 threads, torch "
-                     f"{peer_full['torch']}) | {peer_full['seconds']:.2f} | "
-                     f"{peer_full['seconds'] / sweep:.1f}x slower | "
-                     f"{peer_full['seconds'] / roofline:.1f}x |")
-    else:
-        lines.append("| PyTorch batched peer | not run: python3-torch is not installed | | |")
-    if peer_64:
+    for heads in HEADS:
+        roofline = flops(runs, heads) / best_rate
         lines += [
-            "",
-            f"Batch of 64 runs x 200 steps: PyTorch {peer_64['seconds']:.2f} s, roofline "
-            f"{roofline_64:.3f} s ({peer_64['seconds'] / roofline_64:.0f}x from it); nadyn's "
-            f"sweep rate above is {sweep / runs * 64 * 200 / STEPS:.2f} s for the same work "
-            f"({peer_64['seconds'] / (sweep / runs * 64 * 200 / STEPS):.1f}x faster than the "
-            "peer).",
+            f"| {heads} | roofline ({flops(runs, heads) / 1e12:.3f} TFLOP at "
+            f"{best_rate / 1e9:.1f} GFLOP/s) | {roofline:.2f} | | 1.0x |",
+            f"| {heads} | `nadyn sweep`, {runs} runs (one process, whole-process time) | "
+            f"{sweep[heads]:.2f} | 1.0x | {sweep[heads] / roofline:.1f}x |",
         ]
+        if heads == 1:
+            same = nadyn_time(1, process_runs, STEPS)
+            lines.append(
+                f"| 1 | {process_runs} `nadyn simulate` processes, two at a time | "
+                f"{processes:.2f} | {processes / same:.1f}x slower | "
+                f"{processes / (flops(process_runs, 1) / best_rate):.1f}x |")
+        for size in ("large", "small"):
+            peer = peers[(heads, size)]
+            if peer is None:
+                lines.append(f"| {heads} | PyTorch batched peer | not run: python3-torch is not "
+                             "installed | | |")
+                continue
+            same = nadyn_time(heads, peer["batch"], peer["steps"])
+            peer_roofline = flops(peer["batch"], heads, peer["steps"]) / best_rate
+            lines.append(
+                f"| {heads} | PyTorch batched peer, batch {peer['batch']} x {peer['steps']} steps "
+                f"(float64, 2 threads, torch {peer['torch']}) | {peer['seconds']:.2f} | "
+                f"{peer['seconds'] / same:.1f}x slower | {peer['seconds'] / peer_roofline:.1f}x |")
     lines += [
         "",
-        "Targets of the sweep issue: one head, at least 10x faster than separate processes; "
-        "within 2x of the roofline; at least 40x the batched peer at batch 512. What this "
-        "table shows is where nadyn stands with runs side by side and no batching of the "
-        "arithmetic across runs: each run's per-step work is a handful of 64 x 64 products, "
-        "too small for the GEMM rate, and batching runs that share n and d into one pass is "
-        "what would close the gap.",
+        f"The sweep of the issue (10 betas x 8 seeds x 2 schemes = 160 runs, one head, Gaussian "
+        f"weights, final positions kept), `nadyn sweep` whole-process time: {issue_sweep:.2f} s.",
+        "",
+        "Targets of the sweep issue (equal work; --quick extrapolates from shorter runs):",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+    ]
+    roofline_8 = sweep[8] / (flops(runs, 8) / best_rate)
+    lines.append(f"| 8 heads within 2x of the roofline | {roofline_8:.1f}x | "
+                 f"{verdict(roofline_8 <= 2.0)} |")
+    for size, goal in (("large", 40.0), ("small", 15.0)):
+        peer = peers[(8, size)]
+        if peer is None:
+            continue
+        ratio = peer["seconds"] / nadyn_time(8, peer["batch"], peer["steps"])
+        what = ("batch 512" if size == "large" else "batch 64 x 200 steps")
+        measured = f"batch {peer['batch']} x {peer['steps']} steps"
+        lines.append(f"| 8 heads, at least {goal:.0f}x the peer at {what} | {ratio:.1f}x "
+                     f"(peer at {measured}) | {verdict(ratio >= goal)} |")
+    ratio = processes / nadyn_time(1, process_runs, STEPS)
+    lines += [
+        f"| 1 head, at least 10x faster than separate processes | {ratio:.1f}x | "
+        f"{verdict(ratio >= 10.0)} |",
+        f"| the 160-run sweep under 5 s | {issue_sweep:.2f} s | {verdict(issue_sweep < 5.0)} |",
         "",
     ]
     with open(args.out, "w") as f:

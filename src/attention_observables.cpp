@@ -1,6 +1,7 @@
 #include "nadyn/attention_observables.hpp"
 
 #include "kernel/general.hpp"
+#include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"
 
@@ -45,6 +46,9 @@ attention_summary attention_observables::compute(const double* y, const attentio
     }
     const std::size_t blocks = (n + m_block - 1) / m_block;
     const std::vector<double> no_factors;
+    // A few tokens: the kernel's small-n loops for the logits (all n keys; causal rows use
+    // their first ones), not a GEMM of 64 x 16 x 64 (src/kernel/small_n.hpp).
+    const bool small = detail::takes_small_n(n, d);
     double flips_total = 0.0, entropy_total = 0.0;
 
     for (const attention_head& head : weights.heads) {
@@ -53,14 +57,16 @@ attention_summary attention_observables::compute(const double* y, const attentio
         const double* q = y;
         const double* k = y;
         if (head.Q.size() != 0) {
-            m_queries.noalias() = tokens * head.Q.transpose();
+            if (!detail::small_n_project(y, n, d, head.Q, m_queries))
+                m_queries.noalias() = tokens * head.Q.transpose();
             q = m_queries.data();
         }
         q = detail::shape_rows(q, n, d,
                                detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
                                no_factors, m_queries);
         if (head.K.size() != 0) {
-            m_keys.noalias() = tokens * head.K.transpose();
+            if (!detail::small_n_project(y, n, d, head.K, m_keys))
+                m_keys.noalias() = tokens * head.K.transpose();
             k = m_keys.data();
         }
         k = detail::shape_rows(k, n, d,
@@ -79,9 +85,13 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 s.resize(static_cast<Eigen::Index>(m_block), ni);
             auto logits =
                 s.topLeftCorner(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-            logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
-                                                  static_cast<Eigen::Index>(rows)) *
-                               keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
+            if (small)
+                detail::small_n_logits(q, k, n, d, first, rows, s.data(),
+                                       static_cast<std::size_t>(s.cols()));
+            else
+                logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
+                                                      static_cast<Eigen::Index>(rows)) *
+                                   keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
             for (std::size_t i = 0; i < rows; ++i) {
                 const std::size_t token = first + i;
                 const std::size_t visible = options.causal ? token + 1 : n;
@@ -99,7 +109,7 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 }
                 // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
                 // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
-                const std::size_t top = first_argmax(row, visible);
+                const std::size_t top = noisy ? first_argmax(row, visible) : clean;
                 const double largest = row[top];
                 std::vector<double>& e =
                     m_exponentials[static_cast<std::size_t>(omp_get_thread_num())];

@@ -1,5 +1,6 @@
 #include "nadyn/observables.hpp"
 
+#include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/weights.hpp"
 
@@ -151,9 +152,12 @@ frame_observables observables_calculator::compute(const double* theta, const dou
             const std::size_t cols = first + rows; // lower triangle
             Eigen::Map<matrix> g(gram.data(), static_cast<Eigen::Index>(rows),
                                  static_cast<Eigen::Index>(cols));
-            g.noalias() = tokens.middleRows(static_cast<Eigen::Index>(first),
-                                            static_cast<Eigen::Index>(rows)) *
-                          tokens.topRows(static_cast<Eigen::Index>(cols)).transpose();
+            if (blocks == 1 && detail::takes_small_n(n, d)) // one block: cols = n
+                detail::small_n_logits(theta, theta, n, d, 0, rows, gram.data(), cols);
+            else
+                g.noalias() = tokens.middleRows(static_cast<Eigen::Index>(first),
+                                                static_cast<Eigen::Index>(rows)) *
+                              tokens.topRows(static_cast<Eigen::Index>(cols)).transpose();
             for (std::size_t i = 0; i < rows; ++i) {
                 const std::size_t k = first + i;
                 const double* row = gram.data() + i * cols;

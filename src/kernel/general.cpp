@@ -1,6 +1,7 @@
 // The general path (include/nadyn/attention.hpp), one template for double and float: the
 // blocks of src/kernel/general.hpp with the row softmax of each arithmetic.
 #include "general.hpp"
+#include "small_n.hpp"
 
 #include "../reductions.hpp"
 #include "nadyn/attention.hpp"
@@ -121,6 +122,11 @@ detail::softmax_blocks_shape general_shape(std::size_t n, std::size_t d, std::si
 
 void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
                                    const attention_options& options, double* out) {
+    if (options.kind == attention_kind::softmax && detail::takes_small_n(m_n, m_d)) {
+        detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
+                                      options.causal, m_first_row, m_end_row, out);
+        return;
+    }
     add_general_blocks(q_data, k_data, v_data, options,
                        general_shape(m_n, m_d, m_block, options, m_first_row, m_end_row), m_logits,
                        out);

@@ -5,6 +5,7 @@
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "small_d.hpp"
+#include "small_n.hpp"
 #include "symmetric.hpp"
 
 #include <algorithm>
@@ -21,6 +22,9 @@ using detail::same_projection;
 // X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
 // every token.
 void project(const const_row_map& tokens, const matrix& m, matrix& out) {
+    if (detail::small_n_project(tokens.data(), static_cast<std::size_t>(tokens.rows()),
+                                static_cast<std::size_t>(tokens.cols()), m, out))
+        return;
     out.noalias() = tokens * m.transpose();
 }
 

@@ -344,6 +344,18 @@ class sweep_file {
         return a;
     }
 
+    // The transfer properties of a run's writes: a small type-conversion buffer. HDF5's
+    // default allocates and zeroes 1 MiB for the conversion and 1 MiB for the background of
+    // every write that converts (the parameters string), a third of a small run's time.
+    static hid_t transfer_list() {
+        static const hid_t list = [] {
+            const hid_t l = H5Pcreate(H5P_DATASET_XFER);
+            H5Pset_buffer(l, 64 * 1024, nullptr, nullptr);
+            return l;
+        }();
+        return list;
+    }
+
     // Writes the block of one run: its point on the axes, then the whole of `rest`.
     void write_block(const std::string& name, const std::vector<hsize_t>& point,
                      const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
@@ -365,7 +377,7 @@ class sweep_file {
         handle memory_space(start.empty() ? H5Screate(H5S_SCALAR)
                                           : H5Screate_simple(1, &elements, nullptr),
                             H5Sclose, "create a memory dataspace");
-        check(H5Dwrite(dataset, memory_type, memory_space, file_space, H5P_DEFAULT, data),
+        check(H5Dwrite(dataset, memory_type, memory_space, file_space, transfer_list(), data),
               "write a run into " + name + " of '" + m_path + "'");
     }
 

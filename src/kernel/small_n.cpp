@@ -1,0 +1,330 @@
+#include "small_n.hpp"
+
+#include "nadyn/attention.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace nadyn::detail {
+
+namespace {
+
+// Eight doubles: one AVX-512 register (two AVX2 ones). GCC's vector extension keeps the
+// accumulators in registers, which plain arrays of partial sums did not (the compiler stored
+// them to the stack on every component, a store-to-load chain per FMA).
+constexpr std::size_t lanes = 8;
+using lane_vector = double __attribute__((vector_size(lanes * sizeof(double))));
+
+// Keys per pass of the logits loop: eight vectors of sums per query row, eight independent
+// FMA chains, enough to cover the FMA latency (four chains left it latency-bound).
+constexpr std::size_t chunk_vectors = 8;
+constexpr std::size_t key_chunk = chunk_vectors * lanes;
+constexpr std::size_t padded_limit = (small_n_limit + key_chunk - 1) / key_chunk * key_chunk;
+constexpr std::size_t largest_d = 64;
+
+lane_vector load(const double* p) {
+    lane_vector v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+void store(double* p, const lane_vector& v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+// row[j] = beta <q, key_j> for j < columns (a multiple of key_chunk), the keys transposed
+// (d x stride).
+void logits_row(const double* q, const double* keys_t, std::size_t stride, std::size_t d,
+                double beta, std::size_t columns, double* row) {
+    for (std::size_t j0 = 0; j0 < columns; j0 += key_chunk) {
+        lane_vector s[chunk_vectors] = {};
+        const double* column = keys_t + j0;
+        for (std::size_t c = 0; c < d; ++c, column += stride) {
+            const double qc = q[c];
+            for (std::size_t u = 0; u < chunk_vectors; ++u)
+                s[u] += qc * load(column + u * lanes);
+        }
+        for (std::size_t u = 0; u < chunk_vectors; ++u)
+            store(row + j0 + u * lanes, beta * s[u]);
+    }
+}
+
+// out += scale * sum_j w_j v_j over `count` keys, for d = V * lanes: the keys in four
+// interleaved streams (4 V independent FMA chains), added in a fixed order at the end.
+template <std::size_t V>
+void add_weighted_values(const double* w, const double* values, std::size_t count, double scale,
+                         double* out) {
+    constexpr std::size_t streams = 4;
+    lane_vector sum[streams][V] = {};
+    std::size_t j = 0;
+    for (; j + streams <= count; j += streams)
+        for (std::size_t s = 0; s < streams; ++s) {
+            const double* v = values + (j + s) * V * lanes;
+            for (std::size_t u = 0; u < V; ++u)
+                sum[s][u] += w[j + s] * load(v + u * lanes);
+        }
+    for (std::size_t s = 0; j < count; ++j, ++s) {
+        const double* v = values + j * V * lanes;
+        for (std::size_t u = 0; u < V; ++u)
+            sum[s][u] += w[j] * load(v + u * lanes);
+    }
+    for (std::size_t u = 0; u < V; ++u)
+        store(out + u * lanes,
+              load(out + u * lanes) + scale * ((sum[0][u] + sum[1][u]) + (sum[2][u] + sum[3][u])));
+}
+
+// The same for two query rows at once (their FMA chains interleave; the values are loaded
+// once), each row's sums bitwise those of add_weighted_values<V>: the same streams, the
+// same tail and the same final order.
+template <std::size_t V>
+void add_weighted_values_pair(const double* w0, const double* w1, const double* values,
+                              std::size_t count, double scale0, double scale1, double* out0,
+                              double* out1) {
+    constexpr std::size_t streams = 4;
+    lane_vector sum0[streams][V] = {}, sum1[streams][V] = {};
+    std::size_t j = 0;
+    for (; j + streams <= count; j += streams)
+        for (std::size_t s = 0; s < streams; ++s) {
+            const double* v = values + (j + s) * V * lanes;
+            for (std::size_t u = 0; u < V; ++u) {
+                const lane_vector value = load(v + u * lanes);
+                sum0[s][u] += w0[j + s] * value;
+                sum1[s][u] += w1[j + s] * value;
+            }
+        }
+    for (std::size_t s = 0; j < count; ++j, ++s) {
+        const double* v = values + j * V * lanes;
+        for (std::size_t u = 0; u < V; ++u) {
+            const lane_vector value = load(v + u * lanes);
+            sum0[s][u] += w0[j] * value;
+            sum1[s][u] += w1[j] * value;
+        }
+    }
+    for (std::size_t u = 0; u < V; ++u) {
+        store(out0 + u * lanes, load(out0 + u * lanes) + scale0 * ((sum0[0][u] + sum0[1][u]) +
+                                                                   (sum0[2][u] + sum0[3][u])));
+        store(out1 + u * lanes, load(out1 + u * lanes) + scale1 * ((sum1[0][u] + sum1[1][u]) +
+                                                                   (sum1[2][u] + sum1[3][u])));
+    }
+}
+
+using weighted_values_pair_loop = void (*)(const double*, const double*, const double*, std::size_t,
+                                           double, double, double*, double*);
+
+// Pairs for d = 8 and 16 only: wider rows would need more registers than there are.
+weighted_values_pair_loop weighted_values_pair_for(std::size_t d) {
+    switch (d) {
+    case 8:
+        return add_weighted_values_pair<1>;
+    case 16:
+        return add_weighted_values_pair<2>;
+    default:
+        return nullptr;
+    }
+}
+
+// The largest of row[0..count), NaN entries skipped (a NaN logit still makes the row NaN
+// through its exponential), in vectors: std::max's scalar form does not vectorise.
+double row_max(const double* row, std::size_t count) {
+    constexpr double lowest = -std::numeric_limits<double>::infinity();
+    lane_vector m = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
+    std::size_t j = 0;
+    for (; j + lanes <= count; j += lanes) {
+        const lane_vector x = load(row + j);
+        m = x > m ? x : m;
+    }
+    double largest = lowest;
+    for (std::size_t l = 0; l < lanes; ++l)
+        largest = m[l] > largest ? m[l] : largest;
+    for (; j < count; ++j)
+        largest = row[j] > largest ? row[j] : largest;
+    return largest;
+}
+
+// The sum of row[0..count) in a fixed order: eight lanes, then the lanes, then the tail.
+double row_sum(const double* row, std::size_t count) {
+    lane_vector total = {};
+    std::size_t j = 0;
+    for (; j + lanes <= count; j += lanes)
+        total += load(row + j);
+    double sum = ((total[0] + total[4]) + (total[1] + total[5])) +
+                 ((total[2] + total[6]) + (total[3] + total[7]));
+    for (; j < count; ++j)
+        sum += row[j];
+    return sum;
+}
+
+// The same for any d (up to largest_d).
+void add_weighted_values_any(const double* w, const double* values, std::size_t count,
+                             std::size_t d, double scale, double* out) {
+    double sum[largest_d] = {};
+    for (std::size_t j = 0; j < count; ++j)
+        for (std::size_t c = 0; c < d; ++c)
+            sum[c] += w[j] * values[j * d + c];
+    for (std::size_t c = 0; c < d; ++c)
+        out[c] += scale * sum[c];
+}
+
+using weighted_values_loop = void (*)(const double*, const double*, std::size_t, double, double*);
+
+weighted_values_loop weighted_values_for(std::size_t d) {
+    switch (d) {
+    case 8:
+        return add_weighted_values<1>;
+    case 16:
+        return add_weighted_values<2>;
+    case 32:
+        return add_weighted_values<4>;
+    case 64:
+        return add_weighted_values<8>;
+    default:
+        return nullptr;
+    }
+}
+
+// The keys transposed into keys_t (d x stride, zeros beyond n); returns the stride (n
+// padded to whole chunks). The callers keep keys_t on their stack, per call, so that runs on
+// different threads share nothing.
+std::size_t transpose_keys(const double* keys, std::size_t n, std::size_t d, double* keys_t) {
+    const std::size_t stride = (n + key_chunk - 1) / key_chunk * key_chunk;
+    for (std::size_t c = 0; c < d; ++c) {
+        double* column = keys_t + c * stride;
+        for (std::size_t j = 0; j < n; ++j)
+            column[j] = keys[j * d + c];
+        std::fill(column + n, column + stride, 0.0);
+    }
+    return stride;
+}
+
+} // namespace
+
+void add_small_n_attention(const double* queries, const double* keys, const double* values,
+                           std::size_t n, std::size_t d, double beta, bool causal,
+                           std::size_t first_row, std::size_t end_row, double* out) {
+    alignas(64) double keys_t[largest_d * padded_limit];
+    const std::size_t stride = transpose_keys(keys, n, d, keys_t);
+    const weighted_values_loop weighted_values = weighted_values_for(d);
+    const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
+    // Two rows' logits: the second row right after the first's padded columns.
+    alignas(64) double rows[2 * padded_limit];
+    end_row = std::min(end_row, n);
+    // The softmax of `row` in place (max subtraction, log-sum-exp: beta up to 1e4 stays
+    // finite); returns 1 / sum.
+    auto softmax = [](double* row, std::size_t visible) {
+        const double largest = row_max(row, visible);
+        for (std::size_t j = 0; j < visible; ++j)
+            row[j] -= largest;
+        exp_in_place(row, visible);
+        return 1.0 / row_sum(row, visible);
+    };
+    std::size_t k = first_row;
+    // Without the mask, rows two at a time: each row's arithmetic is that of a row alone
+    // (the same loops, exp element by element), so the pairing never changes a bit.
+    if (!causal && weighted_values_pair) {
+        for (; k + 2 <= end_row; k += 2) {
+            double* row0 = rows;
+            double* row1 = rows + stride;
+            logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
+            logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
+            const double inverse0 = softmax(row0, n), inverse1 = softmax(row1, n);
+            weighted_values_pair(row0, row1, values, n, inverse0, inverse1, out + k * d,
+                                 out + (k + 1) * d);
+        }
+    }
+    for (; k < end_row; ++k) {
+        const std::size_t visible = causal ? k + 1 : n;
+        const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
+        double* row = rows;
+        logits_row(queries + k * d, keys_t, stride, d, beta, columns, row);
+        const double inverse_total = softmax(row, visible);
+        if (weighted_values)
+            weighted_values(row, values, visible, inverse_total, out + k * d);
+        else
+            add_weighted_values_any(row, values, visible, d, inverse_total, out + k * d);
+    }
+}
+
+} // namespace nadyn::detail
+
+namespace nadyn::detail {
+
+void small_n_logits(const double* queries, const double* keys, std::size_t n, std::size_t d,
+                    std::size_t first_row, std::size_t rows, double* logits, std::size_t leading) {
+    alignas(64) double keys_t[largest_d * padded_limit];
+    const std::size_t stride = transpose_keys(keys, n, d, keys_t);
+    alignas(64) double row[padded_limit];
+    for (std::size_t i = 0; i < rows; ++i) {
+        logits_row(queries + (first_row + i) * d, keys_t, stride, d, 1.0, stride, row);
+        std::copy(row, row + n, logits + i * leading);
+    }
+}
+
+} // namespace nadyn::detail
+
+namespace nadyn::detail {
+
+namespace {
+
+// Four tokens at a time, V vectors each: 4 V independent FMA chains over the d components.
+template <std::size_t V>
+void project_rows(const double* tokens, std::size_t n, const double* m_t, double* out) {
+    constexpr std::size_t d = V * lanes, group = 4;
+    std::size_t k = 0;
+    for (; k + group <= n; k += group) {
+        lane_vector sum[group][V] = {};
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u) {
+                const lane_vector column = load(m_t + c * d + u * lanes);
+                for (std::size_t g = 0; g < group; ++g)
+                    sum[g][u] += tokens[(k + g) * d + c] * column;
+            }
+        for (std::size_t g = 0; g < group; ++g)
+            for (std::size_t u = 0; u < V; ++u)
+                store(out + (k + g) * d + u * lanes, sum[g][u]);
+    }
+    for (; k < n; ++k) {
+        lane_vector sum[V] = {};
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[u] += tokens[k * d + c] * load(m_t + c * d + u * lanes);
+        for (std::size_t u = 0; u < V; ++u)
+            store(out + k * d + u * lanes, sum[u]);
+    }
+}
+
+} // namespace
+
+bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
+                     matrix& out) {
+    void (*rows)(const double*, std::size_t, const double*, double*) = nullptr;
+    switch (d) {
+    case 8:
+        rows = project_rows<1>;
+        break;
+    case 16:
+        rows = project_rows<2>;
+        break;
+    case 32:
+        rows = project_rows<4>;
+        break;
+    case 64:
+        rows = project_rows<8>;
+        break;
+    default:
+        return false;
+    }
+    if (!takes_small_n(n, d) || m.rows() != static_cast<Eigen::Index>(d) ||
+        m.cols() != static_cast<Eigen::Index>(d))
+        return false;
+    // M^T row-major: row c holds M's column c, so a token's projection is a sum of rows.
+    alignas(64) double m_t[largest_d * largest_d];
+    for (std::size_t e = 0; e < d; ++e)
+        for (std::size_t c = 0; c < d; ++c)
+            m_t[c * d + e] = m(static_cast<Eigen::Index>(e), static_cast<Eigen::Index>(c));
+    out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+    rows(tokens, n, m_t, out.data());
+    return true;
+}
+
+} // namespace nadyn::detail

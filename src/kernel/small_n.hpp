@@ -1,0 +1,48 @@
+#pragma once
+// The general path of the attention kernel for a few tokens (docs/model.md §1): one head's
+//
+//     A_k += sum_j softmax_j(beta <q_k, key_j>) v_j
+//
+// for n up to small_n_limit, without GEMMs. At n = 64, d = 16 a block's GEMMs are 64 x 16 x 64
+// products, where Eigen spends more time packing operands than multiplying, so this path
+// forms each query's logits against the keys held transposed (d x n: the inner loop runs over
+// keys, one FMA per key and component, in registers), takes the max-subtracted softmax with
+// the kernel's exp and sums the weighted values in the same pass. Same flops, no workspace
+// beyond a few rows. Each row of A is computed alone, so a range of rows is bitwise what the
+// full call gives them, and the path is serial (one run per thread in a sweep). Every run of
+// such a shape takes it, alone or in a sweep.
+#include "nadyn/weights.hpp"
+
+#include <cstddef>
+
+namespace nadyn::detail {
+
+// Tokens up to which the general path takes the small-n loops (measured: at n = 128, d = 16
+// Eigen's GEMMs are still slower than the loops; the logits row stays in L1 up to here).
+inline constexpr std::size_t small_n_limit = 128;
+
+// Whether the small-n loops take a head of n tokens in d dimensions.
+[[nodiscard]] inline bool takes_small_n(std::size_t n, std::size_t d) {
+    return n >= 1 && n <= small_n_limit && d >= 1 && d <= 64;
+}
+
+// out (n x d, row-major) += the head's attention for the query rows [first_row, end_row):
+// queries, keys and values n x d row-major; causal: row k sees keys j <= k. The softmax
+// weights (not the unnormalised ones: the caller keeps that kind on the blocked path).
+void add_small_n_attention(const double* queries, const double* keys, const double* values,
+                           std::size_t n, std::size_t d, double beta, bool causal,
+                           std::size_t first_row, std::size_t end_row, double* out);
+
+// The logits <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
+// logits (row-major, `leading` doubles per row), by the same loops: for the per-frame
+// attention observables, whose GEMM at this size costs as much as the kernel's.
+void small_n_logits(const double* queries, const double* keys, std::size_t n, std::size_t d,
+                    std::size_t first_row, std::size_t rows, double* logits, std::size_t leading);
+
+// out (n x d, row-major, resized) = tokens M^T, the projection M theta_k of every token, for
+// n <= small_n_limit and d in {8, 16, 32, 64}: returns false (out untouched) for other shapes,
+// which keep Eigen's product. Eigen's GEMM at 64 x 16 x 16 is mostly packing.
+bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
+                     matrix& out);
+
+} // namespace nadyn::detail

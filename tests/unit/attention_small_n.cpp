@@ -1,0 +1,175 @@
+// The general path's loops for a few tokens (src/kernel/small_n.cpp, n <= 128): against the
+// plain O(n^2 d) definition, row ranges bitwise the full call, and results independent of
+// the thread a run is on (runs of a sweep share the process).
+#include "test_support.hpp"
+
+#include "nadyn/attention.hpp"
+#include "nadyn/random.hpp"
+#include "nadyn/weights.hpp"
+
+#include "../../src/kernel/small_n.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+using namespace nadyn;
+
+namespace {
+
+attention_weights gaussian_heads(std::size_t d, std::size_t heads, std::uint64_t seed) {
+    random_source source(seed);
+    attention_weights w;
+    w.heads.clear();
+    for (std::size_t h = 0; h < heads; ++h)
+        w.heads.push_back({testing::random_matrix(source, d, 1.0 / std::sqrt(double(d))),
+                           testing::random_matrix(source, d, 1.0 / std::sqrt(double(d))),
+                           testing::random_matrix(source, d, 1.0 / std::sqrt(double(d)))});
+    return w;
+}
+
+void check_against_reference(std::size_t n, std::size_t d, const attention_weights& w, double beta,
+                             bool causal) {
+    CAPTURE(n);
+    CAPTURE(d);
+    CAPTURE(beta);
+    CAPTURE(causal);
+    REQUIRE(detail::takes_small_n(n, d));
+    state_type x = testing::uniform_start(n, d, 7);
+    std::vector<double> fast(n * d), plain(n * d);
+    attention_kernel kernel(n, d);
+    kernel.compute(x.data(), w, {beta, causal}, fast.data());
+    CHECK(kernel.last_path() == attention_kernel::path::general);
+    reference_attention(x.data(), n, d, w, {beta, causal}, plain.data());
+    // Convex combinations of O(1) values (times the number of heads): 1e-12 absolute is
+    // thousands of ulps, room for a different summation order, far below any real error.
+    CHECK(testing::max_abs_difference(fast, plain) < 1e-12);
+}
+
+} // namespace
+
+TEST_CASE("small-n path equals the naive loop: Gaussian Q, K, V, one and eight heads") {
+    for (bool causal : {false, true}) {
+        for (std::size_t heads : {1U, 8U}) {
+            const attention_weights w = gaussian_heads(16, heads, 5 + heads);
+            check_against_reference(64, 16, w, 4.0, causal);
+            check_against_reference(128, 16, w, 4.0, causal); // the limit
+        }
+        // Sizes off the 32-key chunks and odd dimensions: the padding and the tails.
+        check_against_reference(1, 3, gaussian_heads(3, 1, 2), 2.0, causal);
+        check_against_reference(33, 5, gaussian_heads(5, 2, 3), 3.0, causal);
+        check_against_reference(97, 64, gaussian_heads(64, 1, 4), 1.0, causal);
+    }
+}
+
+TEST_CASE("small-n path: beta = 0 gives the mean of the values, beta = 1e4 the nearest key") {
+    const std::size_t n = 40, d = 6;
+    const attention_weights w = gaussian_heads(d, 1, 11);
+    state_type x = testing::uniform_start(n, d, 3);
+    const Eigen::Map<const matrix> tokens(x.data(), n, d);
+    const matrix values = tokens * w.heads[0].V.transpose();
+    std::vector<double> out(n * d);
+    attention_kernel kernel(n, d);
+    // beta = 0: every weight is exactly 1 / n, so A_k is the mean of the values.
+    kernel.compute(x.data(), w, {0.0, false}, out.data());
+    const Eigen::RowVectorXd mean = values.colwise().mean();
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c)
+            CHECK(std::abs(out[k * d + c] - mean(Eigen::Index(c))) < 1e-14);
+    // beta = 1e4 with Q = I, K = 2 I: the largest logit of token k is its own (2 cos = 2),
+    // uniform directions in d = 6 keep the other cosines below 1 - 1e-2 here (checked), so the
+    // other weights are below e^{-200}: finite (log-sum-exp) and A_k = V theta_k to round-off.
+    attention_weights sharp;
+    sharp.heads[0].K = 2.0 * matrix::Identity(Eigen::Index(d), Eigen::Index(d));
+    sharp.heads[0].V = w.heads[0].V;
+    const matrix gram = tokens * tokens.transpose();
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t j = 0; j < n; ++j)
+            if (j != k) REQUIRE(gram(Eigen::Index(k), Eigen::Index(j)) < 1.0 - 1e-2);
+    kernel.compute(x.data(), sharp, {1e4, false}, out.data());
+    CHECK(kernel.last_path() == attention_kernel::path::general);
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < d; ++c) {
+            REQUIRE(std::isfinite(out[k * d + c]));
+            CHECK(std::abs(out[k * d + c] - values(Eigen::Index(k), Eigen::Index(c))) < 1e-14);
+        }
+}
+
+TEST_CASE("small-n path: row ranges are bitwise the full call") {
+    const std::size_t n = 64, d = 16;
+    const attention_weights w = gaussian_heads(d, 2, 9);
+    state_type x = testing::uniform_start(n, d, 21);
+    for (bool causal : {false, true}) {
+        std::vector<double> full(n * d);
+        attention_kernel whole(n, d);
+        whole.compute(x.data(), w, {4.0, causal}, full.data());
+        for (std::size_t first : {0U, 5U, 31U, 63U}) {
+            const std::size_t count = std::min<std::size_t>(n - first, 17);
+            attention_kernel kernel(n, d);
+            std::vector<double> rows(n * d, -1.0);
+            kernel.compute_rows(x.data(), w, {4.0, causal}, first, count, rows.data());
+            CHECK(std::memcmp(rows.data() + first * d, full.data() + first * d,
+                              count * d * sizeof(double)) == 0);
+        }
+    }
+}
+
+TEST_CASE("small-n path: results do not depend on the thread, with runs side by side") {
+    const std::size_t n = 64, d = 16;
+    const attention_weights w = gaussian_heads(d, 8, 13);
+    std::vector<state_type> starts;
+    std::vector<std::vector<double>> alone;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        starts.push_back(testing::uniform_start(n, d, seed));
+        alone.emplace_back(n * d);
+        attention_kernel kernel(n, d);
+        kernel.compute(starts.back().data(), w, {4.0, false}, alone.back().data());
+    }
+    // Four threads at once, each its own kernel and a different start, many times over.
+    std::vector<std::vector<double>> together(4, std::vector<double>(n * d));
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            attention_kernel kernel(n, d);
+            for (int repeat = 0; repeat < 50; ++repeat) {
+                kernel.compute(starts[t].data(), w, {4.0, false}, together[t].data());
+                if (std::memcmp(together[t].data(), alone[t].data(), n * d * sizeof(double)) != 0)
+                    ++mismatches[t];
+            }
+        });
+    for (std::thread& thread : threads)
+        thread.join();
+    for (std::size_t t = 0; t < 4; ++t)
+        CHECK(mismatches[t] == 0);
+}
+
+TEST_CASE("small-n projection equals Eigen's product; other shapes are declined") {
+    random_source source(17);
+    for (std::size_t d : {8U, 16U, 32U, 64U}) {
+        for (std::size_t n : {1U, 5U, 64U, 128U}) {
+            CAPTURE(d);
+            CAPTURE(n);
+            const state_type x = testing::uniform_start(n, d, 4);
+            const matrix m = testing::random_matrix(source, d, 1.0);
+            matrix fast;
+            REQUIRE(detail::small_n_project(x.data(), n, d, m, fast));
+            const matrix plain =
+                Eigen::Map<const matrix>(x.data(), Eigen::Index(n), Eigen::Index(d)) *
+                m.transpose();
+            // Sums of d products of O(1) terms: a few ulps of sqrt(d) apart at most.
+            CHECK((fast - plain).cwiseAbs().maxCoeff() < 1e-13);
+        }
+    }
+    matrix untouched;
+    const state_type x = testing::uniform_start(129, 16, 4);
+    CHECK_FALSE(detail::small_n_project(x.data(), 129, 16, testing::random_matrix(source, 16, 1.0),
+                                        untouched));
+    const state_type y = testing::uniform_start(64, 12, 4);
+    CHECK_FALSE(detail::small_n_project(y.data(), 64, 12, testing::random_matrix(source, 12, 1.0),
+                                        untouched));
+    CHECK(untouched.size() == 0);
+}
