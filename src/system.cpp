@@ -1,5 +1,6 @@
 #include "nadyn/system.hpp"
 
+#include "kernel/dimension.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/integrate.hpp"
 #include "reductions.hpp"
@@ -93,8 +94,8 @@ void chunk_derivative(const stage& s, std::size_t d, const double* __restrict th
     if constexpr (D != 0) d = D;
     // Initialised, although only `count` entries are used: GCC cannot see that.
     double along[token_chunk] = {}, norm[token_chunk] = {}, inverse_speed[token_chunk];
-    if constexpr (D != 0) {
-        // A few components: the loop over tokens vectorises.
+    if constexpr (D != 0 && D <= 4) {
+        // A few components: the loop over tokens vectorises. (D = 8 sums as any d does.)
         for (std::size_t k = 0; k < count; ++k) {
             double along_k = 0.0, norm2 = 0.0;
             for (std::size_t c = 0; c < d; ++c) {
@@ -122,16 +123,9 @@ using chunk_derivative_function = void (*)(const stage&, std::size_t, const doub
                                            const double*, double*, double*, std::size_t);
 
 chunk_derivative_function chunk_derivative_for(std::size_t d) {
-    switch (d) {
-    case 2:
-        return chunk_derivative<2>;
-    case 3:
-        return chunk_derivative<3>;
-    case 4:
-        return chunk_derivative<4>;
-    default:
-        return chunk_derivative<0>;
-    }
+    return kernel::dispatch_dimension(d, [](auto D) -> chunk_derivative_function {
+        return chunk_derivative<decltype(D)::value>;
+    });
 }
 
 template <std::size_t D> void chunk_to_sphere(std::size_t d, double* theta, std::size_t count) {
@@ -252,10 +246,9 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
 }
 
 void project_to_sphere(double* theta, std::size_t n, std::size_t d, int threads) {
-    void (*to_sphere)(std::size_t, double*, std::size_t) = d == 2   ? chunk_to_sphere<2>
-                                                           : d == 3 ? chunk_to_sphere<3>
-                                                           : d == 4 ? chunk_to_sphere<4>
-                                                                    : chunk_to_sphere<0>;
+    using to_sphere_function = void (*)(std::size_t, double*, std::size_t);
+    const to_sphere_function to_sphere = kernel::dispatch_dimension(
+        d, [](auto D) -> to_sphere_function { return chunk_to_sphere<decltype(D)::value>; });
     const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
     threads = detail::token_threads(n, d, detail::resolve_threads(threads));
     detail::for_each_static(chunks, threads, [&](std::size_t i) {
