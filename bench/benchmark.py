@@ -460,6 +460,28 @@ def report(data):
                  f"side takes {floor['nadyn_rhs_ms']:.3f} ms. A margin beyond "
                  f"{floor['peer_rhs_ms'] / floor['flop_ms']:.1f}x over this peer would need fewer "
                  "flops, not faster ones.")
+        profile = data.get("profile_1024")
+        if profile:
+            L.append("")
+            L.append(f"  Where that right-hand side's time goes (`perf record` of `nadyn-bench peer "
+                     f"--n 1024 --d 64 --steps 300`, {THREADS} threads, self time per function; "
+                     "the GEMM kernel and its packing are the tiles' three products):")
+            L.append("")
+            L.append("  | share | function |")
+            L.append("  |---|---|")
+            for share, symbol in profile[:8]:
+                L.append(f"  | {share:.1f}% | `{symbol}` |")
+            L.append("")
+            L.append(f"  What would close the gap: the right-hand side must come within "
+                     f"{floor['needed_ms'] / floor['flop_ms']:.2f}x of its GEMM time (it is at "
+                     f"{floor['nadyn_rhs_ms'] / floor['flop_ms']:.2f}x). Beyond the GEMMs the time "
+                     "is the tile loop's own work (exp arguments, denominators, the diagonal "
+                     "tiles' mirror), zeroing four lanes' n x d sums per call, the exponentials, "
+                     "and threads waiting: 36 tile pairs over 4 fixed lanes, diagonal tiles half "
+                     "the cost. Zeroing only the rows a lane touches and one parallel region per "
+                     "RK4 step keep the sums bitwise; a lane order balanced by tile cost, or "
+                     "larger tiles (fewer, deeper GEMMs), change the summation order and so the "
+                     "stored regression data.")
     L.append("")
     profile = data.get("profile_small")
     if profile:
@@ -522,13 +544,20 @@ def report(data):
 def profile_small(build):
     """perf's profile of the n = 32, d = 3 peer case (where the time of a small system
     goes), as (share, symbol) rows; None when perf is missing or not permitted."""
+    return profile_case(build, 32, 3, 200000, 0.0001)
+
+
+def profile_case(build, n, d, steps, dt):
+    """perf's profile of `nadyn-bench peer` at n, d (RK4, `steps` steps of dt) as (share,
+    symbol) rows of self time; None when perf is missing or not permitted."""
     if not shutil.which("perf"):
         return None
     bench = os.path.join(build, "bin", "nadyn-bench")
     with tempfile.TemporaryDirectory(prefix="nadyn-perf-") as work:
         record = ["perf", "record", "-q", "-o", os.path.join(work, "perf.data"), bench, "peer",
-                  "--n", "32", "--d", "3", "--steps", "200000", "--dt", "0.0001", "--beta", "4",
-                  "--reps", "1", "--threads", str(THREADS), "--out", os.path.join(work, "final.bin")]
+                  "--n", str(n), "--d", str(d), "--steps", str(steps), "--dt", str(dt),
+                  "--beta", "4", "--reps", "1", "--threads", str(THREADS),
+                  "--out", os.path.join(work, "final.bin")]
         done = subprocess.run(record, capture_output=True, text=True)
         if done.returncode != 0:
             return None
@@ -697,6 +726,8 @@ def main():
 
     log("profile of the small case")
     data["profile_small"] = None if args.smoke else profile_small(headline)
+    log("profile of n = 1024, d = 64")
+    data["profile_1024"] = None if args.smoke else profile_case(headline, 1024, 64, 300, 0.01)
 
     log("single precision")
     data["precision"] = []

@@ -267,9 +267,9 @@ def token_cost_model():
             f"with {CORES_PER_NODE} cores at the kernel's measured rate "
             f"({KERNEL_FLOPS_PER_CORE / 1e9:.0f} GFLOP/s per core: results/performance.md, "
             "n = 4096, d = 64, 2 threads). Kernel: 4 n^2 d / (P * cores * rate). Allgatherv of "
-            "the directions and magnitudes (8 n (d + 1) bytes in all): Open MPI's tuned "
-            "component uses the ring algorithm for messages this large, in the Hockney model "
-            "(P - 1) alpha + (P - 1)/P * 8 n (d + 1) / beta, alpha = 2 us, beta = 10 GB/s "
+            "the rows of A (8 n d bytes in all): Open MPI's tuned component uses the ring "
+            "algorithm for messages this large, in the Hockney model "
+            "(P - 1) alpha + (P - 1)/P * 8 n d / beta, alpha = 2 us, beta = 10 GB/s "
             "(InfiniBand HDR). An RK4 step is 4 evaluations.",
             "",
             "| n | nodes P | kernel per evaluation (s) | allgather per evaluation (s) | RK4 step (s) | allgather share |",
@@ -278,7 +278,7 @@ def token_cost_model():
     for n in (10**5, 10**6):
         for nodes in (16, 64, 256):
             kernel = 4.0 * n * n * d / (nodes * CORES_PER_NODE * KERNEL_FLOPS_PER_CORE)
-            gather = (nodes - 1) * LATENCY + (nodes - 1) / nodes * 8.0 * n * (d + 1) / BANDWIDTH
+            gather = (nodes - 1) * LATENCY + (nodes - 1) / nodes * 8.0 * n * d / BANDWIDTH
             step = 4 * (kernel + gather)
             rows.append(f"| {n:.0e} | {nodes} | {kernel:.3g} | {gather:.3g} | {step:.3g} | "
                         f"{gather / (kernel + gather):.1%} |")
