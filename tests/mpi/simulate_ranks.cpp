@@ -6,7 +6,7 @@
 // --resume over another number of ranks completes into the one-process file; bad input is one
 // message and exit status 2 on any number of ranks, with no file. Bitwise in every build,
 // AVX-512 included: no sum depends on where the process's allocator put an operand.
-#include "cli_support.hpp"
+#include "mpi_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -19,15 +19,6 @@
 using namespace nadyn_test;
 
 namespace {
-
-const std::string mpirun = NADYN_MPIRUN;
-
-run_result run_ranks(int ranks, std::vector<std::string> args, const run_options& options) {
-    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe", "-np",
-                                    std::to_string(ranks), nadyn_path};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_program(mpirun, all, options);
-}
 
 herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
     if (info->type == H5O_TYPE_DATASET)
@@ -77,27 +68,6 @@ void check_same_trajectory(const std::string& a, const std::string& b) {
         REQUIRE_MESSAGE(y.count(name), name);
         CHECK_MESSAGE(bytes == y.at(name), name);
     }
-}
-
-std::string status_text(const std::string& path) {
-    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    const hid_t attribute = H5Aopen(file, "status", H5P_DEFAULT);
-    const hid_t type = H5Aget_type(attribute);
-    char* value = nullptr;
-    H5Aread(attribute, type, &value);
-    std::string text = value ? value : "";
-    H5free_memory(value);
-    H5Tclose(type);
-    H5Aclose(attribute);
-    H5Fclose(file);
-    return text;
-}
-
-std::size_t lines_starting(const std::string& text, const std::string& start) {
-    std::size_t count = 0;
-    for (const std::string& line : split_lines(text))
-        count += line.rfind(start, 0) == 0 ? 1 : 0;
-    return count;
 }
 
 run_options slow(const std::string& dir) {

@@ -2,7 +2,7 @@
 // wall_time, for P = 1, 2, 3; SIGINT to mpirun (while the sweep runs) leaves a file that
 // --resume completes into the uninterrupted file; bad input on P ranks is one message and exit
 // status 2.
-#include "cli_support.hpp"
+#include "mpi_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,16 +14,6 @@
 using namespace nadyn_test;
 
 namespace {
-
-const std::string mpirun = NADYN_MPIRUN;
-
-// As root (CI containers) Open MPI needs --allow-run-as-root; oversubscribe: 3 ranks on 2 cores.
-run_result run_ranks(int ranks, std::vector<std::string> args, const run_options& options) {
-    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe", "-np",
-                                    std::to_string(ranks), nadyn_path};
-    all.insert(all.end(), args.begin(), args.end());
-    return run_program(mpirun, all, options);
-}
 
 herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* names) {
     static_cast<std::vector<std::string>*>(names)->emplace_back(name);
@@ -79,26 +69,6 @@ void check_same_sweep(const std::string& a, const std::string& b) {
         REQUIRE_MESSAGE(y.count(name), name);
         CHECK_MESSAGE(bytes == y[name], name);
     }
-}
-
-std::string status_text(const std::string& path) {
-    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    const hid_t attribute = H5Aopen(file, "status", H5P_DEFAULT);
-    const hid_t type = H5Aget_type(attribute);
-    char* value = nullptr;
-    H5Aread(attribute, type, &value);
-    std::string text = value ? value : "";
-    H5free_memory(value);
-    H5Tclose(type);
-    H5Aclose(attribute);
-    H5Fclose(file);
-    return text;
-}
-
-std::size_t lines_starting(const std::string& text, const std::string& start) {
-    const auto lines = split_lines(text);
-    return static_cast<std::size_t>(std::count_if(
-        lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }));
 }
 
 // Runs that differ in cost (n, integrator) and in the frames they write: the file's every

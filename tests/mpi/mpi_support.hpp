@@ -1,0 +1,45 @@
+#pragma once
+// Helpers of the tests that run nadyn under mpirun (tests/mpi/*.cpp).
+#include "cli_support.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace nadyn_test {
+
+inline const std::string mpirun = NADYN_MPIRUN;
+
+// As root (CI containers) Open MPI needs --allow-run-as-root; oversubscribe: 3 ranks on 2 cores.
+inline run_result run_ranks(int ranks, std::vector<std::string> args, const run_options& options) {
+    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe", "-np",
+                                    std::to_string(ranks), nadyn_path};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_program(mpirun, all, options);
+}
+
+// The file's `status` attribute ("running", "complete", "interrupted", ...).
+inline std::string status_text(const std::string& path) {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t attribute = H5Aopen(file, "status", H5P_DEFAULT);
+    const hid_t type = H5Aget_type(attribute);
+    char* value = nullptr;
+    H5Aread(attribute, type, &value);
+    std::string text = value ? value : "";
+    H5free_memory(value);
+    H5Tclose(type);
+    H5Aclose(attribute);
+    H5Fclose(file);
+    return text;
+}
+
+// How many lines of `text` start with `start` (one report per job, not one per rank).
+inline std::size_t lines_starting(const std::string& text, const std::string& start) {
+    const auto lines = split_lines(text);
+    return static_cast<std::size_t>(std::count_if(
+        lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; }));
+}
+
+} // namespace nadyn_test
