@@ -4,6 +4,7 @@
 #include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"
+#include "reductions.hpp"
 
 #include <omp.h>
 
@@ -14,12 +15,51 @@ namespace nadyn {
 
 namespace {
 
-// The first index of the largest value (ties to the lowest index).
+// The first index of the largest value (ties to the lowest index; NaN entries skipped, 0
+// when every entry is NaN): the max in vectors, then the first entry equal to it (a
+// compare-and-branch per entry does not vectorise).
 std::size_t first_argmax(const double* row, std::size_t count) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < count; ++j)
-        if (row[j] > row[best]) best = j;
-    return best;
+    const double largest = detail::max_of(row, count);
+    std::size_t j = 0;
+    for (; j + 8 <= count; j += 8) {
+        const auto equal = detail::load_lanes(row + j) == largest;
+        for (std::size_t l = 0; l < 8; ++l)
+            if (equal[l]) return j + l;
+    }
+    for (; j < count; ++j)
+        if (row[j] == largest) return j;
+    return 0;
+}
+
+// Shifts the row by its top entry in place (row[j] -= row[top], so every entry is <= 0) and
+// returns rest = sum_{j != top} exp(row_j) and weighted = sum_j exp(row_j) row_j (the top's
+// term is 1 x 0). One pass in L1-sized pieces, with eight partial sums per quantity: a
+// separate pass each for the shift, the exponentials and the two sums cost three times the
+// arithmetic at the few tokens of an ensemble run.
+void shifted_exponential_sums(double* row, std::size_t count, std::size_t top, double& rest,
+                              double& weighted) {
+    constexpr std::size_t piece = 32;
+    const double largest = row[top];
+    detail::reduction_lanes rest_lanes = {}, weighted_lanes = {};
+    alignas(64) double shifted[piece], e[piece];
+    for (std::size_t j0 = 0; j0 < count; j0 += piece) {
+        const std::size_t m = std::min(piece, count - j0);
+        for (std::size_t i = 0; i < m; ++i) {
+            row[j0 + i] -= largest;
+            shifted[i] = e[i] = row[j0 + i];
+        }
+        std::fill(shifted + m, shifted + piece, 0.0);
+        std::fill(e + m, e + piece, 0.0);
+        detail::exp_in_place(e, m);
+        if (top >= j0 && top < j0 + m) e[top - j0] = 0.0;
+        for (std::size_t i = 0; i < piece; i += 8) {
+            const detail::reduction_lanes w = detail::load_lanes(e + i);
+            rest_lanes += w;
+            weighted_lanes += w * detail::load_lanes(shifted + i);
+        }
+    }
+    rest = detail::combine_sums(rest_lanes);
+    weighted = detail::combine_sums(weighted_lanes);
 }
 
 } // namespace
@@ -40,11 +80,10 @@ attention_summary attention_observables::compute(const double* y, const attentio
     const Eigen::Map<const matrix> tokens(y, ni, di);
     const double log_n = std::log(static_cast<double>(n));
     const int threads = detail::worth_parallel(n, d) ? detail::resolve_threads(options.threads) : 1;
-    if (m_logits.size() < static_cast<std::size_t>(threads)) {
+    if (m_logits.size() < static_cast<std::size_t>(threads))
         m_logits.resize(static_cast<std::size_t>(threads));
-        m_exponentials.resize(static_cast<std::size_t>(threads));
-    }
     const std::size_t blocks = (n + m_block - 1) / m_block;
+    const double beta = options.beta; // a local: the row loops then vectorise unversioned
     const std::vector<double> no_factors;
     // A few tokens: the kernel's small-n loops for the logits (all n keys; causal rows use
     // their first ones), not a GEMM of 64 x 16 x 64 (src/kernel/small_n.hpp).
@@ -85,19 +124,19 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 s.resize(static_cast<Eigen::Index>(m_block), ni);
             auto logits =
                 s.topLeftCorner(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
-            if (small)
-                detail::small_n_logits(q, k, n, d, first, rows, s.data(),
+            if (small) {
+                detail::small_n_logits(q, k, n, d, beta, first, rows, s.data(),
                                        static_cast<std::size_t>(s.cols()));
-            else
+            } else {
                 logits.noalias() = queries.middleRows(static_cast<Eigen::Index>(first),
                                                       static_cast<Eigen::Index>(rows)) *
                                    keys.topRows(static_cast<Eigen::Index>(cols)).transpose();
+                logits *= beta;
+            }
             for (std::size_t i = 0; i < rows; ++i) {
                 const std::size_t token = first + i;
                 const std::size_t visible = options.causal ? token + 1 : n;
                 double* row = &logits(static_cast<Eigen::Index>(i), 0);
-                for (std::size_t j = 0; j < visible; ++j)
-                    row[j] *= options.beta;
                 const std::size_t clean = first_argmax(row, visible);
                 if (noisy) {
                     const double query_factor = fq ? fq[token] : 1.0;
@@ -110,22 +149,11 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
                 // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
                 const std::size_t top = noisy ? first_argmax(row, visible) : clean;
-                const double largest = row[top];
-                std::vector<double>& e =
-                    m_exponentials[static_cast<std::size_t>(omp_get_thread_num())];
-                e.resize(n);
-                for (std::size_t j = 0; j < visible; ++j) {
-                    row[j] -= largest;
-                    e[j] = row[j];
-                }
-                detail::exp_in_place(e.data(), visible);
-                // Z = 1 + rest (the top key's term is exactly 1): log1p keeps the entropy's
-                // relative accuracy when one key dominates and rest is far below 1e-16.
+                // Z = 1 + rest (the top key's term is exactly 1, kept out of rest): log1p keeps
+                // the entropy's relative accuracy when one key dominates and rest is far below
+                // 1e-16.
                 double rest = 0.0, weighted = 0.0;
-                for (std::size_t j = 0; j < visible; ++j) {
-                    if (j != top) rest += e[j];
-                    weighted += e[j] * row[j];
-                }
+                shifted_exponential_sums(row, visible, top, rest, weighted);
                 // log(1 + rest) once rest is large: for beta = 0 it is then log n exactly,
                 // the same rounding as log_n, so uniform rows give exactly 1.
                 const double log_z = rest < 0.5 ? std::log1p(rest) : std::log(1.0 + rest);

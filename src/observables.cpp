@@ -153,7 +153,7 @@ frame_observables observables_calculator::compute(const double* theta, const dou
             Eigen::Map<matrix> g(gram.data(), static_cast<Eigen::Index>(rows),
                                  static_cast<Eigen::Index>(cols));
             if (blocks == 1 && detail::takes_small_n(n, d)) // one block: cols = n
-                detail::small_n_logits(theta, theta, n, d, 0, rows, gram.data(), cols);
+                detail::small_n_logits(theta, theta, n, d, 1.0, 0, rows, gram.data(), cols);
             else
                 g.noalias() = tokens.middleRows(static_cast<Eigen::Index>(first),
                                                 static_cast<Eigen::Index>(rows)) *

@@ -38,11 +38,10 @@ class attention_observables {
 
   private:
     std::size_t m_n, m_d, m_block;
-    matrix m_queries, m_keys;                        // one head's noiseless q and key rows
-    std::vector<matrix> m_logits;                    // block x n per thread
-    std::vector<std::vector<double>> m_exponentials; // one row's exponentials per thread
-    std::vector<double> m_flips;                     // per token: 1 when the argmax moved
-    std::vector<double> m_entropy;                   // per token: the row's entropy / log n
+    matrix m_queries, m_keys;      // one head's noiseless q and key rows
+    std::vector<matrix> m_logits;  // block x n per thread
+    std::vector<double> m_flips;   // per token: 1 when the argmax moved
+    std::vector<double> m_entropy; // per token: the row's entropy / log n
 };
 
 } // namespace nadyn

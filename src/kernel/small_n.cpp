@@ -1,5 +1,6 @@
 #include "small_n.hpp"
 
+#include "exp.hpp"
 #include "nadyn/attention.hpp"
 
 #include <algorithm>
@@ -155,6 +156,78 @@ double row_sum(const double* row, std::size_t count) {
     return sum;
 }
 
+// Two query rows' logits at once, each bitwise logits_row()'s (every logit is the same
+// chain of FMAs over the components; only the keys' columns are loaded once for both rows),
+// and each row's largest logit over its first n columns (n a multiple of lanes), taken as
+// row_max() takes it: the softmax then needs no pass of its own for the max.
+void logits_pair(const double* q0, const double* q1, const double* keys_t, std::size_t stride,
+                 std::size_t d, double beta, std::size_t n, double* row0, double* row1,
+                 double& largest0, double& largest1) {
+    constexpr double lowest = -std::numeric_limits<double>::infinity();
+    lane_vector m0 = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
+    lane_vector m1 = m0;
+    for (std::size_t j0 = 0; j0 < stride; j0 += key_chunk) {
+        lane_vector s0[chunk_vectors] = {}, s1[chunk_vectors] = {};
+        const double* column = keys_t + j0;
+        for (std::size_t c = 0; c < d; ++c, column += stride) {
+            const double a = q0[c], b = q1[c];
+            for (std::size_t u = 0; u < chunk_vectors; ++u) {
+                const lane_vector key = load(column + u * lanes);
+                s0[u] += a * key;
+                s1[u] += b * key;
+            }
+        }
+        for (std::size_t u = 0; u < chunk_vectors; ++u) {
+            const lane_vector x0 = beta * s0[u], x1 = beta * s1[u];
+            store(row0 + j0 + u * lanes, x0);
+            store(row1 + j0 + u * lanes, x1);
+            if (j0 + u * lanes < n) {
+                m0 = x0 > m0 ? x0 : m0;
+                m1 = x1 > m1 ? x1 : m1;
+            }
+        }
+    }
+    largest0 = largest1 = lowest;
+    for (std::size_t l = 0; l < lanes; ++l) {
+        largest0 = m0[l] > largest0 ? m0[l] : largest0;
+        largest1 = m1[l] > largest1 ? m1[l] : largest1;
+    }
+}
+
+// exp(row[j] - largest) in place for j < count (a multiple of lanes) and 1 / their sum, each
+// bitwise the separate passes' (the subtraction, detail::exp_in_place() and row_sum()): the
+// same exponential for the same elements (whole groups of four vectors, the rest by
+// exp_lanes()) and the same order of the sum, in one pass over the row.
+double exp_shifted_row(double* row, std::size_t count, double largest) {
+#if defined(__AVX512F__)
+    lane_vector total = {};
+    std::size_t j = 0;
+    for (; j + 4 * lanes <= count; j += 4 * lanes) {
+        kernel::group_vector x[4];
+        for (std::size_t v = 0; v < 4; ++v)
+            x[v] = load(row + j + v * lanes) - largest;
+        kernel::exp_groups(x);
+        for (std::size_t v = 0; v < 4; ++v) {
+            store(row + j + v * lanes, x[v]);
+            total += x[v];
+        }
+    }
+    for (std::size_t i = j; i < count; ++i)
+        row[i] -= largest;
+    kernel::exp_lanes(row + j, count - j);
+    for (; j < count; j += lanes)
+        total += load(row + j);
+    const double sum = ((total[0] + total[4]) + (total[1] + total[5])) +
+                       ((total[2] + total[6]) + (total[3] + total[7]));
+    return 1.0 / sum;
+#else
+    for (std::size_t j = 0; j < count; ++j)
+        row[j] -= largest;
+    exp_in_place(row, count);
+    return 1.0 / row_sum(row, count);
+#endif
+}
+
 // The same for any d (up to largest_d).
 void add_weighted_values_any(const double* w, const double* values, std::size_t count,
                              std::size_t d, double scale, double* out) {
@@ -225,9 +298,19 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
         for (; k + 2 <= end_row; k += 2) {
             double* row0 = rows;
             double* row1 = rows + stride;
-            logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
-            logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
-            const double inverse0 = softmax(row0, n), inverse1 = softmax(row1, n);
+            double inverse0, inverse1;
+            if (n % lanes == 0) { // the max with the logits, the exp with the sum
+                double largest0, largest1;
+                logits_pair(queries + k * d, queries + (k + 1) * d, keys_t, stride, d, beta, n,
+                            row0, row1, largest0, largest1);
+                inverse0 = exp_shifted_row(row0, n, largest0);
+                inverse1 = exp_shifted_row(row1, n, largest1);
+            } else {
+                logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
+                logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
+                inverse0 = softmax(row0, n);
+                inverse1 = softmax(row1, n);
+            }
             weighted_values_pair(row0, row1, values, n, inverse0, inverse1, out + k * d,
                                  out + (k + 1) * d);
         }
@@ -250,12 +333,13 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
 namespace nadyn::detail {
 
 void small_n_logits(const double* queries, const double* keys, std::size_t n, std::size_t d,
-                    std::size_t first_row, std::size_t rows, double* logits, std::size_t leading) {
+                    double beta, std::size_t first_row, std::size_t rows, double* logits,
+                    std::size_t leading) {
     alignas(64) double keys_t[largest_d * padded_limit];
     const std::size_t stride = transpose_keys(keys, n, d, keys_t);
     alignas(64) double row[padded_limit];
     for (std::size_t i = 0; i < rows; ++i) {
-        logits_row(queries + (first_row + i) * d, keys_t, stride, d, 1.0, stride, row);
+        logits_row(queries + (first_row + i) * d, keys_t, stride, d, beta, stride, row);
         std::copy(row, row + n, logits + i * leading);
     }
 }

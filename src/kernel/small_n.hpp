@@ -33,11 +33,12 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
                            std::size_t n, std::size_t d, double beta, bool causal,
                            std::size_t first_row, std::size_t end_row, double* out);
 
-// The logits <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
+// The logits beta <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
 // logits (row-major, `leading` doubles per row), by the same loops: for the per-frame
 // attention observables, whose GEMM at this size costs as much as the kernel's.
 void small_n_logits(const double* queries, const double* keys, std::size_t n, std::size_t d,
-                    std::size_t first_row, std::size_t rows, double* logits, std::size_t leading);
+                    double beta, std::size_t first_row, std::size_t rows, double* logits,
+                    std::size_t leading);
 
 // out (n x d, row-major, resized) = tokens M^T, the projection M theta_k of every token, for
 // n <= small_n_limit and d in {8, 16, 32, 64}: returns false (out untouched) for other shapes,
