@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds nadyn as users get it and as the portable build makes it, and runs every benchmark
-# on both in one run: results/performance.md (and results/performance.json).
+# on both in one run: results/performance.md (and results/performance.json), after
+# bench/ensemble.py's ensembles of small runs (results/ensemble.md, quoted in performance.md).
 #
 #   bash scripts/benchmark.sh            # the full run (both builds; the report gives its duration)
 #   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (several minutes)
@@ -59,6 +60,16 @@ fi
 refblas=/usr/lib/x86_64-linux-gnu/blas
 [[ -e "$refblas/libblas.so.3" ]] || refblas=""
 
+# The ensembles of small runs (the sweep issue's targets) first, into results/ensemble.md,
+# which performance.md then quotes; --smoke leaves them out.
+ensemble=()
+if [[ " $* " != *" --smoke "* ]]; then
+    quick=()
+    [[ " $* " == *" --quick "* ]] && quick=(--quick)
+    /usr/bin/python3 "$root/bench/ensemble.py" --build "$root/build" \
+        --out "$root/results/ensemble.md" "${quick[@]}"
+    ensemble=(--ensemble "$root/results/ensemble.md")
+fi
 /usr/bin/python3 "$root/bench/benchmark.py" --build "$root/build" \
     --portable "$root/build-portable" --out "$root/results/performance.md" \
-    --openblas "$openblas" --refblas "$refblas" "$@"
+    --openblas "$openblas" --refblas "$refblas" "${ensemble[@]}" "$@"

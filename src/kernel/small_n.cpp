@@ -197,8 +197,9 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
 // exp(row[j] - largest) in place for j < count (a multiple of lanes) and 1 / their sum, each
 // bitwise the separate passes' (the subtraction, detail::exp_in_place() and row_sum()): the
 // same exponential for the same elements (whole groups of four vectors, the rest by
-// exp_lanes()) and the same order of the sum, in one pass over the row.
-double exp_shifted_row(double* row, std::size_t count, double largest) {
+// exp_lanes()) and the same order of the sum, in one pass over the row. Not inlined, so that
+// a profile shows the exponentials' share (bench/ensemble.py reports it); a call per row.
+[[gnu::noinline]] double exp_shifted_row(double* row, std::size_t count, double largest) {
 #if defined(__AVX512F__)
     lane_vector total = {};
     std::size_t j = 0;
