@@ -90,27 +90,41 @@ attention_summary attention_observables::compute(const double* y, const attentio
     const bool small = detail::takes_small_n(n, d);
     double flips_total = 0.0, entropy_total = 0.0;
 
-    for (const attention_head& head : weights.heads) {
+    const bool small_maps = detail::takes_small_n_projection(n, d);
+    for (std::size_t h = 0; h < weights.heads.size(); ++h) {
+        const attention_head& head = weights.heads[h];
         // The noiseless q and key rows; the noise enters the logits as the factor
         // f^q_k f^key_j of <q_k, key_j> (the norms' factors multiply the inner product).
         const double* q = y;
         const double* k = y;
-        if (head.Q.size() != 0) {
-            if (!detail::small_n_project(y, n, d, head.Q, m_queries))
-                m_queries.noalias() = tokens * head.Q.transpose();
+        const bool normalise_q = detail::normalises(options.qkv_norm, options.unit_inputs, head.Q);
+        const bool normalise_k = detail::normalises(options.qkv_norm, options.unit_inputs, head.K);
+        if (small_maps && !normalise_q && !normalise_k &&
+            (head.Q.size() != 0 || head.K.size() != 0)) {
+            // As the kernel does: the queries projected by K^T Q, the keys the inputs.
+            detail::small_n_project_transposed(y, n, d, m_weights.folded(h, head.Q, head.K),
+                                               m_queries);
             q = m_queries.data();
+        } else {
+            if (head.Q.size() != 0) {
+                if (small_maps)
+                    detail::small_n_project_transposed(y, n, d, m_weights.transposed(h, 0, head.Q),
+                                                       m_queries);
+                else
+                    m_queries.noalias() = tokens * head.Q.transpose();
+                q = m_queries.data();
+            }
+            q = detail::shape_rows(q, n, d, normalise_q, no_factors, m_queries);
+            if (head.K.size() != 0) {
+                if (small_maps)
+                    detail::small_n_project_transposed(y, n, d, m_weights.transposed(h, 1, head.K),
+                                                       m_keys);
+                else
+                    m_keys.noalias() = tokens * head.K.transpose();
+                k = m_keys.data();
+            }
+            k = detail::shape_rows(k, n, d, normalise_k, no_factors, m_keys);
         }
-        q = detail::shape_rows(q, n, d,
-                               detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
-                               no_factors, m_queries);
-        if (head.K.size() != 0) {
-            if (!detail::small_n_project(y, n, d, head.K, m_keys))
-                m_keys.noalias() = tokens * head.K.transpose();
-            k = m_keys.data();
-        }
-        k = detail::shape_rows(k, n, d,
-                               detail::normalises(options.qkv_norm, options.unit_inputs, head.K),
-                               no_factors, m_keys);
         const Eigen::Map<const matrix> queries(q, ni, di), keys(k, ni, di);
         const bool noisy = !head.query_norm.empty() || !head.key_norm.empty();
         const double* fq = head.query_norm.empty() ? nullptr : head.query_norm.data();

@@ -48,6 +48,7 @@
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
 // each lane sums its tiles in a fixed order into its own accumulator, and the lanes are
 // added in lane order. After the first call, compute() allocates nothing of its own.
+#include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/weights.hpp"
 
@@ -141,11 +142,12 @@ class attention_kernel {
     [[nodiscard]] bool wanted_tile(std::size_t start, std::size_t size) const {
         return start < m_end_row && start + size > m_first_row;
     }
-    matrix m_queries, m_keys, m_values; // projected tokens of one head (when not identity)
-    std::vector<matrix> m_logits;       // general: one block x n workspace per thread
-    std::vector<matrix> m_tiles;        // symmetric: one tile x tile workspace per thread
-    matrix m_scaled_values;             // symmetric: a_j V theta_j, n x d (d x n for small d)
-    matrix m_queries_t;                 // symmetric, small d: the queries transposed, d x n
+    matrix m_queries, m_keys, m_values;        // projected tokens of one head (when not identity)
+    detail::small_n_weights m_small_n_weights; // a few tokens: the heads' maps, transposed
+    std::vector<matrix> m_logits;              // general: one block x n workspace per thread
+    std::vector<matrix> m_tiles;               // symmetric: one tile x tile workspace per thread
+    matrix m_scaled_values; // symmetric: a_j V theta_j, n x d (d x n for small d)
+    matrix m_queries_t;     // symmetric, small d: the queries transposed, d x n
     float_matrix m_queries_t_single, m_scaled_values_single;     // the same for float tiles
     std::vector<float_matrix> m_tiles_single, m_lane_sum_single; // float tiles, d > 16
     std::vector<double> m_half_diagonal, m_key_weight;           // symmetric: h_j and a_j

@@ -38,10 +38,11 @@ class attention_observables {
 
   private:
     std::size_t m_n, m_d, m_block;
-    matrix m_queries, m_keys;      // one head's noiseless q and key rows
-    std::vector<matrix> m_logits;  // block x n per thread
-    std::vector<double> m_flips;   // per token: 1 when the argmax moved
-    std::vector<double> m_entropy; // per token: the row's entropy / log n
+    matrix m_queries, m_keys;          // one head's noiseless q and key rows
+    detail::small_n_weights m_weights; // a few tokens: the heads' maps, transposed or folded
+    std::vector<matrix> m_logits;      // block x n per thread
+    std::vector<double> m_flips;       // per token: 1 when the argmax moved
+    std::vector<double> m_entropy;     // per token: the row's entropy / log n
 };
 
 } // namespace nadyn

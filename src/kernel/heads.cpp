@@ -18,13 +18,16 @@ namespace {
 using row_map = Eigen::Map<matrix>;
 using const_row_map = Eigen::Map<const matrix>;
 using detail::same_projection;
+using detail::small_n_project_transposed;
 
 // X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
-// every token.
-void project(const const_row_map& tokens, const matrix& m, matrix& out) {
-    if (detail::small_n_project(tokens.data(), static_cast<std::size_t>(tokens.rows()),
-                                static_cast<std::size_t>(tokens.cols()), m, out))
+// every token; for a few tokens through the small-n loops, M^T from the cache (m_t).
+void project(const const_row_map& tokens, const matrix& m, const double* m_t, matrix& out) {
+    if (m_t) {
+        detail::small_n_project_transposed(tokens.data(), static_cast<std::size_t>(tokens.rows()),
+                                           static_cast<std::size_t>(tokens.cols()), m_t, out);
         return;
+    }
     out.noalias() = tokens * m.transpose();
 }
 
@@ -54,9 +57,16 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     row_map(out, n, d).setZero();
     if (single) begin_single(theta);
 
+    // A few tokens: the maps from the small-n cache (transposed once, Q folded into K).
+    const bool small = detail::takes_small_n_projection(m_n, m_d);
+    auto cached = [&](std::size_t h, std::size_t which, const matrix& m) -> const double* {
+        return small && m.size() != 0 ? m_small_n_weights.transposed(h, which, m) : nullptr;
+    };
+
     // One loop over the heads for both arithmetics: each head takes the symmetric path when it
     // can (its tiles have a float variant), else the general one.
-    for (const attention_head& head : weights.heads) {
+    for (std::size_t h = 0; h < weights.heads.size(); ++h) {
+        const attention_head& head = weights.heads[h];
         // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
         const bool symmetric = same_projection(head.Q, head.K) && head.query_norm.empty() &&
                                head.key_norm.empty() && !options.causal && options.beta >= 0.0;
@@ -64,30 +74,39 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             add_head_single(theta, head, options);
             continue;
         }
+        const bool normalise_q = detail::normalises(options.qkv_norm, options.unit_inputs, head.Q);
+        const bool normalise_k = detail::normalises(options.qkv_norm, options.unit_inputs, head.K);
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
         const double* v_data = theta;
-        if (head.Q.size() != 0) {
-            project(tokens, head.Q, m_queries);
+        if (small && !single && !symmetric && options.kind == attention_kind::softmax &&
+            !normalise_q && !normalise_k && head.query_norm.empty() && head.key_norm.empty() &&
+            !same_projection(head.Q, head.K)) {
+            // The logits need Q and K only through K^T Q: the queries projected by it, the
+            // keys the tokens (src/kernel/small_n.hpp).
+            small_n_project_transposed(theta, m_n, m_d, m_small_n_weights.folded(h, head.Q, head.K),
+                                       m_queries);
             q_data = m_queries.data();
-        }
-        q_data = detail::shape_rows(
-            q_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
-            head.query_norm, m_queries);
-        if (same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty()) {
-            k_data = q_data;
         } else {
-            if (head.K.size() != 0) {
-                project(tokens, head.K, m_keys);
-                k_data = m_keys.data();
+            if (head.Q.size() != 0) {
+                project(tokens, head.Q, cached(h, 0, head.Q), m_queries);
+                q_data = m_queries.data();
             }
-            k_data = detail::shape_rows(
-                k_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.K),
-                head.key_norm, m_keys);
+            q_data = detail::shape_rows(q_data, m_n, m_d, normalise_q, head.query_norm, m_queries);
+            if (same_projection(head.Q, head.K) && head.query_norm.empty() &&
+                head.key_norm.empty()) {
+                k_data = q_data;
+            } else {
+                if (head.K.size() != 0) {
+                    project(tokens, head.K, cached(h, 1, head.K), m_keys);
+                    k_data = m_keys.data();
+                }
+                k_data = detail::shape_rows(k_data, m_n, m_d, normalise_k, head.key_norm, m_keys);
+            }
         }
         if (head.V.size() != 0) {
-            project(tokens, head.V, m_values);
+            project(tokens, head.V, cached(h, 2, head.V), m_values);
             v_data = m_values.data();
         }
         v_data = detail::shape_rows(

@@ -380,36 +380,98 @@ void project_rows(const double* tokens, std::size_t n, const double* m_t, double
 
 } // namespace
 
-bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
-                     matrix& out) {
-    void (*rows)(const double*, std::size_t, const double*, double*) = nullptr;
+namespace {
+
+using project_loop = void (*)(const double*, std::size_t, const double*, double*);
+
+project_loop project_rows_for(std::size_t d) {
     switch (d) {
     case 8:
-        rows = project_rows<1>;
-        break;
+        return project_rows<1>;
     case 16:
-        rows = project_rows<2>;
-        break;
+        return project_rows<2>;
     case 32:
-        rows = project_rows<4>;
-        break;
+        return project_rows<4>;
     case 64:
-        rows = project_rows<8>;
-        break;
+        return project_rows<8>;
     default:
-        return false;
+        return nullptr;
     }
-    if (!takes_small_n(n, d) || m.rows() != static_cast<Eigen::Index>(d) ||
-        m.cols() != static_cast<Eigen::Index>(d))
-        return false;
-    // M^T row-major: row c holds M's column c, so a token's projection is a sum of rows.
-    alignas(64) double m_t[largest_d * largest_d];
+}
+
+// m_t = M^T, row-major (row c holds M's column c: a token's projection is a sum of rows).
+void transpose_map(const matrix& m, double* m_t) {
+    const auto d = static_cast<std::size_t>(m.rows());
     for (std::size_t e = 0; e < d; ++e)
         for (std::size_t c = 0; c < d; ++c)
             m_t[c * d + e] = m(static_cast<Eigen::Index>(e), static_cast<Eigen::Index>(c));
+}
+
+} // namespace
+
+bool takes_small_n_projection(std::size_t n, std::size_t d) {
+    return takes_small_n(n, d) && project_rows_for(d) != nullptr;
+}
+
+void small_n_project_transposed(const double* tokens, std::size_t n, std::size_t d,
+                                const double* m_t, matrix& out) {
     out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
-    rows(tokens, n, m_t, out.data());
+    project_rows_for(d)(tokens, n, m_t, out.data());
+}
+
+bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
+                     matrix& out) {
+    if (!takes_small_n_projection(n, d) || m.rows() != static_cast<Eigen::Index>(d) ||
+        m.cols() != static_cast<Eigen::Index>(d))
+        return false;
+    alignas(64) double m_t[largest_d * largest_d];
+    transpose_map(m, m_t);
+    small_n_project_transposed(tokens, n, d, m_t, out);
     return true;
+}
+
+small_n_weights::entry& small_n_weights::slot(std::size_t head, std::size_t which) {
+    const std::size_t index = 4 * head + which;
+    if (m_entries.size() <= index) m_entries.resize(index + 1);
+    return m_entries[index];
+}
+
+namespace {
+
+// The same map, bit for bit (a memcmp: Eigen's coefficient-wise comparison cost more than the
+// cache saved).
+bool same_bits(const matrix& kept, const matrix& m) {
+    return kept.rows() == m.rows() && kept.cols() == m.cols() &&
+           std::memcmp(kept.data(), m.data(),
+                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0;
+}
+
+} // namespace
+
+const double* small_n_weights::transposed(std::size_t head, std::size_t which, const matrix& m) {
+    entry& e = slot(head, which);
+    if (!e.valid || !same_bits(e.first, m)) {
+        e.first = m;
+        e.value.resize(static_cast<std::size_t>(m.size()));
+        transpose_map(m, e.value.data());
+        e.valid = true;
+    }
+    return e.value.data();
+}
+
+const double* small_n_weights::folded(std::size_t head, const matrix& q, const matrix& k) {
+    entry& e = slot(head, 3);
+    if (!e.valid || !same_bits(e.first, q) || !same_bits(e.second, k)) {
+        e.first = q;
+        e.second = k;
+        // (K^T Q)^T = Q^T K, with an empty map the identity.
+        const matrix value = q.size() == 0   ? k
+                             : k.size() == 0 ? matrix(q.transpose())
+                                             : matrix(q.transpose() * k);
+        e.value.assign(value.data(), value.data() + value.size());
+        e.valid = true;
+    }
+    return e.value.data();
 }
 
 } // namespace nadyn::detail

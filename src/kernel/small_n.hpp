@@ -11,9 +11,11 @@
 // beyond a few rows. Each row of A is computed alone, so a range of rows is bitwise what the
 // full call gives them, and the path is serial (one run per thread in a sweep). Every run of
 // such a shape takes it, alone or in a sweep.
+#include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
+#include <vector>
 
 namespace nadyn::detail {
 
@@ -45,5 +47,13 @@ void small_n_logits(const double* queries, const double* keys, std::size_t n, st
 // which keep Eigen's product. Eigen's GEMM at 64 x 16 x 16 is mostly packing.
 bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
                      matrix& out);
+
+// Whether small_n_project takes tokens of this shape.
+[[nodiscard]] bool takes_small_n_projection(std::size_t n, std::size_t d);
+
+// The same with M given transposed (m_t: d x d row-major, row c holding M's column c), as
+// small_n_weights keeps it; the shape must pass takes_small_n_projection.
+void small_n_project_transposed(const double* tokens, std::size_t n, std::size_t d,
+                                const double* m_t, matrix& out);
 
 } // namespace nadyn::detail

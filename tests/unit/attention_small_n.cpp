@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 #include "nadyn/attention.hpp"
+#include "nadyn/attention_observables.hpp"
 #include "nadyn/random.hpp"
 #include "nadyn/weights.hpp"
 
@@ -172,4 +173,51 @@ TEST_CASE("small-n projection equals Eigen's product; other shapes are declined"
     CHECK_FALSE(detail::small_n_project(y.data(), 64, 12, testing::random_matrix(source, 12, 1.0),
                                         untouched));
     CHECK(untouched.size() == 0);
+}
+
+TEST_CASE("small-n path: Q folded into K when only one of them is given") {
+    random_source source(23);
+    const double scale = 1.0 / std::sqrt(16.0);
+    attention_weights only_q, only_k;
+    only_q.heads = {{testing::random_matrix(source, 16, scale), matrix(),
+                     testing::random_matrix(source, 16, scale)}};
+    only_k.heads = {{matrix(), testing::random_matrix(source, 16, scale), matrix()}};
+    for (bool causal : {false, true}) {
+        check_against_reference(64, 16, only_q, 4.0, causal);
+        check_against_reference(40, 8, gaussian_heads(8, 2, 29), 4.0, causal);
+        check_against_reference(64, 16, only_k, 4.0, causal);
+    }
+}
+
+TEST_CASE("small-n weight cache: new weights in the same storage are seen, bitwise a fresh "
+          "kernel's") {
+    // The kernel keeps each head's maps transposed and K^T Q across calls; per-layer weights
+    // are redrawn into the same matrices, so the cache must compare contents, not addresses.
+    const std::size_t n = 64, d = 16;
+    const state_type x = testing::uniform_start(n, d, 11);
+    attention_weights w = gaussian_heads(d, 3, 31);
+    const attention_weights other = gaussian_heads(d, 3, 37);
+    attention_kernel reused(n, d);
+    attention_observables reused_observables(n, d);
+    std::vector<double> out(n * d), fresh_out(n * d);
+    for (int round = 0; round < 4; ++round) {
+        CAPTURE(round);
+        if (round % 2 == 1)
+            for (std::size_t h = 0; h < 3; ++h) // overwrite in place: same addresses
+                w.heads[h].Q = other.heads[h].Q, w.heads[h].K = other.heads[h].K,
+                w.heads[h].V = other.heads[h].V;
+        else if (round > 0)
+            w = gaussian_heads(d, 3, 31 + static_cast<std::uint64_t>(round));
+        // One entry changed by one ulp is a new map too.
+        if (round == 3)
+            w.heads[1].K(2, 3) = std::nextafter(w.heads[1].K(2, 3), 1.0);
+        reused.compute(x.data(), w, {4.0}, out.data());
+        attention_kernel fresh(n, d);
+        fresh.compute(x.data(), w, {4.0}, fresh_out.data());
+        CHECK(std::memcmp(out.data(), fresh_out.data(), n * d * sizeof(double)) == 0);
+        attention_observables fresh_observables(n, d);
+        const attention_summary a = reused_observables.compute(x.data(), w, {4.0});
+        const attention_summary b = fresh_observables.compute(x.data(), w, {4.0});
+        CHECK(a.attention_entropy == b.attention_entropy);
+    }
 }
