@@ -144,10 +144,10 @@ def time_peer(batch, steps, heads):
 # The parts of an 8-head run whose total time perf reports (the symbol and its callees).
 PARTS = [("the attention of the dynamics (`attention_kernel::compute_rows`)",
           "nadyn::attention_kernel::compute_rows"),
-         ("the per-frame attention observables (`attention_observables::compute`)",
-          "nadyn::attention_observables::compute("),
+         ("the frames' attention entropy, taken inside the frame's evaluation "
+          "(`exp_shifted_row_observed`)", "nadyn::detail::exp_shifted_row_observed"),
          ("the exponentials of the dynamics' softmax rows (`exp_shifted_row`)",
-          "nadyn::detail::exp_shifted_row")]
+          "nadyn::detail::exp_shifted_row(")]
 
 
 def profile_sweep(nadyn, runs, heads):
@@ -175,24 +175,23 @@ def profile_lines(profile, ratio):
     lines += ["", "| share | function |", "|---|---|"]
     for share, symbol in rows or []:
         lines.append(f"| {share:.1f}% | `{symbol}` |")
-    attention, observables, exponentials = (share or 0.0 for share, _ in parts)
+    attention, observed, exponentials = (share or 0.0 for share, _ in parts)
     if attention:
-        # The dynamics' attention against its flops (the roofline counts only those).
-        alone = ratio * attention / 100.0
-        without_exp = ratio * (attention - exponentials) / 100.0
+        # The dynamics' attention against its flops (the roofline counts only those); the
+        # frames' entropy is computed inside it.
+        alone = ratio * (attention - observed) / 100.0
+        without_exp = ratio * (attention - observed - exponentials) / 100.0
         lines += [
             "",
             f"What it would take: the whole run is {ratio:.2f}x its roofline. The dynamics' "
-            f"attention alone is {alone:.2f}x (its flops run near the GEMM rate: without its "
-            f"exponentials, n^2 = {N * N} per head and evaluation, which the roofline does not "
-            f"count, it would be {without_exp:.2f}x); the per-frame attention observables "
-            f"(entropy and argmax flips, about 100 frames) add {observables:.0f}% of the run "
-            f"and the rest (the step, the rates, the frames' other observables, the file) "
-            f"{max(100.0 - attention - observables, 0.0):.0f}%. Within 2x would need all of "
-            "that outside the attention's flops to cost less than the flops themselves: "
-            "cheaper exponentials (each costs about 15 vector operations per 8 values against "
-            f"2 d = {2 * D} flops per logit), and the frames' observables taken from the "
-            "step's own attention instead of a pass of their own.",
+            f"attention alone is {alone:.2f}x, {without_exp:.2f}x without its exponentials "
+            f"(n^2 = {N * N} per head and evaluation, which the roofline does not count: each "
+            f"costs about 15 vector operations per 8 values against 2 d = {2 * D} flops per "
+            f"logit); the frames' attention entropy (about 100 frames, taken inside the "
+            f"frames' evaluations) adds {observed:.0f}% of the run and the rest (the step, the "
+            f"rates, the step-error probe's evaluations, the frames' other observables, the "
+            f"file) {max(100.0 - attention, 0.0):.0f}%. Within 2x needs everything beyond the "
+            "attention's flops to cost less than the flops themselves.",
         ]
     return lines + [""]
 

@@ -1,10 +1,10 @@
 #include "nadyn/attention_observables.hpp"
 
+#include "attention_entropy.hpp"
 #include "kernel/general.hpp"
 #include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"
-#include "reductions.hpp"
 
 #include <omp.h>
 
@@ -12,57 +12,6 @@
 #include <cmath>
 
 namespace nadyn {
-
-namespace {
-
-// The first index of the largest value (ties to the lowest index; NaN entries skipped, 0
-// when every entry is NaN): the max in vectors, then the first entry equal to it (a
-// compare-and-branch per entry does not vectorise).
-std::size_t first_argmax(const double* row, std::size_t count) {
-    const double largest = detail::max_of(row, count);
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8) {
-        const auto equal = detail::load_lanes(row + j) == largest;
-        for (std::size_t l = 0; l < 8; ++l)
-            if (equal[l]) return j + l;
-    }
-    for (; j < count; ++j)
-        if (row[j] == largest) return j;
-    return 0;
-}
-
-// Shifts the row by its top entry in place (row[j] -= row[top], so every entry is <= 0) and
-// returns rest = sum_{j != top} exp(row_j) and weighted = sum_j exp(row_j) row_j (the top's
-// term is 1 x 0). One pass in L1-sized pieces, with eight partial sums per quantity: a
-// separate pass each for the shift, the exponentials and the two sums cost three times the
-// arithmetic at the few tokens of an ensemble run.
-void shifted_exponential_sums(double* row, std::size_t count, std::size_t top, double& rest,
-                              double& weighted) {
-    constexpr std::size_t piece = 32;
-    const double largest = row[top];
-    detail::reduction_lanes rest_lanes = {}, weighted_lanes = {};
-    alignas(64) double shifted[piece], e[piece];
-    for (std::size_t j0 = 0; j0 < count; j0 += piece) {
-        const std::size_t m = std::min(piece, count - j0);
-        for (std::size_t i = 0; i < m; ++i) {
-            row[j0 + i] -= largest;
-            shifted[i] = e[i] = row[j0 + i];
-        }
-        std::fill(shifted + m, shifted + piece, 0.0);
-        std::fill(e + m, e + piece, 0.0);
-        detail::exp_in_place(e, m);
-        if (top >= j0 && top < j0 + m) e[top - j0] = 0.0;
-        for (std::size_t i = 0; i < piece; i += 8) {
-            const detail::reduction_lanes w = detail::load_lanes(e + i);
-            rest_lanes += w;
-            weighted_lanes += w * detail::load_lanes(shifted + i);
-        }
-    }
-    rest = detail::combine_sums(rest_lanes);
-    weighted = detail::combine_sums(weighted_lanes);
-}
-
-} // namespace
 
 attention_observables::attention_observables(std::size_t n, std::size_t d, std::size_t block)
     : m_n(n), m_d(d),
@@ -151,28 +100,19 @@ attention_summary attention_observables::compute(const double* y, const attentio
                 const std::size_t token = first + i;
                 const std::size_t visible = options.causal ? token + 1 : n;
                 double* row = &logits(static_cast<Eigen::Index>(i), 0);
-                const std::size_t clean = first_argmax(row, visible);
+                const std::size_t clean = detail::first_argmax(row, visible);
                 if (noisy) {
                     const double query_factor = fq ? fq[token] : 1.0;
                     for (std::size_t j = 0; j < visible; ++j)
                         row[j] *= query_factor * (fk ? fk[j] : 1.0);
-                    m_flips[token] = first_argmax(row, visible) != clean ? 1.0 : 0.0;
+                    m_flips[token] = detail::first_argmax(row, visible) != clean ? 1.0 : 0.0;
                 } else {
                     m_flips[token] = 0.0;
                 }
                 // Entropy = log Z - sum_j w_j s_j with the shifted logits s_j = l_j - max <= 0
                 // (so Z >= 1 and nothing overflows; beta = 0 gives exactly log n).
-                const std::size_t top = noisy ? first_argmax(row, visible) : clean;
-                // Z = 1 + rest (the top key's term is exactly 1, kept out of rest): log1p keeps
-                // the entropy's relative accuracy when one key dominates and rest is far below
-                // 1e-16.
-                double rest = 0.0, weighted = 0.0;
-                shifted_exponential_sums(row, visible, top, rest, weighted);
-                // log(1 + rest) once rest is large: for beta = 0 it is then log n exactly,
-                // the same rounding as log_n, so uniform rows give exactly 1.
-                const double log_z = rest < 0.5 ? std::log1p(rest) : std::log(1.0 + rest);
-                const double entropy = log_z - weighted / (1.0 + rest);
-                m_entropy[token] = n > 1 ? std::max(entropy, 0.0) / log_n : 0.0;
+                const std::size_t top = noisy ? detail::first_argmax(row, visible) : clean;
+                m_entropy[token] = n > 1 ? detail::row_entropy(row, visible, top, log_n) : 0.0;
             }
         });
         for (std::size_t token = 0; token < n; ++token) {

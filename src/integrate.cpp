@@ -218,6 +218,11 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         const double t = i == steps ? settings.T : static_cast<double>(i) * settings.dt;
         layers.use(system, t);
         system.begin_step(t);
+        // A frame's attention observables from this evaluation (the frame's state), where
+        // the kernel can take them: the observer then skips their own pass.
+        if ((i % settings.every == 0 || i == steps) &&
+            !(resume && i == first && resume->frame_kept))
+            system.observe_next_evaluation();
         try {
             system(x, dxdt, t); // the first stage of the step, and the frame's velocity
         } catch (const numerical_fault& fault) {

@@ -249,8 +249,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         // The input the attention reads: theta_k, r_k theta_k (no-norm) or a ⊙ theta_k + b
         // (layernorm with gain and bias).
         const double* input = system.attention_input(x);
+        const std::optional<attention_summary> taken = system.frame_attention(t);
         const attention_summary attention =
-            attention_pass.compute(input, system.weights(), system.kernel_options());
+            taken ? *taken
+                  : attention_pass.compute(input, system.weights(), system.kernel_options());
         summary.last.argmax_flips = attention.argmax_flips;
         summary.last.attention_entropy = attention.attention_entropy;
         if (unselectable) {

@@ -233,6 +233,14 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
     double* dtheta = dxdt.data();
     double* dr = dxdt.data() + n * d;
     attend_state(x, m_attention.data());
+    if (m_observe_pending) {
+        m_observe_pending = false;
+        if (const std::optional<double> entropy = m_kernel.observed_entropy()) {
+            // Without norm noise (else the kernel does not observe) no argmax moves.
+            m_frame_attention = attention_summary{0.0, *entropy};
+            m_frame_time = t;
+        }
+    }
     const double* attention = m_attention.data();
     const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start};
     const chunk_derivative_function derivative = chunk_derivative_for(d);

@@ -53,6 +53,7 @@
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,6 +120,15 @@ class attention_kernel {
     enum class path { general, symmetric, single_precision, single_precision_symmetric };
     [[nodiscard]] path last_path() const { return m_last_path; }
 
+    // A frame's attention entropy from the frame's own evaluation (attention_observables.hpp):
+    // the next compute() also takes each row's entropy from its logits, bitwise what
+    // attention_observables gives for the same input, where its path allows (a few tokens on
+    // the general path, the softmax in double, no norm noise, all rows); observed_entropy()
+    // then holds the mean over tokens and heads, else nothing (the caller runs the
+    // observables' own pass). Saves that pass's projections and logits in ensembles.
+    void observe_next_call() { m_observe_next = true; }
+    [[nodiscard]] std::optional<double> observed_entropy() const { return m_observed_entropy; }
+
   private:
     using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -133,11 +143,15 @@ class attention_kernel {
     template <class Scalar>
     bool add_symmetric_small(const double* queries, const double* values, double beta, int threads,
                              attention_kind kind, double* out);
-    void add_general(const double* queries, const double* keys, const double* values,
-                     const attention_options& options, double* out);
+    // entropy (n, or null): each row's entropy when the path can give it (returns whether).
+    bool add_general(const double* queries, const double* keys, const double* values,
+                     const attention_options& options, double* out, double* entropy = nullptr);
 
     std::size_t m_n, m_d, m_block, m_tile, m_lanes;
     std::size_t m_first_row = 0, m_end_row = 0; // the rows of the current call
+    bool m_observe_next = false;                // observe_next_call()
+    std::optional<double> m_observed_entropy;   // of the last call asked to observe
+    std::vector<double> m_entropy_rows;         // one head's row entropies (n)
     // Whether the tile (or block) of `size` rows starting at `start` holds a wanted row.
     [[nodiscard]] bool wanted_tile(std::size_t start, std::size_t size) const {
         return start < m_end_row && start + size > m_first_row;

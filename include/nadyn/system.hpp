@@ -13,6 +13,7 @@
 // so a frame is one block), then the n magnitudes. It is an Odeint system, a callable
 // sys(x, dxdt, t); it owns workspaces, so pass it to Odeint with std::ref.
 #include "nadyn/attention.hpp"
+#include "nadyn/attention_observables.hpp"
 #include "nadyn/norm.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace nadyn {
@@ -58,6 +60,21 @@ class attention_system {
     void begin_step(double t) {
         m_step_start = t;
         m_time = t;
+        m_frame_attention.reset();
+    }
+
+    // A frame's attention observables from the frame's own evaluation: the integrator asks
+    // before the step's first evaluation at a frame, and the frame's observer takes them with
+    // frame_attention(t), which holds them (bitwise what attention_observables gives for the
+    // same input) when the kernel could take them there (attention_kernel::observe_next_call),
+    // until the next begin_step. Otherwise the observer runs attention_observables itself.
+    void observe_next_evaluation() {
+        m_kernel.observe_next_call();
+        m_observe_pending = true;
+    }
+    [[nodiscard]] std::optional<attention_summary> frame_attention(double t) const {
+        if (m_frame_attention && m_frame_time == t) return m_frame_attention;
+        return std::nullopt;
     }
 
     [[nodiscard]] const model_parameters& model() const { return m_model; }
@@ -97,7 +114,10 @@ class attention_system {
     std::vector<double> m_tokens;
     std::uint64_t m_evaluations = 0;
     double m_step_start = std::numeric_limits<double>::quiet_NaN();
-    double m_time = 0.0; // of the current evaluation, for the message of an overflow
+    double m_time = 0.0;            // of the current evaluation, for the message of an overflow
+    bool m_observe_pending = false; // observe_next_evaluation()
+    std::optional<attention_summary> m_frame_attention; // and the evaluation's time:
+    double m_frame_time = 0.0;
 };
 
 // Helpers on the state layout.

@@ -120,16 +120,17 @@ detail::softmax_blocks_shape general_shape(std::size_t n, std::size_t d, std::si
 
 } // namespace
 
-void attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
-                                   const attention_options& options, double* out) {
+bool attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
+                                   const attention_options& options, double* out, double* entropy) {
     if (options.kind == attention_kind::softmax && detail::takes_small_n(m_n, m_d)) {
         detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
-                                      options.causal, m_first_row, m_end_row, out);
-        return;
+                                      options.causal, m_first_row, m_end_row, out, entropy);
+        return entropy != nullptr;
     }
     add_general_blocks(q_data, k_data, v_data, options,
                        general_shape(m_n, m_d, m_block, options, m_first_row, m_end_row), m_logits,
                        out);
+    return false;
 }
 
 void attention_kernel::add_general_single(const float* q_data, const float* k_data,

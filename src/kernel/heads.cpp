@@ -50,6 +50,15 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
     m_first_row = first;
     m_end_row = first + count;
+    // A frame's entropy comes from this call only with every row and each head's logits on
+    // the small-n loops (add_general says whether they were).
+    m_observed_entropy.reset();
+    bool observing = m_observe_next && first == 0 && count == m_n && m_n > 0 &&
+                     options.arithmetic == precision::double_precision &&
+                     options.kind == attention_kind::softmax && !weights.has_norm_noise();
+    m_observe_next = false;
+    if (observing) m_entropy_rows.resize(m_n);
+    double entropy_total = 0.0; // over heads and tokens, in the observables' order
     const bool single = options.arithmetic == precision::single_precision;
     const auto n = static_cast<Eigen::Index>(m_n);
     const auto d = static_cast<Eigen::Index>(m_d);
@@ -117,15 +126,25 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
                           options.kind, options.arithmetic, out)) {
             m_last_path = single ? path::single_precision_symmetric : path::symmetric;
+            observing = false;
             continue;
         }
         if (single) { // the spread of h is too large for the shared shift
             add_head_single(theta, head, options);
             continue;
         }
-        add_general(q_data, k_data, v_data, options, out);
+        if (add_general(q_data, k_data, v_data, options, out,
+                        observing ? m_entropy_rows.data() : nullptr)) {
+            for (const double entropy : m_entropy_rows)
+                entropy_total += entropy;
+        } else {
+            observing = false;
+        }
         m_last_path = path::general;
     }
+    if (observing)
+        m_observed_entropy =
+            entropy_total / (static_cast<double>(m_n) * static_cast<double>(weights.heads.size()));
     if (single) end_single(out);
 }
 

@@ -1,9 +1,12 @@
 #include "small_n.hpp"
 
+#include "../attention_entropy.hpp"
+#include "../reductions.hpp"
 #include "exp.hpp"
 #include "nadyn/attention.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -229,6 +232,33 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
 #endif
 }
 
+// exp_shifted_row() for a frame: the same weights and the same 1 / sum, bitwise (the same
+// shift, detail::exp_in_place()'s exponentials and row_sum()'s order), and from the same
+// exponentials the row's entropy over log n, bitwise what attention_observables computes
+// (detail::entropy_of_sums(), with its sums in their order): the frame's observables without
+// exponentials of their own. top: the first index of the row's largest logit.
+double exp_shifted_row_observed(double* row, std::size_t count, double largest, std::size_t top,
+                                double log_n, double& entropy) {
+    constexpr std::size_t piece = entropy_piece;
+    alignas(64) double shifted[padded_limit + piece] = {}, e[piece];
+    for (std::size_t j = 0; j < count; ++j) {
+        row[j] -= largest;
+        shifted[j] = row[j];
+    }
+    exp_in_place(row, count);
+    const double inverse_total = 1.0 / row_sum(row, count);
+    reduction_lanes rest = {}, weighted = {};
+    for (std::size_t j0 = 0; j0 < count; j0 += piece) {
+        const std::size_t m = std::min(piece, count - j0);
+        std::copy(row + j0, row + j0 + m, e);
+        std::fill(e + m, e + piece, 0.0);
+        if (top >= j0 && top < j0 + m) e[top - j0] = 0.0; // its share of weighted is 1 x 0
+        add_entropy_piece(e, shifted + j0, rest, weighted);
+    }
+    entropy = entropy_of_sums(combine_sums(rest), combine_sums(weighted), log_n);
+    return inverse_total;
+}
+
 // The same for any d (up to largest_d).
 void add_weighted_values_any(const double* w, const double* values, std::size_t count,
                              std::size_t d, double scale, double* out) {
@@ -275,8 +305,22 @@ std::size_t transpose_keys(const double* keys, std::size_t n, std::size_t d, dou
 
 void add_small_n_attention(const double* queries, const double* keys, const double* values,
                            std::size_t n, std::size_t d, double beta, bool causal,
-                           std::size_t first_row, std::size_t end_row, double* out) {
+                           std::size_t first_row, std::size_t end_row, double* out,
+                           double* entropy) {
     alignas(64) double keys_t[largest_d * padded_limit];
+    // A frame's entropies from the logits before the softmax overwrites them: the
+    // observables' own arithmetic (src/attention_entropy.hpp) on a copy of the row.
+    alignas(64) double copy[padded_limit];
+    const double log_n = std::log(static_cast<double>(n));
+    auto observe = [&](const double* row, std::size_t visible, std::size_t token) {
+        if (!entropy) return;
+        if (n < 2) {
+            entropy[token] = 0.0;
+            return;
+        }
+        std::copy(row, row + visible, copy);
+        entropy[token] = row_entropy(copy, visible, first_argmax(copy, visible), log_n);
+    };
     const std::size_t stride = transpose_keys(keys, n, d, keys_t);
     const weighted_values_loop weighted_values = weighted_values_for(d);
     const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
@@ -304,11 +348,22 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
                 double largest0, largest1;
                 logits_pair(queries + k * d, queries + (k + 1) * d, keys_t, stride, d, beta, n,
                             row0, row1, largest0, largest1);
-                inverse0 = exp_shifted_row(row0, n, largest0);
-                inverse1 = exp_shifted_row(row1, n, largest1);
+                if (entropy && n >= 2) {
+                    inverse0 = exp_shifted_row_observed(row0, n, largest0, first_argmax(row0, n),
+                                                        log_n, entropy[k]);
+                    inverse1 = exp_shifted_row_observed(row1, n, largest1, first_argmax(row1, n),
+                                                        log_n, entropy[k + 1]);
+                } else {
+                    observe(row0, n, k);
+                    observe(row1, n, k + 1);
+                    inverse0 = exp_shifted_row(row0, n, largest0);
+                    inverse1 = exp_shifted_row(row1, n, largest1);
+                }
             } else {
                 logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
                 logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
+                observe(row0, n, k);
+                observe(row1, n, k + 1);
                 inverse0 = softmax(row0, n);
                 inverse1 = softmax(row1, n);
             }
@@ -321,6 +376,7 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
         const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
         double* row = rows;
         logits_row(queries + k * d, keys_t, stride, d, beta, columns, row);
+        observe(row, visible, k);
         const double inverse_total = softmax(row, visible);
         if (weighted_values)
             weighted_values(row, values, visible, inverse_total, out + k * d);

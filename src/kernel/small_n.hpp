@@ -31,9 +31,13 @@ inline constexpr std::size_t small_n_limit = 128;
 // out (n x d, row-major) += the head's attention for the query rows [first_row, end_row):
 // queries, keys and values n x d row-major; causal: row k sees keys j <= k. The softmax
 // weights (not the unnormalised ones: the caller keeps that kind on the blocked path).
+// entropy (n values, or null): each row's attention entropy over log n, bitwise what
+// attention_observables computes from the same queries and keys (a frame's observables
+// taken from the step's own logits).
 void add_small_n_attention(const double* queries, const double* keys, const double* values,
                            std::size_t n, std::size_t d, double beta, bool causal,
-                           std::size_t first_row, std::size_t end_row, double* out);
+                           std::size_t first_row, std::size_t end_row, double* out,
+                           double* entropy = nullptr);
 
 // The logits beta <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
 // logits (row-major, `leading` doubles per row), by the same loops: for the per-frame

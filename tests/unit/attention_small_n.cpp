@@ -209,8 +209,7 @@ TEST_CASE("small-n weight cache: new weights in the same storage are seen, bitwi
         else if (round > 0)
             w = gaussian_heads(d, 3, 31 + static_cast<std::uint64_t>(round));
         // One entry changed by one ulp is a new map too.
-        if (round == 3)
-            w.heads[1].K(2, 3) = std::nextafter(w.heads[1].K(2, 3), 1.0);
+        if (round == 3) w.heads[1].K(2, 3) = std::nextafter(w.heads[1].K(2, 3), 1.0);
         reused.compute(x.data(), w, {4.0}, out.data());
         attention_kernel fresh(n, d);
         fresh.compute(x.data(), w, {4.0}, fresh_out.data());
@@ -220,4 +219,84 @@ TEST_CASE("small-n weight cache: new weights in the same storage are seen, bitwi
         const attention_summary b = fresh_observables.compute(x.data(), w, {4.0});
         CHECK(a.attention_entropy == b.attention_entropy);
     }
+}
+
+TEST_CASE("frame entropy from the kernel's own logits is bitwise the observables' pass") {
+    // A frame's attention entropy taken inside the step's evaluation (the observables' own
+    // pass skipped) must be the very number that pass gives, and the evaluation's A must not
+    // change by being observed.
+    const double scale16 = 1.0 / std::sqrt(16.0);
+    random_source source(41);
+    attention_weights only_q;
+    only_q.heads = {{testing::random_matrix(source, 16, scale16), matrix(), matrix()}};
+    struct config {
+        std::size_t n, d;
+        attention_weights w;
+        double beta;
+        bool causal, qkv;
+    };
+    const std::vector<config> configs = {
+        {64, 16, gaussian_heads(16, 1, 3), 4.0, false, false},
+        {64, 16, gaussian_heads(16, 8, 5), 4.0, false, false},
+        {72, 16, gaussian_heads(16, 2, 7), 4.0, false, false}, // a piece of 8 at the end
+        {40, 8, gaussian_heads(8, 3, 9), 9.0, false, false},
+        {64, 32, gaussian_heads(32, 2, 11), 4.0, false, false}, // single rows
+        {45, 16, gaussian_heads(16, 2, 13), 4.0, false, false}, // n odd, not a multiple of 8
+        {64, 16, gaussian_heads(16, 2, 15), 4.0, true, false},  // causal rows
+        {64, 16, gaussian_heads(16, 2, 17), 4.0, false, true},  // QKV-Norm: no folding
+        {64, 16, only_q, 4.0, false, false},
+        {64, 16, gaussian_heads(16, 2, 19), 0.0, false, false}, // uniform rows: exactly 1
+        {2, 8, gaussian_heads(8, 1, 21), 4.0, false, false},
+        {128, 64, gaussian_heads(64, 1, 23), 4.0, false, false},
+    };
+    for (const config& c : configs) {
+        CAPTURE(c.n);
+        CAPTURE(c.d);
+        CAPTURE(c.causal);
+        CAPTURE(c.qkv);
+        const state_type x = testing::uniform_start(c.n, c.d, 31);
+        attention_options options{c.beta, c.causal};
+        options.qkv_norm = c.qkv;
+        attention_kernel kernel(c.n, c.d);
+        std::vector<double> plain(c.n * c.d), observed(c.n * c.d);
+        kernel.compute(x.data(), c.w, options, plain.data());
+        CHECK_FALSE(kernel.observed_entropy().has_value());
+        kernel.observe_next_call();
+        kernel.compute(x.data(), c.w, options, observed.data());
+        CHECK(std::memcmp(plain.data(), observed.data(), plain.size() * sizeof(double)) == 0);
+        REQUIRE(kernel.observed_entropy().has_value());
+        attention_observables pass(c.n, c.d);
+        const double expected = pass.compute(x.data(), c.w, options).attention_entropy;
+        CHECK(*kernel.observed_entropy() == expected);
+        if (c.beta == 0.0) CHECK(expected == 1.0);
+        // Only the call asked.
+        kernel.compute(x.data(), c.w, options, observed.data());
+        CHECK_FALSE(kernel.observed_entropy().has_value());
+    }
+}
+
+TEST_CASE("frame entropy: the kernel declines where its path cannot give it") {
+    const std::size_t n = 64, d = 16;
+    const state_type x = testing::uniform_start(n, d, 33);
+    std::vector<double> out(n * d);
+    auto declines = [&](const attention_weights& w, const attention_options& options,
+                        std::size_t first, std::size_t count) {
+        attention_kernel kernel(n, d);
+        kernel.observe_next_call();
+        kernel.compute_rows(x.data(), w, options, first, count, out.data());
+        return !kernel.observed_entropy().has_value();
+    };
+    const attention_weights w = gaussian_heads(d, 2, 43);
+    CHECK(declines(attention_weights{}, {4.0}, 0, n)); // Q = K = I: the symmetric path
+    CHECK(declines(w, {4.0}, 0, n / 2));               // some rows only (a shared run)
+    attention_options single{4.0};
+    single.arithmetic = precision::single_precision;
+    CHECK(declines(w, single, 0, n));
+    attention_options unnormalised{4.0};
+    unnormalised.kind = attention_kind::unnormalized;
+    CHECK(declines(w, unnormalised, 0, n));
+    attention_weights noisy = w;
+    noisy.heads[0].query_norm.assign(n, 1.1);
+    CHECK(declines(noisy, {4.0}, 0, n));
+    CHECK_FALSE(declines(w, {4.0}, 0, n));
 }
