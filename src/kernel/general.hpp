@@ -4,6 +4,7 @@
 // logits against the visible keys, a max-subtracted softmax per row, one GEMM with the
 // values, added to the result. A block is one thread's work, so the result does not depend
 // on the number of threads.
+#include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/weights.hpp"
 
@@ -102,3 +103,42 @@ void add_softmax_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar
 }
 
 } // namespace nadyn::detail
+
+namespace nadyn::kernel {
+
+// One call of the kernel (attention_kernel::compute_rows): its sizes and the query rows
+// wanted, [first_row, end_row). Blocks and tiles that touch none of them are skipped.
+struct call_shape {
+    std::size_t n, d;
+    std::size_t block; // the general path's query block
+    std::size_t tile;  // the symmetric path's tile
+    std::size_t first_row, end_row;
+    // Whether the block or tile of `size` rows starting at `start` holds a wanted row.
+    [[nodiscard]] bool wanted(std::size_t start, std::size_t size) const {
+        return start < end_row && start + size > first_row;
+    }
+};
+
+// One head's q, k and v in double, projected and/or shaped (QKV-Norm, norm noise) when its
+// maps are not identities, n x d: the operands every path reads (src/kernel/heads.cpp).
+struct head_operands {
+    matrix queries, keys, values;
+};
+
+// The general path's buffers in one arithmetic: one block x n matrix of logits per thread
+// (grown on first use, reused across calls).
+template <class Scalar> struct general_workspace {
+    std::vector<detail::row_major_matrix<Scalar>> logits;
+};
+
+// out (n x d) += the head's attention through the general path (small n in double: the
+// register path of src/kernel/small_n.hpp).
+void add_general(general_workspace<double>& work, const call_shape& shape, const double* queries,
+                 const double* keys, const double* values, const attention_options& options,
+                 double* out);
+// The same in float (--precision float); the weights' denominators are summed in double.
+void add_general(general_workspace<float>& work, const call_shape& shape, const float* queries,
+                 const float* keys, const float* values, const attention_options& options,
+                 float* out);
+
+} // namespace nadyn::kernel

@@ -1,12 +1,11 @@
 // The kernel's entry points: the loop over heads, each head's q, k and v projected and
 // shaped once, then handed to the symmetric path (Q = K) or the general one.
+#include "heads.hpp"
+
 #include "../qkv_norm.hpp"
-#include "general.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
-#include "small_d.hpp"
 #include "small_n.hpp"
-#include "symmetric.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -28,12 +27,39 @@ void project(const const_row_map& tokens, const matrix& m, matrix& out) {
     out.noalias() = tokens * m.transpose();
 }
 
+// One operand of a head: the tokens projected by m (the tokens themselves when m is the
+// identity), then shaped (QKV-Norm, norm-noise factors `scale`, docs/model.md §11) in
+// `buffer` when that applies.
+const double* operand(const const_row_map& tokens, const matrix& m,
+                      const attention_options& options, const std::vector<double>& scale,
+                      matrix& buffer, double length = 1.0) {
+    const double* data = tokens.data();
+    if (m.size() != 0) {
+        project(tokens, m, buffer);
+        data = buffer.data();
+    }
+    return detail::shape_rows(
+        data, static_cast<std::size_t>(tokens.rows()), static_cast<std::size_t>(tokens.cols()),
+        detail::normalises(options.qkv_norm, options.unit_inputs, m), scale, buffer, length);
+}
+
 } // namespace
 
 attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t block)
     : m_n(n), m_d(d), m_block(block == 0 ? detail::default_block(n) : block),
       m_tile(std::min(std::max<std::size_t>(n, 1), block == 0 ? kernel::default_tile : block)),
-      m_lanes(kernel::symmetric_lanes) {}
+      m_work(std::make_unique<kernel::workspaces>()) {}
+
+attention_kernel::~attention_kernel() = default;
+attention_kernel::attention_kernel(attention_kernel&&) noexcept = default;
+attention_kernel& attention_kernel::operator=(attention_kernel&&) noexcept = default;
+attention_kernel::attention_kernel(const attention_kernel& other)
+    : m_n(other.m_n), m_d(other.m_d), m_block(other.m_block), m_tile(other.m_tile),
+      m_last_path(other.m_last_path), m_work(std::make_unique<kernel::workspaces>()) {}
+attention_kernel& attention_kernel::operator=(const attention_kernel& other) {
+    if (this != &other) *this = attention_kernel(other);
+    return *this;
+}
 
 void attention_kernel::compute(const double* theta, const attention_weights& weights,
                                const attention_options& options, double* out) {
@@ -45,69 +71,49 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                                     std::size_t count, double* out) {
     if (first > m_n || count > m_n - first)
         throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
-    m_first_row = first;
-    m_end_row = first + count;
+    const kernel::call_shape shape{m_n, m_d, m_block, m_tile, first, first + count};
+    kernel::workspaces& work = *m_work;
     const bool single = options.arithmetic == precision::single_precision;
-    const auto n = static_cast<Eigen::Index>(m_n);
-    const auto d = static_cast<Eigen::Index>(m_d);
-    const const_row_map tokens(theta, n, d);
-    row_map(out, n, d).setZero();
-    if (single) begin_single(theta);
+    const const_row_map tokens(theta, static_cast<Eigen::Index>(m_n),
+                               static_cast<Eigen::Index>(m_d));
+    row_map(out, tokens.rows(), tokens.cols()).setZero();
+    if (single) kernel::begin_single(work.single, shape, theta);
 
     // One loop over the heads for both arithmetics: each head takes the symmetric path when it
     // can (its tiles have a float variant), else the general one.
     for (const attention_head& head : weights.heads) {
         // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
-        const bool symmetric = same_projection(head.Q, head.K) && head.query_norm.empty() &&
-                               head.key_norm.empty() && !options.causal && options.beta >= 0.0;
+        const bool same_keys =
+            same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
+        const bool symmetric = same_keys && !options.causal && options.beta >= 0.0;
         if (single && !symmetric) {
-            add_head_single(theta, head, options);
+            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            m_last_path = path::single_precision;
             continue;
         }
         // Identity matrices are skipped: the maps then point at the tokens themselves.
-        const double* q_data = theta;
-        const double* k_data = theta;
-        const double* v_data = theta;
-        if (head.Q.size() != 0) {
-            project(tokens, head.Q, m_queries);
-            q_data = m_queries.data();
-        }
-        q_data = detail::shape_rows(
-            q_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.Q),
-            head.query_norm, m_queries);
-        if (same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty()) {
-            k_data = q_data;
-        } else {
-            if (head.K.size() != 0) {
-                project(tokens, head.K, m_keys);
-                k_data = m_keys.data();
-            }
-            k_data = detail::shape_rows(
-                k_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.K),
-                head.key_norm, m_keys);
-        }
-        if (head.V.size() != 0) {
-            project(tokens, head.V, m_values);
-            v_data = m_values.data();
-        }
-        v_data = detail::shape_rows(
-            v_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.V),
-            head.value_norm, m_values, options.value_norm);
+        kernel::head_operands& shaped = work.head;
+        const double* q_data = operand(tokens, head.Q, options, head.query_norm, shaped.queries);
+        const double* k_data =
+            same_keys ? q_data : operand(tokens, head.K, options, head.key_norm, shaped.keys);
+        const double* v_data =
+            operand(tokens, head.V, options, head.value_norm, shaped.values, options.value_norm);
         // Per head: a head with Q = K takes the symmetric path whatever the others take.
-        if (symmetric &&
-            add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
-                          options.kind, options.arithmetic, out)) {
+        if (symmetric && kernel::add_symmetric(work.symmetric, shape, q_data, v_data, options.beta,
+                                               detail::resolve_threads(options.threads),
+                                               options.kind, options.arithmetic, out)) {
             m_last_path = single ? path::single_precision_symmetric : path::symmetric;
             continue;
         }
         if (single) { // the spread of h is too large for the shared shift
-            add_head_single(theta, head, options);
+            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            m_last_path = path::single_precision;
             continue;
         }
-        add_general(q_data, k_data, v_data, options, out);
+        kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out);
         m_last_path = path::general;
     }
-    if (single) end_single(out);
+    if (single) kernel::end_single(work.single, shape, out);
 }
 
 } // namespace nadyn
