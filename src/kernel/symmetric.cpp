@@ -61,10 +61,10 @@ double row_dot(const float* row, const double* a, std::size_t count) {
 }
 
 // The lanes of one call: a fixed number (never the thread count), fewer only when there are
-// fewer tile pairs.
+// fewer tile pairs (one at the least: lane 0 holds the sums).
 std::size_t lanes_of(const kernel::call_shape& shape) {
     const std::size_t tiles = (shape.n + shape.tile - 1) / shape.tile;
-    return std::min(kernel::symmetric_lanes, tiles * (tiles + 1) / 2);
+    return std::clamp<std::size_t>(tiles * (tiles + 1) / 2, 1, kernel::symmetric_lanes);
 }
 
 // f(i0, rows, j0, cols) for the tiles of `lane`: the tile pairs (I, J), J <= I, in row order,
@@ -215,20 +215,33 @@ bool add_symmetric_tiles(kernel::symmetric_workspace& work, const kernel::call_s
     const Eigen::Map<const tile_matrix> tile_queries(q_tiles, ni, di);
 
     const std::size_t lanes = lanes_of(shape);
+    const std::size_t tiles = (n + shape.tile - 1) / shape.tile;
     if (lane_sums.size() < lanes) lane_sums.resize(lanes);
     if (work.lane_norms.size() < lanes) work.lane_norms.resize(lanes);
+    if (work.lane_zeroed.size() < lanes) work.lane_zeroed.resize(lanes);
     const int threads = worth_parallel(n, d) ? std::max(threads_requested, 1) : 1;
     std::vector<tile_matrix>& tile_buffers = operand.tiles;
     if (tile_buffers.size() < static_cast<std::size_t>(threads))
         tile_buffers.resize(static_cast<std::size_t>(threads));
 
-    detail::for_each_dynamic(lanes, threads, [&](std::size_t lane) {
+    const auto add_lane = [&](std::size_t lane) {
         tile_matrix& sum = lane_sums[lane];
         std::vector<double>& norm = work.lane_norms[lane];
         if (sum.rows() != ni || sum.cols() != di) sum.resize(ni, di);
-        sum.setZero();
         norm.resize(n);
         std::fill(norm.begin(), norm.end(), 0.0);
+        // The sums' rows are zeroed tile by tile just before their first product (in cache,
+        // not a pass over n x d), the rows no tile of the lane reaches at the end.
+        std::vector<unsigned char>& zeroed = work.lane_zeroed[lane];
+        zeroed.assign(tiles, 0);
+        const auto rows_of = [&](std::size_t start, Eigen::Index count) {
+            auto block = sum.middleRows(static_cast<Eigen::Index>(start), count);
+            if (!zeroed[start / shape.tile]) {
+                block.setZero();
+                zeroed[start / shape.tile] = 1;
+            }
+            return block;
+        };
         tile_matrix& buffer = tile_buffers[static_cast<std::size_t>(omp_get_thread_num())];
         const auto ti = static_cast<Eigen::Index>(shape.tile);
         // A tile of E and room for its transpose.
@@ -259,7 +272,7 @@ bool add_symmetric_tiles(kernel::symmetric_workspace& work, const kernel::call_s
                     }
                     for (std::size_t i = 0; i < rows; ++i)
                         norm[i0 + i] += row_dot(&e(static_cast<Eigen::Index>(i), 0), a_j, cols);
-                    sum.middleRows(static_cast<Eigen::Index>(i0), ri).noalias() +=
+                    rows_of(i0, ri).noalias() +=
                         e * scaled.middleRows(static_cast<Eigen::Index>(j0), ci);
                     return;
                 }
@@ -273,28 +286,44 @@ bool add_symmetric_tiles(kernel::symmetric_workspace& work, const kernel::call_s
                     for (std::size_t j = 0; j < cols; ++j)
                         norm_j[j] += a_i[i] * row[j];
                 }
-                sum.middleRows(static_cast<Eigen::Index>(i0), ri).noalias() +=
+                rows_of(i0, ri).noalias() +=
                     e * scaled.middleRows(static_cast<Eigen::Index>(j0), ci);
-                sum.middleRows(static_cast<Eigen::Index>(j0), ci).noalias() +=
+                rows_of(j0, ci).noalias() +=
                     e.transpose() * scaled.middleRows(static_cast<Eigen::Index>(i0), ri);
             });
-    });
+        for (std::size_t t = 0; t < tiles; ++t)
+            if (!zeroed[t])
+                rows_of(t * shape.tile,
+                        static_cast<Eigen::Index>(std::min(shape.tile, n - t * shape.tile)));
+    };
+    detail::for_each_dynamic(lanes, threads, add_lane);
 
-    // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j).
-    const Scalar* sum = add_lanes(lane_sums, lanes);
-    if (unnormalized) {
-        add_unnormalized(n, d, sum, d, 1, h_max, h, out, std::numeric_limits<Scalar>::max());
-        return true;
-    }
+    // A_k = (sum over lanes of sum_j E_kj a_j v_j) / (sum over lanes of sum_j E_kj a_j), the
+    // lanes added in lane order into lane 0's sums (reset by the next call). One pass over
+    // chunks of tokens that stay in cache across the lanes, serial: another parallel region
+    // would cost a time slice whenever another process holds the other core.
+    Scalar* sum = lane_sums[0].data();
     double* total = work.lane_norms[0].data();
-    for (std::size_t lane = 1; lane < lanes; ++lane)
-        for (std::size_t k = 0; k < n; ++k)
-            total[k] += work.lane_norms[lane][k];
-    for (std::size_t k = 0; k < n; ++k)
-        total[k] = 1.0 / total[k];
-    for (std::size_t k = 0; k < n; ++k)
-        for (std::size_t c = 0; c < d; ++c)
-            out[k * d + c] += static_cast<double>(sum[k * d + c]) * total[k];
+    constexpr std::size_t chunk = 64;
+    for (std::size_t first = 0; first < n; first += chunk) {
+        const std::size_t end = std::min(n, first + chunk);
+        for (std::size_t lane = 1; lane < lanes; ++lane) {
+            const Scalar* other = lane_sums[lane].data();
+            for (std::size_t i = first * d; i < end * d; ++i)
+                sum[i] += other[i];
+        }
+        if (unnormalized) continue; // the sums alone (below)
+        for (std::size_t lane = 1; lane < lanes; ++lane)
+            for (std::size_t k = first; k < end; ++k)
+                total[k] += work.lane_norms[lane][k];
+        for (std::size_t k = first; k < end; ++k) {
+            const double inverse = 1.0 / total[k];
+            for (std::size_t c = 0; c < d; ++c)
+                out[k * d + c] += static_cast<double>(sum[k * d + c]) * inverse;
+        }
+    }
+    if (unnormalized)
+        add_unnormalized(n, d, sum, d, 1, h_max, h, out, std::numeric_limits<Scalar>::max());
     return true;
 }
 

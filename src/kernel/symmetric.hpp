@@ -36,6 +36,8 @@ struct symmetric_workspace {
     std::vector<double> half_diagonal, key_weight; // h_j and a_j
     // d > 16: per lane, sum_j E_kj a_j (n), in double in both arithmetics.
     std::vector<std::vector<double>> lane_norms;
+    // d > 16: per lane, which tiles' rows of its sums this call has zeroed.
+    std::vector<std::vector<unsigned char>> lane_zeroed;
     // d <= 16: per lane, sum_j E_kj a_j V theta_j transposed, then sum_j E_kj a_j
     // ((d + 1) x stride), in double in both arithmetics.
     std::vector<detail::row_major_matrix<double>> small_lane_sums;
