@@ -8,6 +8,7 @@
 #include "small_n.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace nadyn {
@@ -72,6 +73,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     if (first > m_n || count > m_n - first)
         throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
     const kernel::call_shape shape{m_n, m_d, m_block, m_tile, first, first + count};
+    if (!m_work) m_work = std::make_unique<kernel::workspaces>(); // moved from: fresh buffers
     kernel::workspaces& work = *m_work;
     const bool single = options.arithmetic == precision::single_precision;
     const const_row_map tokens(theta, static_cast<Eigen::Index>(m_n),
