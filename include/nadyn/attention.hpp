@@ -40,25 +40,30 @@
 //   a and the denominators in double); the result is written to out in double. Relative
 //   error about beta * 1e-7.
 //
-// Each path has its own file in src/kernel/ (ARCHITECTURE.md, "The attention kernel"):
-// heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp, small_d.cpp
-// (the symmetric tiles for d <= 16, double and float), exp.cpp, float.cpp, reference.cpp.
+// Each path has its own file and buffers in src/kernel/ (ARCHITECTURE.md, "The attention
+// kernel"): heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp,
+// small_d.cpp (the symmetric tiles for d <= 16, double and float), exp.cpp, float.cpp,
+// reference.cpp.
 //
 // All are deterministic and independent of the number of threads (bitwise): a general
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
 // each lane sums its tiles in a fixed order into its own accumulator, and the lanes are
 // added in lane order. After the first call, compute() allocates nothing of its own.
-#include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace nadyn {
+
+namespace kernel {
+struct workspaces;
+} // namespace kernel
 
 // How a query's weights over the keys are normalised (--attention): the softmax (divided by
 // the row's sum) or unnormalised (divided by n), docs/model.md §8.
@@ -97,6 +102,12 @@ class attention_kernel {
     // block = 0 picks block sizes from n and d; a given block is the query block of the
     // general path and the tile of the symmetric path (tests use it to cross boundaries).
     attention_kernel(std::size_t n, std::size_t d, std::size_t block = 0);
+    ~attention_kernel();
+    attention_kernel(attention_kernel&&) noexcept;
+    attention_kernel& operator=(attention_kernel&&) noexcept;
+    // A copy has the same sizes and fresh (empty) buffers.
+    attention_kernel(const attention_kernel& other);
+    attention_kernel& operator=(const attention_kernel& other);
 
     // theta and out are n x d row-major; out receives A.
     void compute(const double* theta, const attention_weights& weights,
@@ -125,63 +136,17 @@ class attention_kernel {
     // attention_observables gives for the same input, where its path allows (a few tokens on
     // the general path, the softmax in double, no norm noise, all rows); observed_entropy()
     // then holds the mean over tokens and heads, else nothing (the caller runs the
-    // observables' own pass). Saves that pass's projections and logits in ensembles.
+    // observables' own pass). Saves that pass's projections, logits and exponentials.
     void observe_next_call() { m_observe_next = true; }
     [[nodiscard]] std::optional<double> observed_entropy() const { return m_observed_entropy; }
 
   private:
-    using float_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-    // Q = K: returns false (and does nothing) when the spread of the logits' diagonal is
-    // too large for the shared shift; the caller then takes the general path. The tiles of a
-    // small d are computed in float with single_precision (src/kernel/symmetric.cpp).
-    bool add_symmetric(const double* queries, const double* values, double beta, int threads,
-                       attention_kind kind, precision arithmetic, double* out);
-    template <class Scalar>
-    bool add_symmetric_tiles(const double* queries, const double* values, double beta, int threads,
-                             attention_kind kind, double* out);
-    template <class Scalar>
-    bool add_symmetric_small(const double* queries, const double* values, double beta, int threads,
-                             attention_kind kind, double* out);
-    // entropy (n, or null): each row's entropy when the path can give it (returns whether).
-    bool add_general(const double* queries, const double* keys, const double* values,
-                     const attention_options& options, double* out, double* entropy = nullptr);
-
-    std::size_t m_n, m_d, m_block, m_tile, m_lanes;
-    std::size_t m_first_row = 0, m_end_row = 0; // the rows of the current call
-    bool m_observe_next = false;                // observe_next_call()
-    std::optional<double> m_observed_entropy;   // of the last call asked to observe
-    std::vector<double> m_entropy_rows;         // one head's row entropies (n)
-    // Whether the tile (or block) of `size` rows starting at `start` holds a wanted row.
-    [[nodiscard]] bool wanted_tile(std::size_t start, std::size_t size) const {
-        return start < m_end_row && start + size > m_first_row;
-    }
-    matrix m_queries, m_keys, m_values;        // projected tokens of one head (when not identity)
-    detail::small_n_weights m_small_n_weights; // a few tokens: the heads' maps, transposed
-    std::vector<matrix> m_logits;              // general: one block x n workspace per thread
-    std::vector<matrix> m_tiles;               // symmetric: one tile x tile workspace per thread
-    matrix m_scaled_values; // symmetric: a_j V theta_j, n x d (d x n for small d)
-    matrix m_queries_t;     // symmetric, small d: the queries transposed, d x n
-    float_matrix m_queries_t_single, m_scaled_values_single;     // the same for float tiles
-    std::vector<float_matrix> m_tiles_single, m_lane_sum_single; // float tiles, d > 16
-    std::vector<double> m_half_diagonal, m_key_weight;           // symmetric: h_j and a_j
-    std::vector<matrix>
-        m_lane_sum; // symmetric: per lane, sum_j E_kj a_j V theta_j (n x d or d x n)
-    std::vector<std::vector<double>> m_lane_norm; // per lane, sum_j E_kj a_j (n)
+    std::size_t m_n, m_d, m_block, m_tile;
     path m_last_path = path::general;
-
-    // Single precision (src/kernel/float.cpp): the tokens and each head's projections in
-    // float, the general path's blocks in float, the heads' sum added to out in double.
-    void begin_single(const double* theta);
-    void add_head_single(const double* theta, const attention_head& head,
-                         const attention_options& options);
-    void end_single(double* out);
-    void add_general_single(const float* queries, const float* keys, const float* values,
-                            const attention_options& options);
-    float_matrix m_tokens_single, m_queries_single, m_keys_single, m_values_single;
-    float_matrix m_weight_single;              // one head's Q, K or V in float
-    float_matrix m_result_single;              // sum over heads of A, n x d
-    std::vector<float_matrix> m_logits_single; // one block x n workspace per thread
+    bool m_observe_next = false;              // observe_next_call()
+    std::optional<double> m_observed_entropy; // of the last call asked to observe
+    // Each path's buffers, declared with the path in src/kernel/ (heads.hpp lists them).
+    std::unique_ptr<kernel::workspaces> m_work;
 };
 
 // The plain O(n^2 d) definition, one pair at a time: the reference the fast kernel is

@@ -14,6 +14,7 @@
 // Rows in blocks (O(block x n) memory per thread, never n x n), each row by one thread, then
 // sums in token order: the result does not depend on the number of threads.
 #include "nadyn/attention.hpp"
+#include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/weights.hpp"
 
 #include <cstddef>

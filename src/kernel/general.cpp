@@ -106,38 +106,35 @@ void add_general_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar
 }
 
 // The blocks of one call: the rows wanted, and threads only when the work is worth them.
-detail::softmax_blocks_shape general_shape(std::size_t n, std::size_t d, std::size_t block,
-                                           const attention_options& options, std::size_t first_row,
-                                           std::size_t end_row) {
-    return {n,
-            d,
-            block,
+detail::softmax_blocks_shape blocks_of(const kernel::call_shape& shape,
+                                       const attention_options& options) {
+    return {shape.n,
+            shape.d,
+            shape.block,
             options.causal,
-            detail::worth_parallel(n, d) ? detail::resolve_threads(options.threads) : 1,
-            first_row,
-            end_row};
+            detail::worth_parallel(shape.n, shape.d) ? detail::resolve_threads(options.threads) : 1,
+            shape.first_row,
+            shape.end_row};
 }
 
 } // namespace
 
-bool attention_kernel::add_general(const double* q_data, const double* k_data, const double* v_data,
-                                   const attention_options& options, double* out, double* entropy) {
-    if (options.kind == attention_kind::softmax && detail::takes_small_n(m_n, m_d)) {
-        detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
-                                      options.causal, m_first_row, m_end_row, out, entropy);
+bool kernel::add_general(general_workspace<double>& work, const call_shape& shape,
+                         const double* queries, const double* keys, const double* values,
+                         const attention_options& options, double* out, double* entropy) {
+    if (options.kind == attention_kind::softmax && detail::takes_small_n(shape.n, shape.d)) {
+        detail::add_small_n_attention(queries, keys, values, shape.n, shape.d, options.beta,
+                                      options.causal, shape.first_row, shape.end_row, out, entropy);
         return entropy != nullptr;
     }
-    add_general_blocks(q_data, k_data, v_data, options,
-                       general_shape(m_n, m_d, m_block, options, m_first_row, m_end_row), m_logits,
-                       out);
+    add_general_blocks(queries, keys, values, options, blocks_of(shape, options), work.logits, out);
     return false;
 }
 
-void attention_kernel::add_general_single(const float* q_data, const float* k_data,
-                                          const float* v_data, const attention_options& options) {
-    add_general_blocks(q_data, k_data, v_data, options,
-                       general_shape(m_n, m_d, m_block, options, m_first_row, m_end_row),
-                       m_logits_single, m_result_single.data());
+void kernel::add_general(general_workspace<float>& work, const call_shape& shape,
+                         const float* queries, const float* keys, const float* values,
+                         const attention_options& options, float* out) {
+    add_general_blocks(queries, keys, values, options, blocks_of(shape, options), work.logits, out);
 }
 
 } // namespace nadyn

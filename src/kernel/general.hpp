@@ -4,7 +4,9 @@
 // logits against the visible keys, a max-subtracted softmax per row, one GEMM with the
 // values, added to the result. A block is one thread's work, so the result does not depend
 // on the number of threads.
+#include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
+#include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/weights.hpp"
 
 #include <Eigen/Core>
@@ -102,3 +104,45 @@ void add_softmax_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar
 }
 
 } // namespace nadyn::detail
+
+namespace nadyn::kernel {
+
+// One call of the kernel (attention_kernel::compute_rows): its sizes and the query rows
+// wanted, [first_row, end_row). Blocks and tiles that touch none of them are skipped.
+struct call_shape {
+    std::size_t n, d;
+    std::size_t block; // the general path's query block
+    std::size_t tile;  // the symmetric path's tile
+    std::size_t first_row, end_row;
+    // Whether the block or tile of `size` rows starting at `start` holds a wanted row.
+    [[nodiscard]] bool wanted(std::size_t start, std::size_t size) const {
+        return start < end_row && start + size > first_row;
+    }
+};
+
+// One head's q, k and v in double, projected and/or shaped (QKV-Norm, norm noise) when its
+// maps are not identities, n x d: the operands every path reads (src/kernel/heads.cpp).
+struct head_operands {
+    matrix queries, keys, values;
+    detail::small_n_weights maps; // a few tokens: the heads' maps transposed, K^T Q
+};
+
+// The general path's buffers in one arithmetic: one block x n matrix of logits per thread
+// (grown on first use, reused across calls).
+template <class Scalar> struct general_workspace {
+    std::vector<detail::row_major_matrix<Scalar>> logits;
+};
+
+// out (n x d) += the head's attention through the general path (small n in double: the
+// register path of src/kernel/small_n.hpp). entropy (n, or null): each row's attention
+// entropy for a frame (attention_kernel::observe_next_call), when the path can give it;
+// returns whether it did.
+bool add_general(general_workspace<double>& work, const call_shape& shape, const double* queries,
+                 const double* keys, const double* values, const attention_options& options,
+                 double* out, double* entropy = nullptr);
+// The same in float (--precision float); the weights' denominators are summed in double.
+void add_general(general_workspace<float>& work, const call_shape& shape, const float* queries,
+                 const float* keys, const float* values, const attention_options& options,
+                 float* out);
+
+} // namespace nadyn::kernel

@@ -1,14 +1,14 @@
 // The kernel's entry points: the loop over heads, each head's q, k and v projected and
 // shaped once, then handed to the symmetric path (Q = K) or the general one.
+#include "heads.hpp"
+
 #include "../qkv_norm.hpp"
-#include "general.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
-#include "small_d.hpp"
 #include "small_n.hpp"
-#include "symmetric.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace nadyn {
@@ -18,10 +18,9 @@ namespace {
 using row_map = Eigen::Map<matrix>;
 using const_row_map = Eigen::Map<const matrix>;
 using detail::same_projection;
-using detail::small_n_project_transposed;
 
 // X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
-// every token; for a few tokens through the small-n loops, M^T from the cache (m_t).
+// every token; for a few tokens through the small-n loops, with M^T from the cache (m_t).
 void project(const const_row_map& tokens, const matrix& m, const double* m_t, matrix& out) {
     if (m_t) {
         detail::small_n_project_transposed(tokens.data(), static_cast<std::size_t>(tokens.rows()),
@@ -31,12 +30,39 @@ void project(const const_row_map& tokens, const matrix& m, const double* m_t, ma
     out.noalias() = tokens * m.transpose();
 }
 
+// One operand of a head: the tokens projected by m (the tokens themselves when m is the
+// identity; m_t: M^T from the small-n cache, or null), then shaped (QKV-Norm, norm-noise
+// factors `scale`, docs/model.md §11) in `buffer` when that applies.
+const double* operand(const const_row_map& tokens, const matrix& m, const double* m_t,
+                      const attention_options& options, const std::vector<double>& scale,
+                      matrix& buffer, double length = 1.0) {
+    const double* data = tokens.data();
+    if (m.size() != 0) {
+        project(tokens, m, m_t, buffer);
+        data = buffer.data();
+    }
+    return detail::shape_rows(
+        data, static_cast<std::size_t>(tokens.rows()), static_cast<std::size_t>(tokens.cols()),
+        detail::normalises(options.qkv_norm, options.unit_inputs, m), scale, buffer, length);
+}
+
 } // namespace
 
 attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t block)
     : m_n(n), m_d(d), m_block(block == 0 ? detail::default_block(n) : block),
       m_tile(std::min(std::max<std::size_t>(n, 1), block == 0 ? kernel::default_tile : block)),
-      m_lanes(kernel::symmetric_lanes) {}
+      m_work(std::make_unique<kernel::workspaces>()) {}
+
+attention_kernel::~attention_kernel() = default;
+attention_kernel::attention_kernel(attention_kernel&&) noexcept = default;
+attention_kernel& attention_kernel::operator=(attention_kernel&&) noexcept = default;
+attention_kernel::attention_kernel(const attention_kernel& other)
+    : m_n(other.m_n), m_d(other.m_d), m_block(other.m_block), m_tile(other.m_tile),
+      m_last_path(other.m_last_path), m_work(std::make_unique<kernel::workspaces>()) {}
+attention_kernel& attention_kernel::operator=(const attention_kernel& other) {
+    if (this != &other) *this = attention_kernel(other);
+    return *this;
+}
 
 void attention_kernel::compute(const double* theta, const attention_weights& weights,
                                const attention_options& options, double* out) {
@@ -48,28 +74,27 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                                     std::size_t count, double* out) {
     if (first > m_n || count > m_n - first)
         throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
-    m_first_row = first;
-    m_end_row = first + count;
+    const kernel::call_shape shape{m_n, m_d, m_block, m_tile, first, first + count};
+    if (!m_work) m_work = std::make_unique<kernel::workspaces>(); // moved from: fresh buffers
+    kernel::workspaces& work = *m_work;
+    const bool single = options.arithmetic == precision::single_precision;
+    const const_row_map tokens(theta, static_cast<Eigen::Index>(m_n),
+                               static_cast<Eigen::Index>(m_d));
+    row_map(out, tokens.rows(), tokens.cols()).setZero();
+    if (single) kernel::begin_single(work.single, shape, theta);
     // A frame's entropy comes from this call only with every row and each head's logits on
     // the small-n loops (add_general says whether they were).
     m_observed_entropy.reset();
-    bool observing = m_observe_next && first == 0 && count == m_n && m_n > 0 &&
-                     options.arithmetic == precision::double_precision &&
+    bool observing = m_observe_next && first == 0 && count == m_n && m_n > 0 && !single &&
                      options.kind == attention_kind::softmax && !weights.has_norm_noise();
     m_observe_next = false;
-    if (observing) m_entropy_rows.resize(m_n);
+    if (observing) work.frame_entropy.resize(m_n);
     double entropy_total = 0.0; // over heads and tokens, in the observables' order
-    const bool single = options.arithmetic == precision::single_precision;
-    const auto n = static_cast<Eigen::Index>(m_n);
-    const auto d = static_cast<Eigen::Index>(m_d);
-    const const_row_map tokens(theta, n, d);
-    row_map(out, n, d).setZero();
-    if (single) begin_single(theta);
-
     // A few tokens: the maps from the small-n cache (transposed once, Q folded into K).
+    kernel::head_operands& shaped = work.head;
     const bool small = detail::takes_small_n_projection(m_n, m_d);
     auto cached = [&](std::size_t h, std::size_t which, const matrix& m) -> const double* {
-        return small && m.size() != 0 ? m_small_n_weights.transposed(h, which, m) : nullptr;
+        return small && m.size() != 0 ? shaped.maps.transposed(h, which, m) : nullptr;
     };
 
     // One loop over the heads for both arithmetics: each head takes the symmetric path when it
@@ -77,75 +102,61 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     for (std::size_t h = 0; h < weights.heads.size(); ++h) {
         const attention_head& head = weights.heads[h];
         // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
-        const bool symmetric = same_projection(head.Q, head.K) && head.query_norm.empty() &&
-                               head.key_norm.empty() && !options.causal && options.beta >= 0.0;
+        const bool same_keys =
+            same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
+        const bool symmetric = same_keys && !options.causal && options.beta >= 0.0;
         if (single && !symmetric) {
-            add_head_single(theta, head, options);
+            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            m_last_path = path::single_precision;
             continue;
         }
-        const bool normalise_q = detail::normalises(options.qkv_norm, options.unit_inputs, head.Q);
-        const bool normalise_k = detail::normalises(options.qkv_norm, options.unit_inputs, head.K);
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
-        const double* v_data = theta;
-        if (small && !single && !symmetric && options.kind == attention_kind::softmax &&
-            !normalise_q && !normalise_k && head.query_norm.empty() && head.key_norm.empty() &&
-            !same_projection(head.Q, head.K)) {
+        if (small && !single && !same_keys && options.kind == attention_kind::softmax &&
+            !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
+            !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
+            head.query_norm.empty() && head.key_norm.empty()) {
             // The logits need Q and K only through K^T Q: the queries projected by it, the
-            // keys the tokens (src/kernel/small_n.hpp).
-            small_n_project_transposed(theta, m_n, m_d, m_small_n_weights.folded(h, head.Q, head.K),
-                                       m_queries);
-            q_data = m_queries.data();
+            // keys the tokens themselves (src/kernel/small_n.hpp).
+            detail::small_n_project_transposed(
+                theta, m_n, m_d, shaped.maps.folded(h, head.Q, head.K), shaped.queries);
+            q_data = shaped.queries.data();
         } else {
-            if (head.Q.size() != 0) {
-                project(tokens, head.Q, cached(h, 0, head.Q), m_queries);
-                q_data = m_queries.data();
-            }
-            q_data = detail::shape_rows(q_data, m_n, m_d, normalise_q, head.query_norm, m_queries);
-            if (same_projection(head.Q, head.K) && head.query_norm.empty() &&
-                head.key_norm.empty()) {
-                k_data = q_data;
-            } else {
-                if (head.K.size() != 0) {
-                    project(tokens, head.K, cached(h, 1, head.K), m_keys);
-                    k_data = m_keys.data();
-                }
-                k_data = detail::shape_rows(k_data, m_n, m_d, normalise_k, head.key_norm, m_keys);
-            }
+            q_data = operand(tokens, head.Q, cached(h, 0, head.Q), options, head.query_norm,
+                             shaped.queries);
+            k_data = same_keys ? q_data
+                               : operand(tokens, head.K, cached(h, 1, head.K), options,
+                                         head.key_norm, shaped.keys);
         }
-        if (head.V.size() != 0) {
-            project(tokens, head.V, cached(h, 2, head.V), m_values);
-            v_data = m_values.data();
-        }
-        v_data = detail::shape_rows(
-            v_data, m_n, m_d, detail::normalises(options.qkv_norm, options.unit_inputs, head.V),
-            head.value_norm, m_values, options.value_norm);
+        const double* v_data = operand(tokens, head.V, cached(h, 2, head.V), options,
+                                       head.value_norm, shaped.values, options.value_norm);
         // Per head: a head with Q = K takes the symmetric path whatever the others take.
-        if (symmetric &&
-            add_symmetric(q_data, v_data, options.beta, detail::resolve_threads(options.threads),
-                          options.kind, options.arithmetic, out)) {
+        if (symmetric && kernel::add_symmetric(work.symmetric, shape, q_data, v_data, options.beta,
+                                               detail::resolve_threads(options.threads),
+                                               options.kind, options.arithmetic, out)) {
             m_last_path = single ? path::single_precision_symmetric : path::symmetric;
             observing = false;
             continue;
         }
         if (single) { // the spread of h is too large for the shared shift
-            add_head_single(theta, head, options);
+            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            m_last_path = path::single_precision;
             continue;
         }
-        if (add_general(q_data, k_data, v_data, options, out,
-                        observing ? m_entropy_rows.data() : nullptr)) {
-            for (const double entropy : m_entropy_rows)
+        if (kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out,
+                                observing ? work.frame_entropy.data() : nullptr)) {
+            for (const double entropy : work.frame_entropy)
                 entropy_total += entropy;
         } else {
             observing = false;
         }
         m_last_path = path::general;
     }
+    if (single) kernel::end_single(work.single, shape, out);
     if (observing)
         m_observed_entropy =
             entropy_total / (static_cast<double>(m_n) * static_cast<double>(weights.heads.size()));
-    if (single) end_single(out);
 }
 
 } // namespace nadyn

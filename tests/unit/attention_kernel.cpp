@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 using namespace nadyn;
 
@@ -82,4 +84,30 @@ TEST_CASE("causal mask: the first token attends only to itself") {
     kernel.compute(x.data(), attention_weights{}, {2.0, true}, out.data());
     for (std::size_t c = 0; c < d; ++c)
         CHECK(out[c] == doctest::Approx(x[c]).epsilon(1e-15));
+}
+
+TEST_CASE("a copied, copy-assigned or moved kernel gives bitwise the original's A") {
+    // The workspaces sit behind a pointer: a copy gets its own, a moved-from kernel new ones.
+    const std::size_t n = 300, d = 32; // the symmetric tiles, several lanes
+    state_type x = testing::uniform_start(n, d, 5);
+    const attention_weights identity;
+    const attention_options options{2.0};
+    std::vector<double> original(n * d), copied(n * d), assigned(n * d), moved(n * d),
+        reused(n * d);
+    attention_kernel kernel(n, d);
+    kernel.compute(x.data(), identity, options, original.data());
+    attention_kernel copy(kernel);
+    copy.compute(x.data(), identity, options, copied.data());
+    attention_kernel other(n, d);
+    other = kernel;
+    other.compute(x.data(), identity, options, assigned.data());
+    attention_kernel target(std::move(kernel));
+    target.compute(x.data(), identity, options, moved.data());
+    kernel = attention_kernel(n, d); // a moved-from kernel is assigned a new one and reused
+    kernel.compute(x.data(), identity, options, reused.data());
+    CHECK(copy.last_path() == attention_kernel::path::symmetric);
+    CHECK(copied == original);
+    CHECK(assigned == original);
+    CHECK(moved == original);
+    CHECK(reused == original);
 }
