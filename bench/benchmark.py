@@ -610,7 +610,8 @@ def perf_profile(command, rows_wanted=12, children=()):
         share = None
         for line in totals.splitlines():
             m = re.match(r"\s*([0-9.]+)%\s+[0-9.]+%\s+\[[.k]\]\s+(.*)", line)
-            if m and m.group(2).split("  ")[0].strip().startswith(symbol):
+            name_here = re.sub(r"\(anonymous namespace\)::", "", m.group(2).split("  ")[0].strip()) if m else ""
+            if m and name_here.startswith(symbol):
                 share = float(m.group(1))
                 break
         shares.append((share, name))
