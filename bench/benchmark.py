@@ -611,7 +611,8 @@ def perf_profile(command, rows_wanted=12, children=()):
         for line in totals.splitlines():
             m = re.match(r"\s*([0-9.]+)%\s+[0-9.]+%\s+\[[.k]\]\s+(.*)", line)
             name_here = re.sub(r"\(anonymous namespace\)::", "", m.group(2).split("  ")[0].strip()) if m else ""
-            if m and name_here.startswith(symbol):
+            # The symbol itself, with or without its parameter list.
+            if m and (name_here == symbol or name_here.startswith(symbol + "(")):
                 share = float(m.group(1))
                 break
         shares.append((share, name))

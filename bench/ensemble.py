@@ -147,7 +147,7 @@ PARTS = [("the attention of the dynamics (`attention_kernel::compute_rows`)",
          ("the frames' attention entropy, taken inside the frame's evaluation "
           "(`exp_shifted_row_observed`)", "nadyn::detail::exp_shifted_row_observed"),
          ("the exponentials of the dynamics' softmax rows (`exp_shifted_row`)",
-          "nadyn::detail::exp_shifted_row(")]
+          "nadyn::detail::exp_shifted_row")]
 
 
 def profile_sweep(nadyn, runs, heads):
