@@ -55,24 +55,22 @@ attention_summary attention_observables::compute(const double* y, const attentio
                                                m_queries);
             q = m_queries.data();
         } else {
-            if (head.Q.size() != 0) {
-                if (small_maps)
-                    detail::small_n_project_transposed(y, n, d, m_weights.transposed(h, 0, head.Q),
-                                                       m_queries);
-                else
-                    m_queries.noalias() = tokens * head.Q.transpose();
-                q = m_queries.data();
-            }
-            q = detail::shape_rows(q, n, d, normalise_q, no_factors, m_queries);
-            if (head.K.size() != 0) {
-                if (small_maps)
-                    detail::small_n_project_transposed(y, n, d, m_weights.transposed(h, 1, head.K),
-                                                       m_keys);
-                else
-                    m_keys.noalias() = tokens * head.K.transpose();
-                k = m_keys.data();
-            }
-            k = detail::shape_rows(k, n, d, normalise_k, no_factors, m_keys);
+            // The inputs projected by m (which: 0 Q, 1 K) unless m is the identity, then
+            // normalised under QKV-Norm, in `buffer`.
+            auto rows = [&](const matrix& m, std::size_t which, bool normalise, matrix& buffer) {
+                const double* data = y;
+                if (m.size() != 0) {
+                    if (small_maps)
+                        detail::small_n_project_transposed(
+                            y, n, d, m_weights.transposed(h, which, m), buffer);
+                    else
+                        buffer.noalias() = tokens * m.transpose();
+                    data = buffer.data();
+                }
+                return detail::shape_rows(data, n, d, normalise, no_factors, buffer);
+            };
+            q = rows(head.Q, 0, normalise_q, m_queries);
+            k = rows(head.K, 1, normalise_k, m_keys);
         }
         const Eigen::Map<const matrix> queries(q, ni, di), keys(k, ni, di);
         const bool noisy = !head.query_norm.empty() || !head.key_norm.empty();
