@@ -497,9 +497,10 @@ namespace {
 // The same map, bit for bit (a memcmp: Eigen's coefficient-wise comparison cost more than the
 // cache saved).
 bool same_bits(const matrix& kept, const matrix& m) {
+    // An empty map (the identity) has no data: memcmp must not see its null pointer.
     return kept.rows() == m.rows() && kept.cols() == m.cols() &&
-           std::memcmp(kept.data(), m.data(),
-                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0;
+           (m.size() == 0 || std::memcmp(kept.data(), m.data(),
+                                         static_cast<std::size_t>(m.size()) * sizeof(double)) == 0);
 }
 
 } // namespace
