@@ -311,7 +311,8 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
     // A frame's entropies from the logits before the softmax overwrites them: the
     // observables' own arithmetic (src/attention_entropy.hpp) on a copy of the row.
     alignas(64) double copy[padded_limit];
-    const double log_n = std::log(static_cast<double>(n));
+    // Only a frame's call needs log n: the other calls of a run skip the libm call.
+    const double log_n = entropy ? std::log(static_cast<double>(n)) : 0.0;
     auto observe = [&](const double* row, std::size_t visible, std::size_t token) {
         if (!entropy) return;
         if (n < 2) {
