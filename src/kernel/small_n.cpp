@@ -37,6 +37,15 @@ void store(double* p, const lane_vector& v) {
     std::memcpy(p, &v, sizeof v);
 }
 
+// A loaded vector kept in a register for its several uses: without this GCC folds the load
+// into each FMA that reads it (one load per use), and the pair loop below then issues more
+// loads than FMAs. An empty asm statement changes nothing of the arithmetic.
+inline void keep_in_register([[maybe_unused]] lane_vector& v) {
+#if defined(__AVX512F__)
+    asm("" : "+v"(v));
+#endif
+}
+
 // row[j] = beta <q, key_j> for j < columns (a multiple of key_chunk), the keys transposed
 // (d x stride).
 void logits_row(const double* q, const double* keys_t, std::size_t stride, std::size_t d,
@@ -78,39 +87,65 @@ void add_weighted_values(const double* w, const double* values, std::size_t coun
               load(out + u * lanes) + scale * ((sum[0][u] + sum[1][u]) + (sum[2][u] + sum[3][u])));
 }
 
-// The same for two query rows at once (their FMA chains interleave; the values are loaded
-// once), each row's sums bitwise those of add_weighted_values<V>: the same streams, the
-// same tail and the same final order.
+// One row's sums in one stream of add_weighted_values_pair(), d = V * lanes: named members,
+// not an array, so that GCC keeps them in registers (it kept arrays of vectors on the stack
+// around the loop: a store and a load of every sum per call, and a memset to zero them).
+template <std::size_t V> struct stream_sums;
+template <> struct stream_sums<1> {
+    lane_vector u0{};
+};
+template <> struct stream_sums<2> {
+    lane_vector u0{}, u1{};
+};
+
+// Key j's value row added to two rows' sums of one stream, with weights a and b.
+template <std::size_t V>
+[[gnu::always_inline]] inline void add_key(stream_sums<V>& sum0, stream_sums<V>& sum1,
+                                           const double* value, double a, double b) {
+    lane_vector x0 = load(value);
+    keep_in_register(x0);
+    sum0.u0 += a * x0;
+    sum1.u0 += b * x0;
+    if constexpr (V == 2) {
+        lane_vector x1 = load(value + lanes);
+        keep_in_register(x1);
+        sum0.u1 += a * x1;
+        sum1.u1 += b * x1;
+    }
+}
+
+// out += scale ((s0 + s1) + (s2 + s3)), add_weighted_values()'s final order.
+template <std::size_t V>
+void add_stream_sums(double* out, double scale, const stream_sums<V>& s0,
+                     const stream_sums<V>& s1, const stream_sums<V>& s2,
+                     const stream_sums<V>& s3) {
+    store(out, load(out) + scale * ((s0.u0 + s1.u0) + (s2.u0 + s3.u0)));
+    if constexpr (V == 2)
+        store(out + lanes, load(out + lanes) + scale * ((s0.u1 + s1.u1) + (s2.u1 + s3.u1)));
+}
+
+// The same for two query rows at once (their FMA chains interleave; each value is loaded
+// once for both), each row's sums bitwise those of add_weighted_values<V>: the same four
+// streams (key j in stream j mod 4), the same tail and the same final order.
 template <std::size_t V>
 void add_weighted_values_pair(const double* w0, const double* w1, const double* values,
                               std::size_t count, double scale0, double scale1, double* out0,
                               double* out1) {
-    constexpr std::size_t streams = 4;
-    lane_vector sum0[streams][V] = {}, sum1[streams][V] = {};
+    constexpr std::size_t d = V * lanes;
+    stream_sums<V> a0, a1, a2, a3, b0, b1, b2, b3;
     std::size_t j = 0;
-    for (; j + streams <= count; j += streams)
-        for (std::size_t s = 0; s < streams; ++s) {
-            const double* v = values + (j + s) * V * lanes;
-            for (std::size_t u = 0; u < V; ++u) {
-                const lane_vector value = load(v + u * lanes);
-                sum0[s][u] += w0[j + s] * value;
-                sum1[s][u] += w1[j + s] * value;
-            }
-        }
-    for (std::size_t s = 0; j < count; ++j, ++s) {
-        const double* v = values + j * V * lanes;
-        for (std::size_t u = 0; u < V; ++u) {
-            const lane_vector value = load(v + u * lanes);
-            sum0[s][u] += w0[j] * value;
-            sum1[s][u] += w1[j] * value;
-        }
+    for (; j + 4 <= count; j += 4) {
+        add_key(a0, b0, values + j * d, w0[j], w1[j]);
+        add_key(a1, b1, values + (j + 1) * d, w0[j + 1], w1[j + 1]);
+        add_key(a2, b2, values + (j + 2) * d, w0[j + 2], w1[j + 2]);
+        add_key(a3, b3, values + (j + 3) * d, w0[j + 3], w1[j + 3]);
     }
-    for (std::size_t u = 0; u < V; ++u) {
-        store(out0 + u * lanes, load(out0 + u * lanes) + scale0 * ((sum0[0][u] + sum0[1][u]) +
-                                                                   (sum0[2][u] + sum0[3][u])));
-        store(out1 + u * lanes, load(out1 + u * lanes) + scale1 * ((sum1[0][u] + sum1[1][u]) +
-                                                                   (sum1[2][u] + sum1[3][u])));
-    }
+    // At most three keys left, to streams 0, 1, 2 as add_weighted_values() adds them.
+    if (j < count) add_key(a0, b0, values + j * d, w0[j], w1[j]);
+    if (j + 1 < count) add_key(a1, b1, values + (j + 1) * d, w0[j + 1], w1[j + 1]);
+    if (j + 2 < count) add_key(a2, b2, values + (j + 2) * d, w0[j + 2], w1[j + 2]);
+    add_stream_sums(out0, scale0, a0, a1, a2, a3);
+    add_stream_sums(out1, scale1, b0, b1, b2, b3);
 }
 
 using weighted_values_pair_loop = void (*)(const double*, const double*, const double*, std::size_t,
@@ -175,7 +210,8 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
         for (std::size_t c = 0; c < d; ++c, column += stride) {
             const double a = q0[c], b = q1[c];
             for (std::size_t u = 0; u < chunk_vectors; ++u) {
-                const lane_vector key = load(column + u * lanes);
+                lane_vector key = load(column + u * lanes);
+                keep_in_register(key); // one load for both rows
                 s0[u] += a * key;
                 s1[u] += b * key;
             }
