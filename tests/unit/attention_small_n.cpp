@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace nadyn;
@@ -100,20 +101,28 @@ TEST_CASE("small-n path: beta = 0 gives the mean of the values, beta = 1e4 the n
 }
 
 TEST_CASE("small-n path: row ranges are bitwise the full call") {
-    const std::size_t n = 64, d = 16;
-    const attention_weights w = gaussian_heads(d, 2, 9);
-    state_type x = testing::uniform_start(n, d, 21);
-    for (bool causal : {false, true}) {
-        std::vector<double> full(n * d);
-        attention_kernel whole(n, d);
-        whole.compute(x.data(), w, {4.0, causal}, full.data());
-        for (std::size_t first : {0U, 5U, 31U, 63U}) {
-            const std::size_t count = std::min<std::size_t>(n - first, 17);
-            attention_kernel kernel(n, d);
-            std::vector<double> rows(n * d, -1.0);
-            kernel.compute_rows(x.data(), w, {4.0, causal}, first, count, rows.data());
-            CHECK(std::memcmp(rows.data() + first * d, full.data() + first * d,
-                              count * d * sizeof(double)) == 0);
+    // A range's rows fall into other pairs than the full call's, and its odd last row runs
+    // alone: the pair loops must give each row a lone row's arithmetic, also in the values'
+    // tail (n not a multiple of the four key streams) and off the fused 8-key logits (n = 45).
+    for (const auto& shape :
+         {std::pair<std::size_t, std::size_t>{64, 16}, {47, 16}, {46, 8}, {45, 16}, {42, 16}}) {
+        const std::size_t n = shape.first, d = shape.second;
+        CAPTURE(n);
+        CAPTURE(d);
+        const attention_weights w = gaussian_heads(d, 2, 9);
+        state_type x = testing::uniform_start(n, d, 21);
+        for (bool causal : {false, true}) {
+            std::vector<double> full(n * d);
+            attention_kernel whole(n, d);
+            whole.compute(x.data(), w, {4.0, causal}, full.data());
+            for (std::size_t first : {std::size_t{0}, std::size_t{5}, std::size_t{31}, n - 1}) {
+                const std::size_t count = std::min<std::size_t>(n - first, 17);
+                attention_kernel kernel(n, d);
+                std::vector<double> rows(n * d, -1.0);
+                kernel.compute_rows(x.data(), w, {4.0, causal}, first, count, rows.data());
+                CHECK(std::memcmp(rows.data() + first * d, full.data() + first * d,
+                                  count * d * sizeof(double)) == 0);
+            }
         }
     }
 }
