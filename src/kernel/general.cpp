@@ -121,10 +121,17 @@ detail::softmax_blocks_shape blocks_of(const kernel::call_shape& shape,
 
 bool kernel::add_general(general_workspace<double>& work, const call_shape& shape,
                          const double* queries, const double* keys, const double* values,
-                         const attention_options& options, double* out, double* entropy) {
+                         const attention_options& options, double* out, double* entropy,
+                         const detail::small_n_keys* keys_t) {
     if (options.kind == attention_kind::softmax && detail::takes_small_n(shape.n, shape.d)) {
-        detail::add_small_n_attention(queries, keys, values, shape.n, shape.d, options.beta,
-                                      options.causal, shape.first_row, shape.end_row, out, entropy);
+        if (keys_t)
+            detail::add_small_n_attention(queries, *keys_t, values, shape.n, shape.d, options.beta,
+                                          options.causal, shape.first_row, shape.end_row, out,
+                                          entropy);
+        else
+            detail::add_small_n_attention(queries, keys, values, shape.n, shape.d, options.beta,
+                                          options.causal, shape.first_row, shape.end_row, out,
+                                          entropy);
         return entropy != nullptr;
     }
     add_general_blocks(queries, keys, values, options, blocks_of(shape, options), work.logits, out);

@@ -8,6 +8,7 @@
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/detail/small_n_weights.hpp"
 #include "nadyn/weights.hpp"
+#include "small_n.hpp"
 
 #include <Eigen/Core>
 #include <omp.h>
@@ -124,7 +125,8 @@ struct call_shape {
 // maps are not identities, n x d: the operands every path reads (src/kernel/heads.cpp).
 struct head_operands {
     matrix queries, keys, values;
-    detail::small_n_weights maps; // a few tokens: the heads' maps transposed, K^T Q
+    detail::small_n_weights maps;  // a few tokens: the heads' maps transposed, K^T Q
+    detail::small_n_keys tokens_t; // a few tokens: the folded heads' keys, once per call
 };
 
 // The general path's buffers in one arithmetic: one block x n matrix of logits per thread
@@ -137,9 +139,12 @@ template <class Scalar> struct general_workspace {
 // register path of src/kernel/small_n.hpp). entropy (n, or null): each row's attention
 // entropy for a frame (attention_kernel::observe_next_call), when the path can give it;
 // returns whether it did.
+// keys_t (or null): the keys already transposed for the small-n loops (heads that share
+// their keys).
 bool add_general(general_workspace<double>& work, const call_shape& shape, const double* queries,
                  const double* keys, const double* values, const attention_options& options,
-                 double* out, double* entropy = nullptr);
+                 double* out, double* entropy = nullptr,
+                 const detail::small_n_keys* keys_t = nullptr);
 // The same in float (--precision float); the weights' denominators are summed in double.
 void add_general(general_workspace<float>& work, const call_shape& shape, const float* queries,
                  const float* keys, const float* values, const attention_options& options,

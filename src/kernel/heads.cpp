@@ -96,6 +96,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     auto cached = [&](std::size_t h, std::size_t which, const matrix& m) -> const double* {
         return small && m.size() != 0 ? shaped.maps.transposed(h, which, m) : nullptr;
     };
+    bool tokens_transposed = false; // shaped.tokens_t holds this call's tokens
 
     // One loop over the heads for both arithmetics: each head takes the symmetric path when it
     // can (its tiles have a float variant), else the general one.
@@ -113,6 +114,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
+        const detail::small_n_keys* keys_t = nullptr;
         if (small && !single && !same_keys && options.kind == attention_kind::softmax &&
             !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
             !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
@@ -122,6 +124,11 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             detail::small_n_project_transposed(
                 theta, m_n, m_d, shaped.maps.folded(h, head.Q, head.K), shaped.queries);
             q_data = shaped.queries.data();
+            if (!tokens_transposed) {
+                detail::transpose_small_n_keys(theta, m_n, m_d, shaped.tokens_t);
+                tokens_transposed = true;
+            }
+            keys_t = &shaped.tokens_t;
         } else {
             q_data = operand(tokens, head.Q, cached(h, 0, head.Q), options, head.query_norm,
                              shaped.queries);
@@ -145,7 +152,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             continue;
         }
         if (kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out,
-                                observing ? work.frame_entropy.data() : nullptr)) {
+                                observing ? work.frame_entropy.data() : nullptr, keys_t)) {
             for (const double entropy : work.frame_entropy)
                 entropy_total += entropy;
         } else {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace nadyn::detail {
 
@@ -91,12 +92,8 @@ void add_weighted_values(const double* w, const double* values, std::size_t coun
 // not an array, so that GCC keeps them in registers (it kept arrays of vectors on the stack
 // around the loop: a store and a load of every sum per call, and a memset to zero them).
 template <std::size_t V> struct stream_sums;
-template <> struct stream_sums<1> {
-    lane_vector u0{};
-};
-template <> struct stream_sums<2> {
-    lane_vector u0{}, u1{};
-};
+template <> struct stream_sums<1> { lane_vector u0{}; };
+template <> struct stream_sums<2> { lane_vector u0{}, u1{}; };
 
 // Key j's value row added to two rows' sums of one stream, with weights a and b.
 template <std::size_t V>
@@ -116,9 +113,8 @@ template <std::size_t V>
 
 // out += scale ((s0 + s1) + (s2 + s3)), add_weighted_values()'s final order.
 template <std::size_t V>
-void add_stream_sums(double* out, double scale, const stream_sums<V>& s0,
-                     const stream_sums<V>& s1, const stream_sums<V>& s2,
-                     const stream_sums<V>& s3) {
+void add_stream_sums(double* out, double scale, const stream_sums<V>& s0, const stream_sums<V>& s1,
+                     const stream_sums<V>& s2, const stream_sums<V>& s3) {
     store(out, load(out) + scale * ((s0.u0 + s1.u0) + (s2.u0 + s3.u0)));
     if constexpr (V == 2)
         store(out + lanes, load(out + lanes) + scale * ((s0.u1 + s1.u1) + (s2.u1 + s3.u1)));
@@ -339,11 +335,12 @@ std::size_t transpose_keys(const double* keys, std::size_t n, std::size_t d, dou
 
 } // namespace
 
-void add_small_n_attention(const double* queries, const double* keys, const double* values,
-                           std::size_t n, std::size_t d, double beta, bool causal,
-                           std::size_t first_row, std::size_t end_row, double* out,
-                           double* entropy) {
-    alignas(64) double keys_t[largest_d * padded_limit];
+namespace {
+
+// The rows [first_row, end_row) against keys_t (d x stride, from transpose_keys()).
+void add_rows(const double* queries, const double* keys_t, std::size_t stride, const double* values,
+              std::size_t n, std::size_t d, double beta, bool causal, std::size_t first_row,
+              std::size_t end_row, double* out, double* entropy) {
     // A frame's entropies from the logits before the softmax overwrites them: the
     // observables' own arithmetic (src/attention_entropy.hpp) on a copy of the row.
     alignas(64) double copy[padded_limit];
@@ -358,7 +355,6 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
         std::copy(row, row + visible, copy);
         entropy[token] = row_entropy(copy, visible, first_argmax(copy, visible), log_n);
     };
-    const std::size_t stride = transpose_keys(keys, n, d, keys_t);
     const weighted_values_loop weighted_values = weighted_values_for(d);
     const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
     // Two rows' logits: the second row right after the first's padded columns.
@@ -420,6 +416,34 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
         else
             add_weighted_values_any(row, values, visible, d, inverse_total, out + k * d);
     }
+}
+
+} // namespace
+
+void add_small_n_attention(const double* queries, const double* keys, const double* values,
+                           std::size_t n, std::size_t d, double beta, bool causal,
+                           std::size_t first_row, std::size_t end_row, double* out,
+                           double* entropy) {
+    alignas(64) double keys_t[largest_d * padded_limit];
+    const std::size_t stride = transpose_keys(keys, n, d, keys_t);
+    add_rows(queries, keys_t, stride, values, n, d, beta, causal, first_row, end_row, out, entropy);
+}
+
+void transpose_small_n_keys(const double* keys, std::size_t n, std::size_t d, small_n_keys& out) {
+    out.columns.resize(largest_d * padded_limit);
+    out.n = n;
+    out.d = d;
+    out.stride = transpose_keys(keys, n, d, out.columns.data());
+}
+
+void add_small_n_attention(const double* queries, const small_n_keys& keys, const double* values,
+                           std::size_t n, std::size_t d, double beta, bool causal,
+                           std::size_t first_row, std::size_t end_row, double* out,
+                           double* entropy) {
+    if (keys.n != n || keys.d != d)
+        throw std::logic_error("add_small_n_attention: the transposed keys are of another shape");
+    add_rows(queries, keys.columns.data(), keys.stride, values, n, d, beta, causal, first_row,
+             end_row, out, entropy);
 }
 
 } // namespace nadyn::detail

@@ -39,6 +39,23 @@ void add_small_n_attention(const double* queries, const double* keys, const doub
                            std::size_t first_row, std::size_t end_row, double* out,
                            double* entropy = nullptr);
 
+// Keys held the way the logits loops read them: transposed, d x stride (n padded with zeros
+// to whole chunks of keys). Heads whose keys are the same (every head with Q folded into K
+// has the tokens as its keys) share one transposition per call instead of one each: at
+// n = 64, d = 16 the strided copy cost a fifth of a head's logits.
+struct small_n_keys {
+    std::vector<double> columns;
+    std::size_t n = 0, d = 0, stride = 0;
+};
+// keys (n x d, row-major; the shape must pass takes_small_n) transposed into `out`.
+void transpose_small_n_keys(const double* keys, std::size_t n, std::size_t d, small_n_keys& out);
+// add_small_n_attention() with the keys given transposed (their n and d those of the call),
+// bitwise the same.
+void add_small_n_attention(const double* queries, const small_n_keys& keys, const double* values,
+                           std::size_t n, std::size_t d, double beta, bool causal,
+                           std::size_t first_row, std::size_t end_row, double* out,
+                           double* entropy = nullptr);
+
 // The logits beta <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
 // logits (row-major, `leading` doubles per row), by the same loops: for the per-frame
 // attention observables, whose GEMM at this size costs as much as the kernel's.
