@@ -105,7 +105,7 @@ double step_doubling_error(Stepper& probe, attention_system& system, const state
     const std::size_t n = system.model().n, d = system.model().d;
     full = x;
     half = x;
-    system.begin_step(t);
+    system.restart_step(t);
     probe.do_step(std::ref(system), full, dxdt, t, dt);
     project_directions(directions(full), system.model());
     probe.do_step(std::ref(system), half, dxdt, t, dt / 2);
@@ -116,7 +116,7 @@ double step_doubling_error(Stepper& probe, attention_system& system, const state
     system(half, half_dxdt, middle);
     probe.do_step(std::ref(system), half, half_dxdt, middle, dt / 2);
     project_directions(directions(half), system.model());
-    system.begin_step(t);
+    system.restart_step(t);
     double difference = 0.0;
     for (std::size_t i = 0; i < n * d; ++i)
         difference = std::max(difference, std::abs(full[i] - half[i]));

@@ -62,6 +62,14 @@ class attention_system {
         m_time = t;
         m_frame_attention.reset();
     }
+    // begin_step(t) again within the same step (the step-doubling probe, between a frame's
+    // evaluation and its observer): the frame's attention observables taken at t are kept,
+    // since the probe's evaluations do not observe (without this every probed frame ran the
+    // observables' own pass again).
+    void restart_step(double t) {
+        m_step_start = t;
+        m_time = t;
+    }
 
     // A frame's attention observables from the frame's own evaluation: the integrator asks
     // before the step's first evaluation at a frame, and the frame's observer takes them with

@@ -264,31 +264,33 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
 #endif
 }
 
-// exp_shifted_row() for a frame: the same weights and the same 1 / sum, bitwise (the same
-// shift, detail::exp_in_place()'s exponentials and row_sum()'s order), and from the same
-// exponentials the row's entropy over log n, bitwise what attention_observables computes
-// (detail::entropy_of_sums(), with its sums in their order): the frame's observables without
-// exponentials of their own. top: the first index of the row's largest logit.
-double exp_shifted_row_observed(double* row, std::size_t count, double largest, std::size_t top,
-                                double log_n, double& entropy) {
+// A frame's row entropy over log n from the row's exponentials, bitwise what
+// attention_observables computes (detail::row_entropy(): the same shift, the same
+// exponentials, the sums in its order, detail::entropy_of_sums()), without exponentials of
+// its own. e: the row after exp_shifted_row(), zeros written from count to the next whole
+// piece (the caller's row has room: its stride is whole chunks of keys); logits: the row's
+// logits before it (shifted in place here, room for the same padding); largest: their
+// largest, whose first index is the top key. Not inlined, so that a profile shows the
+// frames' share (bench/ensemble.py reports it).
+[[gnu::noinline]] double observed_row_entropy(double* e, double* logits, std::size_t count,
+                                              double largest, double log_n) {
     constexpr std::size_t piece = entropy_piece;
-    alignas(64) double shifted[padded_limit + piece] = {}, e[piece];
-    for (std::size_t j = 0; j < count; ++j) {
-        row[j] -= largest;
-        shifted[j] = row[j];
-    }
-    exp_in_place(row, count);
-    const double inverse_total = 1.0 / row_sum(row, count);
+    std::size_t top = 0; // first_argmax(): the first index of the largest, else 0
+    while (top < count && !(logits[top] == largest))
+        ++top;
+    if (top == count) top = 0;
+    for (std::size_t j = 0; j < count; ++j)
+        logits[j] -= largest;
+    const std::size_t padded = (count + piece - 1) / piece * piece;
+    std::fill(e + count, e + padded, 0.0);
+    std::fill(logits + count, logits + padded, 0.0);
+    const double kept = e[top];
+    e[top] = 0.0; // the top's term of rest is the 1 kept out of it; of weighted, 1 x 0
     reduction_lanes rest = {}, weighted = {};
-    for (std::size_t j0 = 0; j0 < count; j0 += piece) {
-        const std::size_t m = std::min(piece, count - j0);
-        std::copy(row + j0, row + j0 + m, e);
-        std::fill(e + m, e + piece, 0.0);
-        if (top >= j0 && top < j0 + m) e[top - j0] = 0.0; // its share of weighted is 1 x 0
-        add_entropy_piece(e, shifted + j0, rest, weighted);
-    }
-    entropy = entropy_of_sums(combine_sums(rest), combine_sums(weighted), log_n);
-    return inverse_total;
+    for (std::size_t j0 = 0; j0 < count; j0 += piece)
+        add_entropy_piece(e + j0, logits + j0, rest, weighted);
+    e[top] = kept;
+    return entropy_of_sums(combine_sums(rest), combine_sums(weighted), log_n);
 }
 
 // The same for any d (up to largest_d).
@@ -343,7 +345,7 @@ void add_rows(const double* queries, const double* keys_t, std::size_t stride, c
               std::size_t end_row, double* out, double* entropy) {
     // A frame's entropies from the logits before the softmax overwrites them: the
     // observables' own arithmetic (src/attention_entropy.hpp) on a copy of the row.
-    alignas(64) double copy[padded_limit];
+    alignas(64) double copy[2 * padded_limit];
     // Only a frame's call needs log n: the other calls of a run skip the libm call.
     const double log_n = entropy ? std::log(static_cast<double>(n)) : 0.0;
     auto observe = [&](const double* row, std::size_t visible, std::size_t token) {
@@ -382,10 +384,14 @@ void add_rows(const double* queries, const double* keys_t, std::size_t stride, c
                 logits_pair(queries + k * d, queries + (k + 1) * d, keys_t, stride, d, beta, n,
                             row0, row1, largest0, largest1);
                 if (entropy && n >= 2) {
-                    inverse0 = exp_shifted_row_observed(row0, n, largest0, first_argmax(row0, n),
-                                                        log_n, entropy[k]);
-                    inverse1 = exp_shifted_row_observed(row1, n, largest1, first_argmax(row1, n),
-                                                        log_n, entropy[k + 1]);
+                    // The logits kept for the entropy before the exponentials replace them.
+                    std::copy(row0, row0 + n, copy);
+                    std::copy(row1, row1 + n, copy + padded_limit);
+                    inverse0 = exp_shifted_row(row0, n, largest0);
+                    inverse1 = exp_shifted_row(row1, n, largest1);
+                    entropy[k] = observed_row_entropy(row0, copy, n, largest0, log_n);
+                    entropy[k + 1] =
+                        observed_row_entropy(row1, copy + padded_limit, n, largest1, log_n);
                 } else {
                     observe(row0, n, k);
                     observe(row1, n, k + 1);

@@ -5,9 +5,14 @@
 #include "test_support.hpp"
 
 #include "nadyn/attention_observables.hpp"
+#include "nadyn/integrate.hpp"
+#include "nadyn/random.hpp"
 #include "nadyn/run.hpp"
 
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
 
 using namespace nadyn;
 
@@ -46,5 +51,41 @@ TEST_CASE("every frame's attention entropy is the observables' pass on the frame
             });
             CHECK(frames >= 5);
         }
+    }
+}
+
+TEST_CASE("fixed steps: every frame takes the kernel's observables, probed frames too") {
+    // The step-error probe runs between a frame's evaluation and its observer (every 20
+    // steps): it must not drop the observables the evaluation took, or those frames pay for
+    // the observables' own pass again. Two Gaussian heads, n = 64: the small-n path observes.
+    const std::size_t n = 64, d = 16;
+    random_source source(3);
+    attention_weights weights;
+    weights.heads.clear();
+    for (int h = 0; h < 2; ++h)
+        weights.heads.push_back({testing::random_matrix(source, d, 0.25),
+                                 testing::random_matrix(source, d, 0.25),
+                                 testing::random_matrix(source, d, 0.25)});
+    for (integrator_kind kind : {integrator_kind::euler, integrator_kind::rk4}) {
+        CAPTURE(to_string(kind));
+        attention_system system({n, d, 4.0, false, scheme::pre_ln}, weights);
+        state_type x = testing::uniform_start(n, d, 9);
+        const integration_settings settings{kind, 6.0, 0.1, 1e-8, 1e-10, 5};
+        solver_statistics statistics;
+        std::size_t frames = 0, probed = 0;
+        attention_observables pass(n, d);
+        integrate(
+            system, x, settings,
+            [&](const state_type& s, const state_type&, double t, std::int64_t) {
+                ++frames;
+                if (!std::isnan(statistics.step_error)) ++probed;
+                const std::optional<attention_summary> taken = system.frame_attention(t);
+                REQUIRE(taken.has_value());
+                CHECK(taken->attention_entropy ==
+                      pass.compute(s.data(), weights, {4.0, false}).attention_entropy);
+            },
+            statistics);
+        CHECK(frames == 13);
+        CHECK(probed == 4); // steps 0, 20, 40 and 60
     }
 }
