@@ -11,25 +11,36 @@ namespace nadyn::detail {
 // The max in vectors, then the first entry equal to it (a compare-and-branch per entry does
 // not vectorise).
 std::size_t first_argmax(const double* row, std::size_t count) {
-    const double largest = max_of(row, count);
+    return first_index_of(row, count, max_of(row, count));
+}
+
+std::size_t first_index_of(const double* row, std::size_t count, double value) {
     std::size_t j = 0;
     for (; j + 8 <= count; j += 8) {
-        const auto equal = load_lanes(row + j) == largest;
+        const auto equal = load_lanes(row + j) == value;
         for (std::size_t l = 0; l < 8; ++l)
             if (equal[l]) return j + l;
     }
     for (; j < count; ++j)
-        if (row[j] == largest) return j;
+        if (row[j] == value) return j;
     return 0;
+}
+
+void add_entropy_pieces(const double* e, const double* shifted, std::size_t pieces,
+                        reduction_lanes& rest, reduction_lanes& weighted) {
+    reduction_lanes r = rest, s = weighted;
+    for (std::size_t i = 0; i < pieces * entropy_piece; i += 8) {
+        const reduction_lanes w = load_lanes(e + i);
+        r += w;
+        s += w * load_lanes(shifted + i);
+    }
+    rest = r;
+    weighted = s;
 }
 
 void add_entropy_piece(const double* e, const double* shifted, reduction_lanes& rest,
                        reduction_lanes& weighted) {
-    for (std::size_t i = 0; i < entropy_piece; i += 8) {
-        const reduction_lanes w = load_lanes(e + i);
-        rest += w;
-        weighted += w * load_lanes(shifted + i);
-    }
+    add_entropy_pieces(e, shifted, 1, rest, weighted);
 }
 
 namespace {

@@ -12,6 +12,9 @@ namespace nadyn::detail {
 // The first index of the largest of row[0..count) (ties to the lowest index; NaN entries
 // skipped, 0 when every entry is NaN).
 std::size_t first_argmax(const double* row, std::size_t count);
+// The first index j < count with row[j] == value, else 0 (first_argmax() with the largest
+// already known).
+std::size_t first_index_of(const double* row, std::size_t count, double value);
 
 // The row's entropy over log n (log_n = std::log(n), n >= 2), with the logits row[0..visible)
 // (beta included) and the index `top` of their largest: (log Z - sum_j w_j s_j) / log n with
@@ -32,5 +35,10 @@ double entropy_of_sums(double rest, double weighted, double log_n);
 inline constexpr std::size_t entropy_piece = 32;
 void add_entropy_piece(const double* e, const double* shifted, reduction_lanes& rest,
                        reduction_lanes& weighted);
+// The same over `pieces` consecutive pieces in one call, bitwise add_entropy_piece() on each
+// in turn (the same partial sums, each added to in the same order): the kernel's frame rows
+// are whole, a call per row instead of one per piece.
+void add_entropy_pieces(const double* e, const double* shifted, std::size_t pieces,
+                        reduction_lanes& rest, reduction_lanes& weighted);
 
 } // namespace nadyn::detail

@@ -275,10 +275,7 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
 [[gnu::noinline]] double observed_row_entropy(double* e, double* logits, std::size_t count,
                                               double largest, double log_n) {
     constexpr std::size_t piece = entropy_piece;
-    std::size_t top = 0; // first_argmax(): the first index of the largest, else 0
-    while (top < count && !(logits[top] == largest))
-        ++top;
-    if (top == count) top = 0;
+    const std::size_t top = first_index_of(logits, count, largest); // first_argmax()'s
     for (std::size_t j = 0; j < count; ++j)
         logits[j] -= largest;
     const std::size_t padded = (count + piece - 1) / piece * piece;
@@ -287,8 +284,7 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
     const double kept = e[top];
     e[top] = 0.0; // the top's term of rest is the 1 kept out of it; of weighted, 1 x 0
     reduction_lanes rest = {}, weighted = {};
-    for (std::size_t j0 = 0; j0 < count; j0 += piece)
-        add_entropy_piece(e + j0, logits + j0, rest, weighted);
+    add_entropy_pieces(e, logits, padded / piece, rest, weighted);
     e[top] = kept;
     return entropy_of_sums(combine_sums(rest), combine_sums(weighted), log_n);
 }
