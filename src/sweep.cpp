@@ -247,7 +247,13 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
     for (std::size_t i = 0; i < plan.runs; ++i) {
         const run_config c = e.point(i);
         const double steps = double(step_count(c.integration.T, c.integration.dt));
-        plan.flops += 4.0 * double(c.n) * double(c.n) * double(c.d) *
+        // Per head and evaluation: the logits and the weighted values (4 n^2 d), and with
+        // weights the projections of queries, keys and values (6 n d^2).
+        const double n = double(c.n), d = double(c.d);
+        const bool projects =
+            c.weights.family != weights_family::identity || c.weights.value != value_family::same;
+        plan.flops += double(c.weights.heads) *
+                      (4.0 * n * n * d + (projects ? 6.0 * n * d * d : 0.0)) *
                       evaluations_per_step(c.integration.kind) * steps;
         largest = std::max(largest, run_bytes(c));
     }
