@@ -582,8 +582,9 @@ def profile_case(build, n, d, steps, dt):
 def perf_profile(command, rows_wanted=12, children=()):
     """perf's profile of command(workdir) (a list, run in a temporary directory) as (share,
     symbol) rows of self time, the first rows_wanted; with `children`, a second list of
-    (share, name) for the given symbols' total time (theirs and their callees'). None when
-    perf is missing or not permitted."""
+    (share, name) for the given symbols' total time (theirs and their callees'), or for a
+    tuple of symbols the sum of their self times. None when perf is missing or not
+    permitted."""
     if not shutil.which("perf"):
         return None
     with tempfile.TemporaryDirectory(prefix="nadyn-perf-") as work:
@@ -597,16 +598,24 @@ def perf_profile(command, rows_wanted=12, children=()):
         totals = subprocess.run(["perf", "report", "-i", data, "--stdio", "--children",
                                  "--sort", "symbol", "-g", "none"],
                                 capture_output=True, text=True).stdout if children else ""
-    rows = []
+    rows, self_shares = [], {}
     for line in report.splitlines():
         m = re.match(r"\s*([0-9.]+)%\s+\[[.k]\]\s+(.*)", line)
-        if m and len(rows) < rows_wanted:
+        if m:
             symbol = re.sub(r"\(anonymous namespace\)::", "", m.group(2).split("  ")[0].strip())
-            rows.append((float(m.group(1)), symbol))
+            self_shares[symbol.split("(")[0]] = self_shares.get(symbol.split("(")[0], 0.0) + \
+                float(m.group(1))
+            if len(rows) < rows_wanted:
+                rows.append((float(m.group(1)), symbol))
     if not children:
         return rows or None
     shares = []
     for name, symbol in children:
+        if isinstance(symbol, tuple):
+            # A set of functions by their self time: the call graph of an optimised build
+            # (no frame pointers) loses callers, so "and its callees" is not reliable there.
+            shares.append((sum(self_shares.get(s, 0.0) for s in symbol), name))
+            continue
         share = None
         for line in totals.splitlines():
             m = re.match(r"\s*([0-9.]+)%\s+[0-9.]+%\s+\[[.k]\]\s+(.*)", line)

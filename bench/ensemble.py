@@ -145,7 +145,10 @@ def time_peer(batch, steps, heads):
 PARTS = [("the attention of the dynamics (`attention_kernel::compute_rows`)",
           "nadyn::attention_kernel::compute_rows"),
          ("the frames' attention entropy, taken inside the frame's evaluation from its "
-          "exponentials (`observed_row_entropy`)", "nadyn::detail::observed_row_entropy"),
+          "exponentials (self time of `observed_row_entropy` and what it calls: "
+          "`add_entropy_pieces`, `entropy_of_sums`, libm's `log`)",
+          ("nadyn::detail::observed_row_entropy", "nadyn::detail::add_entropy_pieces",
+           "nadyn::detail::entropy_of_sums", "__ieee754_log_fma", "__ieee754_log")),
          ("the exponentials of the dynamics' softmax rows (`exp_shifted_row`)",
           "nadyn::detail::exp_shifted_row")]
 
@@ -168,8 +171,8 @@ def profile_lines(profile, ratio):
     rows, parts = profile
     lines = ["## Where an 8-head run's time goes", "",
              "`perf record` of `nadyn sweep` over the 8-head case (a quarter of the runs, side "
-             "by side as above): the parts' total time (the function and what it calls), then "
-             "self time per function.", "", "| share | part |", "|---|---|"]
+             "by side as above): the parts' total time (the function and what it calls; where "
+             "functions are named, the sum of their self times), then self time per function.", "", "| share | part |", "|---|---|"]
     for share, name in parts:
         lines.append(f"| {'?' if share is None else f'{share:.1f}%'} | {name} |")
     lines += ["", "| share | function |", "|---|---|"]
@@ -187,7 +190,8 @@ def profile_lines(profile, ratio):
             f"attention alone is {alone:.2f}x, {without_exp:.2f}x without its exponentials "
             f"(n^2 = {N * N} per head and evaluation, which the roofline does not count: each "
             f"costs about 15 vector operations per 8 values against 2 d = {2 * D} flops per "
-            f"logit); the frames' attention entropy (about 100 frames, taken inside the "
+            f"logit; the roofline counts three projections, and folding Q into K leaves two); "
+            f"the frames' attention entropy (about 100 frames, taken inside the "
             f"frames' evaluations) adds {observed:.0f}% of the run and the rest (the step, the "
             f"rates, the step-error probe's evaluations, the frames' other observables, the "
             f"file) {max(100.0 - attention, 0.0):.0f}%. "
