@@ -54,6 +54,16 @@ void draw_progress(const sweep_progress& p) {
     std::fflush(stderr);
 }
 
+// A resume that found runs marked complete whose results are not the ones written (a disk
+// that filled up, a file edited by hand) ran them again: say so.
+void warn_distrusted(const sweep_summary& summary) {
+    if (summary.distrusted == 0) return;
+    std::fprintf(stderr,
+                 "nadyn: %zu runs were marked complete but their results in the file did not "
+                 "match their checksums; they were run again\n",
+                 summary.distrusted);
+}
+
 std::string default_sweep_name(const std::string& experiment_path) {
     return std::filesystem::path(experiment_path).stem().string() + ".h5";
 }
@@ -98,6 +108,7 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
                                  : o.out.empty()   ? default_sweep_name(o.experiment_path)
                                                    : o.out;
         if (bar) std::fprintf(stderr, "\n");
+        warn_distrusted(summary);
         std::printf("%s: %zu runs complete, %zu interrupted, %zu failed, %zu already done "
                     "(%d ranks computing, %d side by side each), %.3f s\n"
                     "rank 0: %.3f s writing, %.3f s receiving, %.3f s waiting for workers\n"
@@ -187,6 +198,7 @@ command add_sweep(CLI::App& app) {
             summary = run_sweep(e, path, options);
         }
         if (bar) std::fprintf(stderr, "\n");
+        warn_distrusted(summary);
         const bool interrupted = sweep_stop.load() || summary.interrupted > 0;
         std::printf("%s: %zu runs complete, %zu interrupted, %zu failed, %zu already done "
                     "(%d side by side), %.3f s\n%s %s\n",

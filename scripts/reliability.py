@@ -701,7 +701,7 @@ class Report:
             check(not bad, "frames %s unreadable or torn" % bad[:5])
             mags = t.series["particles/tokens/magnitude/value"]
             check(bool(np.all(np.isfinite(mags))), "magnitudes not finite")
-            m = re.search(r"the (\d+) frames written", res.err)
+            m = re.search(r"frames written so far \((\d+)\)", res.err)
             reported = int(m.group(1)) if m else None
             check(reported is None or reported == t.frames,
                   "stderr says %s frames, the file holds %d" % (reported, t.frames))
@@ -744,6 +744,197 @@ class Report:
             base + ["--threads", "K"]) + " for K = 1, 2, 3", "0, 0, 0", ", ".join(statuses),
             "(empty)", frames, lost, check.problems))
 
+    # ---- 10-15. faults of the output file -----------------------------------------------
+
+    SWEEP = ("[run]\nn = 64\nd = 16\nT = 10\ndt = 0.01\nevery = 50\nweights = \"gaussian\"\n"
+             "positions = \"all\"\n[sweep]\nseed = { range = [1, 4] }\n"
+             "scheme = [\"pre-ln\", \"peri-ln\", \"post-ln\"]\n")
+
+    @staticmethod
+    def sweep_arrays(path):
+        with h5py.File(path, "r") as f:
+            return {k: f[k][()] for k in f if k not in ("wall_time",) and
+                    isinstance(f[k], h5py.Dataset) and f[k].dtype.kind in "fiu"}
+
+    def sweep_disk_full(self):
+        check = Check()
+        cwd = self.case_dir("sweep_full")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write(self.SWEEP)
+        ref = self.runner.run(["sweep", "e.toml", "--out", "ref.h5", "--quiet"], cwd)
+        check(ref.status == 0, "reference sweep: exit %s" % status_text(ref.status))
+        command = ("trap '' XFSZ; ulimit -f 2048; exec %s sweep e.toml --out s.h5 --quiet"
+                   % self.runner.nadyn)
+        res = self.runner.run_shell(command, cwd)
+        one_line_refusal(check, res, ["no space", "s.h5", "--resume"], status=1)
+        frames, lost = "—", "—"
+        try:
+            with h5py.File(os.path.join(cwd, "s.h5"), "r") as f:
+                status, written = f["status"][()].ravel(), f["frames"][()].ravel()
+                mean_cos = f["mean_cos"][()].reshape(len(status), -1)
+            complete = [i for i in range(len(status)) if status[i] == 1]
+            bad = [i for i in complete if written[i] != 21 or
+                   not np.all(np.isfinite(mean_cos[i]))]
+            check(not bad, "runs %s marked complete without their data" % bad)
+            resumed = self.runner.run(["sweep", "--resume", "s.h5", "--quiet"], cwd)
+            check(resumed.status == 0, "--resume: exit %s" % status_text(resumed.status))
+            a, b = self.sweep_arrays(os.path.join(cwd, "ref.h5")), \
+                self.sweep_arrays(os.path.join(cwd, "s.h5"))
+            differing = [k for k in a if not np.array_equal(a[k], b.get(k), equal_nan=True)]
+            check(not differing, "resumed sweep differs from the uninterrupted one in %s"
+                  % differing)
+            frames = "%d of 12 runs kept; resumed: 12, bitwise the uninterrupted sweep" \
+                % len(complete)
+            lost = str(len(bad))
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("10 sweep runs out of space (ulimit -f 2048 = 2 MiB), then --resume",
+                     self.runner.show(command.replace(self.runner.nadyn, "nadyn")), "1",
+                     status_text(res.status), first_line(res.err), frames, lost,
+                     check.problems))
+
+    def force_not_regular(self):
+        check = Check()
+        cwd = self.case_dir("force_special")
+        fifo = os.path.join(cwd, "fifo")
+        os.mkfifo(fifo)
+        targets = [fifo]
+        device = os.path.join(cwd, "null")
+        try:
+            os.mknod(device, 0o666 | 0o020000, os.makedev(1, 3))  # a copy of /dev/null
+            targets.append(device)
+        except OSError:
+            pass
+        got = []
+        for target in targets:
+            before = os.lstat(target)
+            res = self.runner.run(["simulate", "--T", "1", "--out", target, "--force"], cwd)
+            got.append(status_text(res.status))
+            one_line_refusal(check, res, ["not a regular file"])
+            after = os.lstat(target) if os.path.lexists(target) else None
+            check(after is not None and after.st_ino == before.st_ino and
+                  after.st_mode == before.st_mode, "%s was removed or replaced" % target)
+        self.add(Row("11 --force on a device or FIFO (a copy of /dev/null)",
+                     "nadyn simulate --out null --force (and --out fifo)", "2",
+                     ", ".join(got), first_line(res.err), "—", "0 (left alone)",
+                     check.problems))
+
+    def two_writers(self):
+        check = Check()
+        cwd = self.case_dir("two_writers")
+        args = ["simulate", "--n", "256", "--d", "16", "--T", "3", "--quiet", "--out", "x.h5"]
+        outcomes = []
+        for force in (False, True):
+            for _ in range(3):
+                if not force and os.path.exists(os.path.join(cwd, "x.h5")):
+                    os.remove(os.path.join(cwd, "x.h5"))
+                started = time.monotonic()
+                a = self.runner.start(args + (["--force"] if force else []), cwd)
+                b = self.runner.start(args + (["--force"] if force else []), cwd)
+                ra = self.runner.finish(a, args, started)
+                rb = self.runner.finish(b, args, started)
+                outcomes.append("%s/%s" % (status_text(ra.status), status_text(rb.status)))
+                for r in (ra, rb):
+                    check(r.status in (0, 2), "exit %s" % status_text(r.status))
+                    if r.status == 2:
+                        one_line_refusal(check, r, [])
+                check(0 in (ra.status, rb.status), "neither run wrote the file")
+                try:
+                    t = Trajectory(os.path.join(cwd, "x.h5"))
+                    check(t.status == "complete" and t.frames == 101,
+                          "file %s with %d frames" % (t.status, t.frames))
+                except Exception as e:  # noqa: BLE001
+                    check(False, "file unreadable: %s" % e)
+        self.add(Row("12 two runs, same --out (3 times without --force, 3 with)",
+                     "nadyn simulate ... --out x.h5 & nadyn simulate ... --out x.h5",
+                     "0 and 2 (or 0 and 0 one after the other)", ", ".join(outcomes),
+                     "being written by another process", "101 each time", "0",
+                     check.problems))
+
+    def resume_live(self):
+        check = Check()
+        cwd = self.case_dir("resume_live")
+        args = ["simulate", "--n", "1024", "--d", "16", "--T", "400", "--every", "1",
+                "--out", "live.h5", "--quiet"]
+        started = time.monotonic()
+        writer = self.runner.start(args, cwd)
+        path = os.path.join(cwd, "live.h5")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (os.path.exists(path) and
+                                                   os.path.getsize(path) > 300000):
+            time.sleep(0.05)
+        res = self.runner.run(["simulate", "--resume", "live.h5", "--T", "500"], cwd)
+        one_line_refusal(check, res, ["being written by another process"])
+        writer.send_signal(signal.SIGINT)
+        w = self.runner.finish(writer, args, started)
+        check(w.status == 130, "the writer: exit %s" % status_text(w.status))
+        frames = "—"
+        try:
+            t = Trajectory(path)
+            check(t.status == "interrupted", "status %r" % t.status)
+            bad = unit_norm_problems(t)
+            check(not bad, "frames %s torn" % bad[:5])
+            frames = "%d, all whole" % t.frames
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("13 --resume of a file a run is still writing (SWMR)",
+                     "nadyn simulate --resume live.h5 --T 500", "2", status_text(res.status),
+                     first_line(res.err), frames, "0", check.problems))
+
+    def header_limits(self):
+        check = Check()
+        cwd = self.case_dir("header_limits")
+        statuses = set()
+        for kib in range(16, 641, 16):
+            out = "l%d.h5" % kib
+            res = self.runner.run_shell(
+                "trap '' XFSZ; ulimit -f %d; exec %s simulate --n 64 --d 16 --weights gaussian "
+                "--T 2 --out %s --quiet" % (kib, self.runner.nadyn, out), cwd)
+            statuses.add(status_text(res.status))
+            check(res.status in (1, 2), "%d KiB: exit %s" % (kib, status_text(res.status)))
+            check(res.err.count("\n") == 1, "%d KiB: %d lines on stderr"
+                  % (kib, res.err.count("\n")))
+            if os.path.exists(os.path.join(cwd, out)):
+                try:
+                    t = Trajectory(os.path.join(cwd, out))
+                    check(t.status == "failed" and t.frames >= 1,
+                          "%d KiB: file %s with %d frames" % (kib, t.status, t.frames))
+                except Exception as e:  # noqa: BLE001
+                    check(False, "%d KiB: file unreadable: %s" % (kib, e))
+        self.add(Row("14 file size limit 16, 32, ..., 640 KiB: header and first frames",
+                     "ulimit -f K; nadyn simulate --n 64 --d 16 --weights gaussian --T 2",
+                     "1 or 2", ", ".join(sorted(statuses)), "no space ... (one line)",
+                     "no file, or whole frames", "0", check.problems))
+
+    def early_kill(self):
+        check = Check()
+        cwd = self.case_dir("early_kill")
+        outcomes = {}
+        for delay in (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08):
+            path = os.path.join(cwd, "k.h5")
+            if os.path.exists(path):
+                os.remove(path)
+            proc = self.runner.start(["simulate", "--n", "64", "--d", "16", "--weights",
+                                      "gaussian", "--out", "k.h5", "--quiet"], cwd)
+            time.sleep(delay)
+            proc.kill()
+            proc.communicate()
+            if not os.path.exists(path):
+                outcomes["no file"] = outcomes.get("no file", 0) + 1
+                continue
+            res = self.runner.run(["simulate", "--T", "1", "--out", "k.h5", "--quiet"], cwd)
+            key = "new run: exit %s" % status_text(res.status)
+            outcomes[key] = outcomes.get(key, 0) + 1
+            if res.status != 0:
+                # Refused only when the killed run had written a frame.
+                check("already exists" in res.err, "refused: %s" % first_line(res.err))
+                check(Trajectory(path).frames >= 1, "refused a file without a frame")
+        self.add(Row("15 SIGKILL in the first 5-80 ms, then a new run with the same --out",
+                     "nadyn simulate --out k.h5 (killed); nadyn simulate --out k.h5",
+                     "0 unless a frame was written", ", ".join(
+                         "%s × %d" % kv for kv in sorted(outcomes.items())),
+                     "(empty)", "—", "0", check.problems))
+
     # ---- everything ---------------------------------------------------------------------
 
     def run_all(self):
@@ -777,6 +968,12 @@ class Report:
         self.bad_simulate("n = 1e8, d = 1e5", ["--n", "100000000", "--d", "100000"],
                           ["GiB"], scenario="8 memory estimate")
         self.threads()
+        self.sweep_disk_full()
+        self.force_not_regular()
+        self.two_writers()
+        self.resume_live()
+        self.header_limits()
+        self.early_kill()
 
 
 def cell(text):

@@ -1,6 +1,7 @@
 #include "nadyn/h5md.hpp"
 
 #include "nadyn/detail/hdf5.hpp"
+#include "nadyn/detail/output_claim.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/scheme.hpp"
@@ -197,30 +198,11 @@ const char* to_string(run_status status) {
 
 namespace {
 
-// Refuses a frame that might not fit: HDF5 cannot recover a file whose write failed half-way
-// (its superblock may then point past the end), so the run stops while the file is whole,
-// keeping room for the end-of-run attributes. Counts the free space of the file system and
-// the process's file size limit (ulimit -f).
-void ensure_space(const std::string& path, std::uintmax_t frame, std::size_t frames) {
-    const std::uintmax_t needed = 2 * frame + (std::uintmax_t{256} << 10);
-    std::uintmax_t available = std::numeric_limits<std::uintmax_t>::max();
-    std::error_code ec;
-    const auto parent = std::filesystem::absolute(path, ec).parent_path();
-    struct statvfs fs {};
-    if (!ec && statvfs(parent.c_str(), &fs) == 0)
-        available = std::uintmax_t(fs.f_bavail) * std::uintmax_t(fs.f_frsize);
-    struct rlimit limit {};
-    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-        const std::uintmax_t size = std::filesystem::file_size(path, ec);
-        const std::uintmax_t room = ec || size >= limit.rlim_cur ? 0 : limit.rlim_cur - size;
-        available = std::min(available, room);
-    }
-    if (available < needed)
-        throw io_error("no space left for another frame of '" + path + "' (" +
-                       std::to_string(available >> 10) + " KiB free, about " +
-                       std::to_string(needed >> 10) + " KiB needed); the " +
-                       std::to_string(frames) + " frames written so far are intact");
-}
+// Room HDF5 may need beyond a write's payload (object headers, chunk indexes, the heap of
+// attribute strings); the reservations add it to every write (output_claim.hpp says why).
+constexpr std::uintmax_t metadata_margin = std::uintmax_t{256} << 10;
+// The end-of-run attributes: a few hundred bytes, well inside a frame's margin.
+constexpr std::uintmax_t finish_margin = std::uintmax_t{64} << 10;
 
 } // namespace
 
@@ -250,11 +232,14 @@ struct trajectory_writer::impl {
     }
 
     // Writes the header, the box and the empty series of a new file.
-    static std::unique_ptr<impl> create(hdf5_file file, const trajectory_layout& layout);
+    static std::unique_ptr<impl> create(hdf5_file& file, const trajectory_layout& layout);
 };
 
 std::unique_ptr<trajectory_writer::impl>
-trajectory_writer::impl::create(hdf5_file file, const trajectory_layout& layout) {
+trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout) {
+    // On disk at once, so that a run killed from here on leaves an HDF5 file that
+    // holds_no_results recognises as empty (rather than bytes no reader opens).
+    file.flush();
     file.write_attribute("status", std::string(to_string(run_status::running)));
 
     hdf5_group h5md = file.create_group("h5md");
@@ -318,25 +303,38 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
                                      bool overwrite)
     : m_path(path) {
     validate(layout);
-    std::error_code ec;
-    if (!overwrite && std::filesystem::exists(path, ec))
-        throw input_error("output file '" + path +
-                          "' already exists; pass --force to overwrite it");
-    hdf5_file file = hdf5_file::create(path, overwrite, layout.swmr);
+    m_claim = std::make_unique<detail::output_claim>(
+        detail::output_claim::create(path, overwrite, detail::holds_no_results));
+    m_replaced_empty = m_claim->replaced_empty();
+    try {
+        m_claim->reserve(metadata_margin, "no space for the header of '" + path + "'");
+    } catch (const io_error&) {
+        if (m_claim->created()) m_claim->remove_file();
+        throw;
+    }
+    // The claim created or holds the file: HDF5 truncates it, which returns the blocks just
+    // reserved, so they are reserved again before the header is written.
+    hdf5_file file = hdf5_file::create(path, layout.swmr);
     m_swmr = layout.swmr;
     try {
-        m_impl = impl::create(std::move(file), layout);
+        m_claim->reserve(metadata_margin, "no space for the header of '" + path + "'");
+        m_impl = impl::create(file, layout);
     } catch (...) {
-        // Every handle is closed by now (impl::create's locals are gone), so the file can go:
-        // a half-written header is worse than no file.
+        // The handles are closed (impl::create's locals are gone, and the file here), so the
+        // file can go: a half-written header is worse than no file. Only the file this
+        // writer truncated or created, never whatever the path names by now.
+        m_impl.reset();
         file.close();
-        std::remove(path.c_str());
+        m_claim->remove_file();
         throw;
     }
 }
 
 std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& path,
                                                              std::size_t keep_frames, bool swmr) {
+    // Refused while another process writes it (a run still going, in SWMR mode or not).
+    auto claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
+    claim->reserve(metadata_margin, "no space to reopen '" + path + "'");
     hdf5_file file = hdf5_file::open_read_write(path, true);
     const bool swmr_possible = file.supports_swmr();
     auto open_series = [&](const std::string& group) {
@@ -361,6 +359,7 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
     file.write_attribute("status", std::string(to_string(run_status::running)));
     file.flush();
     std::unique_ptr<trajectory_writer> writer(new trajectory_writer());
+    writer->m_claim = std::move(claim);
     writer->m_path = path;
     writer->m_frames = keep_frames;
     writer->m_swmr = swmr && swmr_possible; // a --no-swmr file keeps the 1.8 format
@@ -376,7 +375,17 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
 
 trajectory_writer::~trajectory_writer() = default;
 
+void trajectory_writer::discard() noexcept {
+    if (m_frames > 0) return;
+    m_impl.reset();
+    if (m_claim) m_claim->remove_file();
+}
+
 void trajectory_writer::write_parameters(const parameter_list& parameters) {
+    std::uintmax_t bytes = metadata_margin;
+    for (const auto& [name, value] : parameters.entries())
+        bytes += 64 + name.size() + to_display_string(value).size();
+    m_claim->reserve(bytes, "no space for the parameters of '" + m_path + "'");
     for (const auto& [name, value] : parameters.entries())
         m_impl->parameters.write_attribute(name, value);
     m_impl->file.flush();
@@ -386,6 +395,10 @@ void trajectory_writer::write_parameter_descriptions(
     const std::vector<std::pair<std::string, std::string>>& descriptions) {
     if (m_swmr_started)
         throw std::logic_error("trajectory_writer::write_parameter_descriptions after a frame");
+    std::uintmax_t bytes = metadata_margin;
+    for (const auto& [name, description] : descriptions)
+        bytes += 64 + name.size() + description.size();
+    m_claim->reserve(bytes, "no space for the parameters of '" + m_path + "'");
     hdf5_group group = m_impl->parameters.has(parameter_descriptions_group)
                            ? m_impl->parameters.open_group(parameter_descriptions_group)
                            : m_impl->parameters.create_group(parameter_descriptions_group, true);
@@ -397,6 +410,8 @@ void trajectory_writer::write_parameter_descriptions(
 void trajectory_writer::write_parameter_matrix(const std::string& name, std::size_t rows,
                                                std::size_t cols, const double* data,
                                                std::size_t stack) {
+    m_claim->reserve(metadata_margin + std::uintmax_t{rows} * cols * sizeof(double),
+                     "no space for the parameter '" + name + "' of '" + m_path + "'");
     if (m_impl->parameters.has(name)) m_impl->parameters.remove(name);
     std::vector<hsize_t> shape{rows};
     if (stack != 0) shape = {stack, rows / stack};
@@ -428,7 +443,13 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
                                     " observable values for " + std::to_string(expected) +
                                     " observables");
     if (!r || (f.position && !theta)) throw std::invalid_argument("write_frame: null frame data");
-    ensure_space(m_path, f.frame_bytes(), m_frames);
+    try {
+        m_claim->reserve(2 * f.frame_bytes() + metadata_margin,
+                         "no space left for another frame of '" + m_path + "'");
+    } catch (const io_error& error) {
+        throw io_error(std::string(error.what()) + "; the frames written so far (" +
+                       std::to_string(m_frames) + ") are intact");
+    }
     if (m_swmr && !m_swmr_started) {
         f.file.flush();
         f.file.start_swmr_write();
@@ -456,6 +477,10 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
 
 void trajectory_writer::finish(run_status status, const parameter_list& statistics) {
     if (!m_impl) throw std::logic_error("trajectory_writer::finish called twice");
+    // Within what the last frame reserved, unless the file has no frame yet.
+    m_claim->reserve(finish_margin, "no space to close '" + m_path + "' (its frames, " +
+                                        std::to_string(m_frames) +
+                                        ", are intact; its status stays 'running')");
     if (m_swmr_started) {
         // SWMR forbids attribute writes: end it by closing every handle, then reopen.
         m_impl.reset();
@@ -495,8 +520,22 @@ trajectory_reader::trajectory_reader(const std::string& path) {
     auto not_trajectory = [&](const std::string& why) {
         return input_error("'" + path + "' is not a nadyn trajectory file (" + why + ")");
     };
-    if (!hdf5_file::is_hdf5(path)) throw not_trajectory("not an HDF5 file");
-    m_file = std::make_unique<hdf5_file>(hdf5_file::open_read_only(path));
+    if (!hdf5_file::is_hdf5(path)) {
+        std::error_code ec;
+        if (std::filesystem::file_size(path, ec) == 0 && !ec)
+            throw not_trajectory("it is empty: the run that created it, if any, stopped before "
+                                 "writing; a new run with this output replaces it");
+        throw not_trajectory("not an HDF5 file");
+    }
+    try {
+        m_file = std::make_unique<hdf5_file>(hdf5_file::open_read_only(path));
+    } catch (const io_error&) {
+        if (detail::holds_no_results(path))
+            throw input_error("'" + path +
+                              "' holds no frame: the run that created it stopped before its "
+                              "first frame (a new run with this output replaces it)");
+        throw;
+    }
     const hdf5_file& file = *m_file;
     if (!file.has(std::string(magnitude_path) + "/value"))
         throw not_trajectory("no /particles/tokens/magnitude");
@@ -659,6 +698,82 @@ std::optional<std::vector<double>> trajectory_reader::parameter_matrix(const std
     if (rows) *rows = matrix.rows;
     if (cols) *cols = matrix.cols;
     return std::move(matrix.values);
+}
+
+namespace {
+
+bool file_holds_no_results(const hdf5_file& file) {
+    if (file.children().empty()) return true; // killed right after its creation
+    const auto kind = file.read_attribute("nadyn_kind");
+    if (kind && std::holds_alternative<std::string>(*kind) &&
+        std::get<std::string>(*kind) == "sweep") {
+        if (!file.has("status")) return true; // its datasets were not all created
+        const hdf5_dataset status = file.open_dataset("status");
+        std::size_t runs = 1;
+        for (const hsize_t length : status.shape())
+            runs *= length;
+        std::vector<signed char> outcomes(runs);
+        if (runs > 0) status.read_all(H5T_NATIVE_SCHAR, outcomes.data());
+        return std::all_of(outcomes.begin(), outcomes.end(), [](signed char s) { return s == 0; });
+    }
+    if (!file.has("h5md/creator")) return false;
+    const auto creator = file.open_group("h5md/creator").read_attribute("name");
+    if (!creator || !std::holds_alternative<std::string>(*creator) ||
+        std::get<std::string>(*creator) != "nadyn")
+        return false;
+    const std::string values = std::string(magnitude_path) + "/value";
+    if (!file.has(values)) return true; // the header was not complete
+    const auto shape = file.open_dataset(values).shape();
+    return !shape.empty() && shape[0] == 0;
+}
+
+// A copy of a small file in the temporary directory, removed with this object.
+struct temporary_copy {
+    std::string path;
+    explicit temporary_copy(const std::string& from) {
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "nadyn-check-XXXXXX").string();
+        const int fd = ::mkstemp(pattern.data());
+        if (fd < 0) return;
+        ::close(fd);
+        std::error_code ec;
+        std::filesystem::copy_file(from, pattern, std::filesystem::copy_options::overwrite_existing,
+                                   ec);
+        if (ec) {
+            ::unlink(pattern.c_str());
+            return;
+        }
+        path = pattern;
+    }
+    ~temporary_copy() {
+        if (!path.empty()) ::unlink(path.c_str());
+    }
+    temporary_copy(const temporary_copy&) = delete;
+    temporary_copy& operator=(const temporary_copy&) = delete;
+};
+
+} // namespace
+
+bool detail::holds_no_results(const std::string& path) {
+    try {
+        const auto guard = detail::hdf5_lock();
+        if (!hdf5_file::is_hdf5(path)) return false;
+        try {
+            return file_holds_no_results(hdf5_file::open_read_only(path));
+        } catch (const io_error&) {
+        }
+        // A writer killed before its first frame leaves the file marked open for writing
+        // (not in SWMR mode), which no reader opens. Clearing the mark changes the file, so
+        // a copy is cleared and read instead: small, as such a file is.
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec || size > (std::uintmax_t{64} << 20)) return false;
+        const temporary_copy copy(path);
+        if (copy.path.empty()) return false;
+        return file_holds_no_results(hdf5_file::open_read_write(copy.path, true));
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 std::optional<matrix_data> read_matrix_dataset(const std::string& path, const std::string& name,

@@ -549,7 +549,7 @@ hdf5_id writer_access(const std::string& what, H5F_libver_t format) {
 
 } // namespace
 
-hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_format) {
+hdf5_file hdf5_file::create(const std::string& path, bool swmr_format) {
     const auto guard = hdf5_lock();
     silence_errors();
     const std::string what = "cannot create output file '" + path + "'";
@@ -557,8 +557,7 @@ hdf5_file hdf5_file::create(const std::string& path, bool truncate, bool swmr_fo
     // d in the thousands, many parameters) densely, where the default format fails; files
     // stay readable by HDF5 1.8 and later. SWMR needs the 1.10 format.
     const hdf5_id access = writer_access(what, swmr_format ? H5F_LIBVER_V110 : H5F_LIBVER_V18);
-    const hid_t id =
-        H5Fcreate(path.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get());
+    const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
     if (id < 0) throw io_error(what + ": " + creation_failure(path));
     return {hdf5_id(id, H5Fclose), path, "/"};
 }
@@ -579,11 +578,22 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
     const auto guard = hdf5_lock();
     if (!is_hdf5(path)) throw input_error("'" + path + "' is not an HDF5 file");
     hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
+    const std::string first = hdf5_reason();
     // A file being written in SWMR mode, or left so by a writer that was killed, opens as a
     // SWMR reader: the frames flushed so far are consistent.
-    if (id < 0) id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
-    if (id < 0) throw io_error("cannot open '" + path + "': " + hdf5_reason());
-    return {hdf5_id(id, H5Fclose), path, "/"};
+    id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
+    const std::string second = hdf5_reason();
+    // Marked open for writing, but not in SWMR mode: a writer that is still writing its
+    // header, or one that was stopped before its first frame.
+    if (first.find("already open for write") != std::string::npos ||
+        second.find("not already open for SWMR writing") != std::string::npos)
+        throw io_error("cannot open '" + path +
+                       "': it is marked open for writing by a run that has not written a frame "
+                       "(still starting, or stopped before its first frame; a new run with the "
+                       "same output replaces such a file, and h5clear -s clears the mark)");
+    throw io_error("cannot open '" + path + "': " + second);
 }
 
 void hdf5_file::start_swmr_write() {

@@ -74,11 +74,9 @@ void reduced_run::write_file(const std::string& path, const std::vector<reduced_
     layout.scheme = std::string(info(id).name);
     layout.observable_names = {"mean_cos", "gap", "velocity", "r_mean"};
     std::unique_ptr<trajectory_writer> writer;
-    try {
-        writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
-    } catch (const io_error& e) {
-        throw input_error(e.what());
-    }
+    // A path that cannot be used is an input_error (the claim's checks); a disk that cannot
+    // take the header is an io_error.
+    writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
     parameter_list params;
     params.set("model", std::string("reduced"));
     params.set("scheme", layout.scheme);
@@ -98,7 +96,12 @@ void reduced_run::write_file(const std::string& path, const std::vector<reduced_
     params.set("compiler", std::string(compiler()));
     params.set("compiler_flags", std::string(compiler_flags()));
     params.set("build_type", std::string(build_type()));
-    writer->write_parameters(params);
+    try {
+        writer->write_parameters(params);
+    } catch (const io_error&) {
+        writer->discard(); // a header without its parameters is no use
+        throw;
+    }
     std::int64_t step = 0;
     for (const auto& s : result)
         writer->write_frame(step++, s.t, nullptr, &s.r, {1.0 - s.u, s.u, s.velocity, s.r});

@@ -1,5 +1,7 @@
 #include "nadyn/run.hpp"
 
+#include "nadyn/detail/output_claim.hpp"
+
 #include "nadyn/attention_observables.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/detail/utc_now.hpp"
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nadyn {
@@ -72,11 +75,18 @@ std::string reserve_output_name(const run_config& c, const std::string& director
 void check_output_path(const std::string& path, bool overwrite) {
     if (path.empty())
         throw input_error("the output file name is empty (omit --out for a new descriptive name)");
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
+    // The claim repeats these checks atomically when the file is created; here they fail
+    // before any work is done.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;
+    if (S_ISDIR(st.st_mode))
         throw input_error("output file '" + path +
                           "' is a directory; give a file name (for example '" + path + "/run.h5')");
-    if (!overwrite && std::filesystem::exists(path, ec))
+    if (!S_ISREG(st.st_mode))
+        throw input_error("output file '" + path +
+                          "' is not a regular file (a device, FIFO or socket); nadyn writes "
+                          "(and --force replaces) only regular files");
+    if (!overwrite && st.st_size > 0 && !detail::holds_no_results(path))
         throw input_error("output file '" + path +
                           "' already exists; pass --force to overwrite it");
 }
@@ -422,12 +432,23 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     std::unique_ptr<trajectory_writer> writer;
     try {
         writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
-    } catch (const io_error& e) {
+    } catch (const std::exception&) {
+        // A path that cannot be used is an input_error (the claim's checks); a disk that
+        // cannot take the header is an io_error.
         agree_on_file(false);
-        throw input_error(e.what()); // an unwritable path is a bad input
+        throw;
     }
     agree_on_file(true);
-    write_header(*writer);
+    if (writer->replaced_empty() && c.integration.warn)
+        c.integration.warn("'" + path +
+                           "' held no frame (left by a run stopped before its first frame); "
+                           "replaced it");
+    try {
+        write_header(*writer);
+    } catch (const io_error&) {
+        writer->discard(); // a header without its parameters is no use
+        throw;
+    }
     return run_with_writer(*writer, stop, progress, nullptr, {}, after_frame);
 }
 
@@ -468,13 +489,24 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
     const run_config& c = m_config;
     resume_point from;
     {
-        const trajectory_reader file(path);
+        const std::string empty =
+            "'" + path +
+            "' holds no frame to resume from (its run was stopped before its first frame); run "
+            "it again without --resume: a new run with this output replaces such a file";
+        std::optional<trajectory_reader> opened;
+        try {
+            opened.emplace(path);
+        } catch (const std::exception&) {
+            if (detail::holds_no_results(path)) throw input_error(empty);
+            throw;
+        }
+        const trajectory_reader& file = *opened;
         if (!file.has_positions())
             throw input_error("'" + path +
                               "' has no positions (--positions none): it cannot "
                               "be resumed");
         const std::size_t frames = file.frame_count();
-        if (frames == 0) throw input_error("'" + path + "' has no frame to resume from");
+        if (frames == 0) throw input_error(empty);
         const auto steps = file.steps();
         const auto times = file.times();
         const auto step_sizes = file.observable("step_size");

@@ -305,12 +305,9 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
                           " GB with " + std::to_string(plan.jobs) +
                           " runs side by side, more than the memory available; pass --jobs 1");
     const sweep_layout layout = layout_of(e);
-    std::unique_ptr<sweep_file> file;
-    try {
-        file = std::make_unique<sweep_file>(path, e, layout, options.overwrite);
-    } catch (const io_error& error) {
-        throw input_error(error.what()); // an unwritable path is a bad input
-    }
+    // A path that cannot be used is an input_error (the claim's checks); a disk that cannot
+    // take the header is an io_error.
+    auto file = std::make_unique<sweep_file>(path, e, layout, options.overwrite);
     std::vector<std::size_t> todo(e.size());
     std::iota(todo.begin(), todo.end(), 0);
     return execute(e, *file, layout, todo, options, 0);
@@ -362,16 +359,19 @@ sweep_summary resume_sweep(const std::string& path, const sweep_options& options
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = layout_of(e);
     sweep_file file(path, e, layout);
-    const auto statuses = file.statuses();
+    std::size_t distrusted = 0;
+    const std::vector<bool> trusted = file.trusted_runs(e, distrusted);
     std::vector<std::size_t> todo;
     std::size_t skipped = 0;
-    for (std::size_t i = 0; i < statuses.size(); ++i) {
-        if (statuses[i] == done)
+    for (std::size_t i = 0; i < trusted.size(); ++i) {
+        if (trusted[i])
             ++skipped;
         else
             todo.push_back(i);
     }
-    return execute(e, file, layout, todo, options, skipped);
+    sweep_summary summary = execute(e, file, layout, todo, options, skipped);
+    summary.distrusted = distrusted;
+    return summary;
 }
 
 std::string describe_sweep_file(const std::string& path) {

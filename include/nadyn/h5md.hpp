@@ -47,7 +47,8 @@ struct observable_description {
 
 namespace detail {
 class hdf5_file;
-}
+class output_claim;
+} // namespace detail
 
 enum class run_status { running, complete, interrupted, failed };
 const char* to_string(run_status status);
@@ -65,9 +66,13 @@ struct trajectory_layout {
     std::string scheme; // recorded in /h5md/modules/nadyn
 };
 
-// Writes one trajectory file. Construction creates the file (an input_error if it
-// exists and overwrite is false, an io_error if it cannot be created), writes the
-// H5MD header, the box and empty datasets, and sets status = "running".
+// Writes one trajectory file. Construction creates the file (an input_error if it exists and
+// overwrite is false, unless it holds no frame; if it is not a regular file; if another
+// process writes it; or if it cannot be created), writes the H5MD header, the box and empty
+// datasets, and sets status = "running". The file stays locked against other writers until
+// the writer is destroyed, and every write first reserves the disk space it needs
+// (detail/output_claim.hpp): a full disk or a file size limit stops a write with an io_error
+// before HDF5 starts it, so the file stays whole and readable.
 class trajectory_writer {
   public:
     trajectory_writer(const std::string& path, const trajectory_layout& layout, bool overwrite);
@@ -104,6 +109,9 @@ class trajectory_writer {
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
                      const std::vector<double>& observables);
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
+    // Closes and removes a file that holds no frame yet (its header could not be written);
+    // only the file this writer created or truncated. Nothing may follow.
+    void discard() noexcept;
 
     // Writes the end-of-run attributes (status, and `statistics` as attributes of
     // /parameters) and flushes; in SWMR mode (which forbids attribute writes) the file is
@@ -111,16 +119,22 @@ class trajectory_writer {
     void finish(run_status status, const parameter_list& statistics);
 
     [[nodiscard]] const std::string& path() const { return m_path; }
+    // Whether the path held a file without a frame (left by a run stopped before its first
+    // frame), which this writer replaced without being asked to overwrite.
+    [[nodiscard]] bool replaced_empty() const { return m_replaced_empty; }
 
   private:
     trajectory_writer() = default;
     struct impl;
+    // The lock and the disk space reservations (declared first: it outlives the file).
+    std::unique_ptr<detail::output_claim> m_claim;
     std::unique_ptr<impl> m_impl;
     std::string m_path;
     std::size_t m_frames = 0;
     std::size_t m_value_count = 0; // values per frame after set_value_names
     bool m_swmr = false;           // enter SWMR mode before the first frame
     bool m_swmr_started = false;
+    bool m_replaced_empty = false;
 };
 
 // Reads a trajectory file written by trajectory_writer (also one whose run was stopped).

@@ -18,6 +18,7 @@
 //   /magnitudes        final: (axes..., token);      all: (axes..., time, token)
 //   /status            (axes...) int8: 0 not run, 1 complete, 2 interrupted, 3 failed
 //   /frames, /rhs_evaluations, /accepted_steps (axes...) int64; /wall_time (axes...)
+//   /checksum          (axes...) uint64: hash of each run's results as written (0: none)
 //   /parameters        (axes...) string: each run's full parameter record
 //   root attributes    nadyn_kind = "sweep", the experiment's text and overrides, the axes,
 //                      positions, version, compiler, flags, status of the sweep
@@ -46,6 +47,9 @@ struct sweep_options {
 struct sweep_summary {
     std::size_t runs = 0;     // in the experiment
     std::size_t skipped = 0;  // already complete in a resumed file
+    // Marked complete in a resumed file, but their results there are not the ones written
+    // (checksum mismatch): run again.
+    std::size_t distrusted = 0;
     std::size_t complete = 0; // finished by this invocation
     std::size_t interrupted = 0;
     std::size_t failed = 0;

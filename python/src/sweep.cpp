@@ -53,6 +53,7 @@ py::dict resume(const std::string& path, int jobs) {
     });
     py::dict answer = summary_of(summary, pending);
     answer["skipped"] = summary.skipped;
+    answer["distrusted"] = summary.distrusted;
     return answer;
 }
 

@@ -306,7 +306,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     ranks_sweep_job job;
     std::unique_ptr<detail::sweep_file> file;
     std::vector<std::size_t> todo;
-    std::size_t skipped = 0;
+    std::size_t skipped = 0, distrusted = 0;
     int code = fine;
     std::exception_ptr failure;
     if (context.root()) {
@@ -316,9 +316,9 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                 const detail::sweep_layout layout = detail::layout_of(job.e);
                 if (job.resume) {
                     file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
-                    const auto statuses = file->statuses();
-                    for (std::size_t i = 0; i < statuses.size(); ++i) {
-                        if (statuses[i] == detail::done)
+                    const auto trusted = file->trusted_runs(job.e, distrusted);
+                    for (std::size_t i = 0; i < trusted.size(); ++i) {
+                        if (trusted[i])
                             ++skipped;
                         else
                             todo.push_back(i);
@@ -335,12 +335,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                                           std::to_string(plan.jobs) +
                                           " runs side by side per rank, more than the memory "
                                           "available; pass --jobs 1");
-                    try {
-                        file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
-                                                                    options.overwrite);
-                    } catch (const io_error& error) {
-                        throw input_error(error.what()); // an unwritable path is a bad input
-                    }
+                    file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
+                                                                options.overwrite);
                     todo.resize(job.e.size());
                     std::iota(todo.begin(), todo.end(), 0);
                 }
@@ -374,6 +370,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     if (context.root()) {
         try {
             result = coordinate(job.e, *file, todo, skipped, options, context.size() - 1);
+            result.summary.distrusted = distrusted;
         } catch (const std::exception& error) {
             // The workers are past the point of agreeing on an outcome: end the job loudly.
             std::fprintf(stderr, "nadyn: %s\n", error.what());

@@ -224,12 +224,12 @@ TEST_CASE("an existing file is only replaced when asked") {
     CHECK(nadyn::trajectory_reader(path).frame_count() == 0);
 }
 
-TEST_CASE("an uncreatable output file is an io_error and leaves nothing behind") {
+TEST_CASE("an uncreatable output file is an input_error and leaves nothing behind") {
     const std::string path = "/nonexistent_dir/x.h5";
     try {
         nadyn::trajectory_writer writer(path, small_layout(), false);
-        FAIL("expected io_error");
-    } catch (const nadyn::io_error& e) {
+        FAIL("expected input_error");
+    } catch (const nadyn::input_error& e) {
         const std::string message = e.what();
         CHECK(message.find(path) != std::string::npos);
         CHECK(message.find("does not exist") != std::string::npos);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -198,6 +199,10 @@ TEST_CASE("output names are reserved atomically, and bad output paths name the p
     CHECK_THROWS_WITH_AS(check_output_path(dir.string(), false),
                          doctest::Contains("is a directory"), input_error);
     CHECK_THROWS_WITH_AS(check_output_path("", false), doctest::Contains("empty"), input_error);
+    // A reserved name is an empty placeholder, which a run may take; a file with content is
+    // only replaced when asked.
+    CHECK_NOTHROW(check_output_path(names.front(), false));
+    { std::ofstream(names.front()) << "keep me"; }
     CHECK_THROWS_WITH_AS(check_output_path(names.front(), false),
                          doctest::Contains("already exists; pass --force"), input_error);
     CHECK_NOTHROW(check_output_path(names.front(), true));

@@ -125,11 +125,11 @@ class hdf5_group : public hdf5_object {
 // An open file; as a group it is the root group.
 class hdf5_file : public hdf5_group {
   public:
-    // truncate: replace an existing file, else fail if it exists. Throws io_error with a
-    // reason a user can act on (missing directory, no permission, ...).
+    // Creates or truncates the file at `path`, which the caller has claimed (output_claim:
+    // checked, locked, room reserved). Throws io_error with a reason a user can act on.
     // swmr_format: the HDF5 1.10 file format, which single-writer/multiple-reader mode
     // needs (readable by HDF5 >= 1.10); otherwise the 1.8 format.
-    static hdf5_file create(const std::string& path, bool truncate, bool swmr_format = false);
+    static hdf5_file create(const std::string& path, bool swmr_format = false);
     // Throws input_error if the file does not exist or is not an HDF5 file.
     static hdf5_file open_read_only(const std::string& path);
     // For appending to a trajectory; same errors as open_read_only, io_error if not writable.

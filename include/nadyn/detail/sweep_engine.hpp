@@ -4,6 +4,7 @@
 // MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
 // Not a public interface: it may change with the engine.
 #include "nadyn/detail/hdf5.hpp"
+#include "nadyn/detail/output_claim.hpp"
 #include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/experiment.hpp"
@@ -17,8 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -77,37 +80,117 @@ struct run_record {
     std::string failure;
 };
 
+// A run's results as the file holds them, hashed (64-bit words, FNV-1a style): the checksum
+// that --resume compares before it trusts a run marked complete.
+class run_checksum {
+  public:
+    void add(const void* data, std::size_t bytes) {
+        const auto* p = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < bytes; i += 8) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, p + i, std::min<std::size_t>(8, bytes - i));
+            m_hash = (m_hash ^ word) * 0x100000001b3ULL;
+            m_hash ^= m_hash >> 29;
+        }
+    }
+    // Never 0, the value of a run not written yet.
+    [[nodiscard]] std::uint64_t value() const { return m_hash | 1; }
+
+  private:
+    std::uint64_t m_hash = 0xcbf29ce484222325ULL;
+};
+
 class sweep_file {
   public:
-    // Creates the file with every dataset at its full size (filled with NaN / 0).
+    // Creates the file with every dataset at its full size (filled with NaN / 0). The path is
+    // claimed first (output_claim.hpp): not a regular file, another writer's, or an existing
+    // file without `overwrite` (unless it holds no result) is an input_error.
     sweep_file(const std::string& path, const experiment& e, const sweep_layout& layout,
                bool overwrite)
         : m_path(path), m_layout(layout), m_positions(e.positions) {
         auto guard = hdf5_lock();
-        m_file = detail::hdf5_file::create(path, overwrite);
-        write_header(e);
-        create_datasets(e);
+        m_claim.emplace(output_claim::create(path, overwrite, holds_no_results));
+        const std::string no_room = "no space for the header of '" + path + "'";
+        try {
+            // Checked before HDF5 creates the file (whose truncation returns the blocks), and
+            // reserved again right after, before anything is written.
+            m_claim->reserve(header_bytes(e), no_room);
+        } catch (const io_error&) {
+            if (m_claim->created()) m_claim->remove_file();
+            throw;
+        }
+        try {
+            m_file = detail::hdf5_file::create(path);
+            m_claim->reserve(header_bytes(e), no_room);
+            write_header(e);
+            create_datasets(e);
+        } catch (...) {
+            // Every handle is closed by now; a file without its datasets is no use.
+            m_file.reset();
+            m_claim->remove_file();
+            throw;
+        }
     }
-    // Opens an existing sweep file to fill in what is missing.
+    // Opens an existing sweep file to fill in what is missing; input_error while another
+    // process writes it.
     sweep_file(const std::string& path, const experiment& e, const sweep_layout& layout)
         : m_path(path), m_layout(layout), m_positions(e.positions) {
         auto guard = hdf5_lock();
+        m_claim.emplace(output_claim::existing(path));
+        m_claim->reserve(metadata_margin, "no space to reopen '" + path + "'");
         m_file = detail::hdf5_file::open_read_write(path);
     }
 
     std::vector<signed char> statuses() {
         auto guard = hdf5_lock();
         const auto status = m_file->open_dataset("status");
-        std::size_t count = 1;
-        for (hsize_t n : m_layout.axes)
-            count *= n;
-        std::vector<signed char> out(count);
+        std::vector<signed char> out(run_count());
         status.read_all(H5T_NATIVE_SCHAR, out.data());
         return out;
     }
 
+    // The runs a resume may skip: marked complete, and their results in the file are the ones
+    // written (the checksum recorded with the mark matches; in files from before checksums,
+    // the run has frames and a finite first mean_cos). `distrusted` counts the runs marked
+    // complete that fail this, to be run again.
+    std::vector<bool> trusted_runs(const experiment& e, std::size_t& distrusted) {
+        auto guard = hdf5_lock();
+        const std::vector<signed char> status = statuses();
+        const std::size_t runs = status.size();
+        std::vector<std::int64_t> frames(runs);
+        m_file->open_dataset("frames").read_all(H5T_NATIVE_INT64, frames.data());
+        const bool has_checksums = m_file->has("checksum");
+        std::vector<std::uint64_t> recorded(runs, 0);
+        if (has_checksums)
+            m_file->open_dataset("checksum").read_all(H5T_NATIVE_UINT64, recorded.data());
+        std::vector<bool> trusted(runs, false);
+        distrusted = 0;
+        for (std::size_t i = 0; i < runs; ++i) {
+            if (status[i] != done) continue;
+            const run_record stored = read(e, i);
+            trusted[i] = frames[i] > 0 && !stored.observables.empty() &&
+                         !stored.observables[0].empty() &&
+                         std::isfinite(stored.observables[0][0]) &&
+                         (!has_checksums || checksum(stored) == recorded[i]);
+            if (!trusted[i]) ++distrusted;
+        }
+        return trusted;
+    }
+
+    // Writes one run's results. The outcome (status, counters, checksum) is written and
+    // flushed only after the results are: a file whose disk filled up, or a process killed
+    // in between, never marks a run complete that it does not hold. The space both need is
+    // reserved first (a full disk stops the sweep here, with the file whole).
     void write(const experiment& e, const run_record& record) {
         auto guard = hdf5_lock();
+        try {
+            m_claim->reserve(2 * run_bytes() + metadata_margin,
+                             "no space left for the results of run " +
+                                 std::to_string(record.index) + " in '" + m_path + "'");
+        } catch (const io_error& error) {
+            throw io_error(std::string(error.what()) +
+                           "; the runs written so far are intact and --resume continues");
+        }
         const auto at = e.coordinates(record.index);
         const std::vector<hsize_t> point(at.begin(), at.end());
         const hsize_t frames = m_layout.frames;
@@ -126,22 +209,102 @@ class sweep_file {
             write_block("magnitudes", point, {frames, n}, record.magnitudes.data(),
                         H5T_NATIVE_DOUBLE);
         }
-        write_block("status", point, {}, &record.status, H5T_NATIVE_SCHAR);
+        const char* text = record.parameters.c_str();
+        write_block("parameters", point, {}, &text, string_type());
+        m_file->flush();
         write_block("frames", point, {}, &record.frames, H5T_NATIVE_INT64);
         write_block("rhs_evaluations", point, {}, &record.rhs, H5T_NATIVE_INT64);
         write_block("accepted_steps", point, {}, &record.accepted, H5T_NATIVE_INT64);
         write_block("wall_time", point, {}, &record.wall, H5T_NATIVE_DOUBLE);
-        const char* text = record.parameters.c_str();
-        write_block("parameters", point, {}, &text, string_type());
+        if (m_file->has("checksum")) {
+            const std::uint64_t sum = checksum(record);
+            write_block("checksum", point, {}, &sum, H5T_NATIVE_UINT64);
+        }
+        write_block("status", point, {}, &record.status, H5T_NATIVE_SCHAR);
         m_file->flush();
     }
 
     void finish(const std::string& status, const sweep_summary& summary) {
         auto guard = hdf5_lock();
+        m_claim->reserve(metadata_margin, "no space to close '" + m_path +
+                                              "'; its runs are intact and --resume continues");
         m_file->write_attribute("status", status);
         m_file->write_attribute("finished", utc_now());
         m_file->write_attribute("runs_failed", static_cast<std::int64_t>(summary.failed));
         m_file->flush();
+    }
+
+  private:
+    // Room HDF5 may need beyond a write's payload (object headers, chunk indexes, heaps).
+    static constexpr std::uintmax_t metadata_margin = std::uintmax_t{256} << 10;
+
+    [[nodiscard]] std::size_t run_count() const {
+        std::size_t count = 1;
+        for (hsize_t n : m_layout.axes)
+            count *= n;
+        return count;
+    }
+
+    // The bytes one run's results take.
+    [[nodiscard]] std::uintmax_t run_bytes() const {
+        const std::uintmax_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
+        std::uintmax_t values = (observable_names.size() + 1) * frames + 8;
+        if (m_positions == sweep_positions::final) values += n * (d + 1);
+        if (m_positions == sweep_positions::all) values += frames * n * (d + 1);
+        return values * sizeof(double) + 4096;
+    }
+
+    // The header's attributes, the coordinates and the datasets' headers (their values are
+    // written run by run).
+    [[nodiscard]] std::uintmax_t header_bytes(const experiment& e) const {
+        std::uintmax_t bytes = metadata_margin + 2 * e.text.size() + 64 * observable_names.size();
+        for (const auto& axis : e.axes)
+            for (const auto& value : axis.values)
+                bytes += 16 + value.size();
+        return bytes + (m_layout.frames + m_layout.tokens + m_layout.dims) * sizeof(double);
+    }
+
+    // The results of run `index` as the file holds them (the fields that write() hashes).
+    run_record read(const experiment& e, std::size_t index) {
+        run_record record;
+        record.index = index;
+        const auto at = e.coordinates(index);
+        const std::vector<hsize_t> point(at.begin(), at.end());
+        const hsize_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
+        record.observables.resize(observable_names.size());
+        for (std::size_t o = 0; o < observable_names.size(); ++o) {
+            record.observables[o].resize(frames);
+            read_block(std::string(observable_names[o]), point, {frames},
+                       record.observables[o].data());
+        }
+        if (!m_layout.shared_times) {
+            record.times.resize(frames);
+            read_block("time", point, {frames}, record.times.data());
+        }
+        const hsize_t position_frames = m_positions == sweep_positions::all ? frames : 1;
+        if (m_positions != sweep_positions::none) {
+            record.positions.resize(position_frames * n * d);
+            record.magnitudes.resize(position_frames * n);
+            read_block("positions", point,
+                       m_positions == sweep_positions::all ? std::vector<hsize_t>{frames, n, d}
+                                                           : std::vector<hsize_t>{n, d},
+                       record.positions.data());
+            read_block("magnitudes", point,
+                       m_positions == sweep_positions::all ? std::vector<hsize_t>{frames, n}
+                                                           : std::vector<hsize_t>{n},
+                       record.magnitudes.data());
+        }
+        return record;
+    }
+
+    [[nodiscard]] std::uint64_t checksum(const run_record& record) const {
+        run_checksum sum;
+        for (const auto& series : record.observables)
+            sum.add(series.data(), series.size() * sizeof(double));
+        if (!m_layout.shared_times) sum.add(record.times.data(), record.times.size() * 8);
+        sum.add(record.positions.data(), record.positions.size() * sizeof(double));
+        sum.add(record.magnitudes.data(), record.magnitudes.size() * sizeof(double));
+        return sum.value();
     }
 
   private:
@@ -321,6 +484,10 @@ class sweep_file {
             const signed char flags[4] = {0, 1, 2, 3};
             check(H5Awrite(attribute, H5T_NATIVE_SCHAR, flags), "write flag_values");
         }
+        const std::uint64_t unwritten = 0;
+        variable("checksum", H5T_NATIVE_UINT64, {}, {}, &unwritten,
+                 "hash of each run's results as written (0: not written), which --resume "
+                 "checks before it trusts a run marked complete");
         variable("frames", H5T_NATIVE_INT64, {}, {}, &zero64, "frames each run wrote");
         variable("rhs_evaluations", H5T_NATIVE_INT64, {}, {}, &zero64,
                  "right-hand-side evaluations of each run");
@@ -381,9 +548,34 @@ class sweep_file {
               "write a run into " + name + " of '" + m_path + "'");
     }
 
+    // Reads the block of one run, as write_block writes it, as doubles.
+    void read_block(const std::string& name, const std::vector<hsize_t>& point,
+                    const std::vector<hsize_t>& rest, double* out) {
+        handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                       "open " + name + " in '" + m_path + "'");
+        handle file_space(H5Dget_space(dataset), H5Sclose, "get the dataspace of " + name);
+        std::vector<hsize_t> start = point, count(point.size(), 1);
+        for (hsize_t r : rest) {
+            start.push_back(0);
+            count.push_back(r);
+        }
+        check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                                  nullptr),
+              "select a run in " + name);
+        hsize_t elements = 1;
+        for (hsize_t c : count)
+            elements *= c;
+        handle memory_space(H5Screate_simple(1, &elements, nullptr), H5Sclose,
+                            "create a memory dataspace");
+        check(H5Dread(dataset, H5T_NATIVE_DOUBLE, memory_space, file_space, H5P_DEFAULT, out),
+              "read a run of " + name + " in '" + m_path + "'");
+    }
+
     std::string m_path;
     sweep_layout m_layout;
     sweep_positions m_positions;
+    // The lock and the disk space reservations (declared first: it outlives the file).
+    std::optional<output_claim> m_claim;
     std::optional<detail::hdf5_file> m_file;
 };
 
