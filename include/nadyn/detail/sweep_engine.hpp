@@ -17,11 +17,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nadyn::detail {
@@ -57,7 +59,37 @@ struct sweep_layout {
     bool shared_times = true;         // every run writes the same frame times
     std::size_t frames = 0;           // length of the time/frame dimension
     std::size_t tokens = 0, dims = 0; // largest n, d
+    // The observables recorded: observable_names, then the optional ones (--observe) that
+    // any run asks for (NaN in the runs that do not).
+    std::vector<std::string> observables;
 };
+
+// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
+// single-run file. A frame a run did not write holds this fill value, also written as the
+// dataset's CF attribute _FillValue, so that xarray masks it (as NaN).
+inline constexpr std::int64_t missing_count = -1;
+
+inline bool is_count(std::string_view observable) {
+    const observable_info* info = find_observable_info(observable);
+    return info && info->integer;
+}
+
+// What a sweep file says an observable is.
+inline std::string sweep_observable_description(std::string_view observable) {
+    for (const observable_info& optional : optional_observable_table)
+        if (optional.name == observable)
+            return "optional observable " + std::string(observable) + " (observe = \"" +
+                   std::string(observable) +
+                   "\") of each run at each frame: " + std::string(optional.description) +
+                   "; NaN: no such frame, or a run that did not observe it";
+    if (is_count(observable))
+        return "observable " + std::string(observable) +
+               " of each run at each frame, an integer count (see nadyn inspect --describe on "
+               "a single-run file; -1, the _FillValue: no such frame)";
+    return "observable " + std::string(observable) +
+           " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
+           "no such frame)";
+}
 
 inline std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsize_t>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -87,12 +119,14 @@ class sweep_file {
         m_file = detail::hdf5_file::create(path, overwrite);
         write_header(e);
         create_datasets(e);
+        find_observables();
     }
     // Opens an existing sweep file to fill in what is missing.
     sweep_file(const std::string& path, const experiment& e, const sweep_layout& layout)
         : m_path(path), m_layout(layout), m_positions(e.positions) {
         auto guard = hdf5_lock();
         m_file = detail::hdf5_file::open_read_write(path);
+        find_observables();
     }
 
     std::vector<signed char> statuses() {
@@ -111,9 +145,20 @@ class sweep_file {
         const auto at = e.coordinates(record.index);
         const std::vector<hsize_t> point(at.begin(), at.end());
         const hsize_t frames = m_layout.frames;
-        for (std::size_t o = 0; o < observable_names.size(); ++o)
-            write_block(std::string(observable_names[o]), point, {frames},
-                        record.observables[o].data(), H5T_NATIVE_DOUBLE);
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            const std::string& name = m_layout.observables[o];
+            const std::vector<double>& values = record.observables[o];
+            if (!m_present[o]) continue; // a file written before nadyn recorded it
+            if (!m_counts[o]) {
+                write_block(name, point, {frames}, values.data(), H5T_NATIVE_DOUBLE);
+                continue;
+            }
+            std::vector<std::int64_t> counts(values.size());
+            for (std::size_t f = 0; f < values.size(); ++f)
+                counts[f] =
+                    std::isnan(values[f]) ? missing_count : static_cast<std::int64_t>(values[f]);
+            write_block(name, point, {frames}, counts.data(), H5T_NATIVE_INT64);
+        }
         if (!m_layout.shared_times)
             write_block("time", point, {frames}, record.times.data(), H5T_NATIVE_DOUBLE);
         const hsize_t n = m_layout.tokens, d = m_layout.dims;
@@ -145,6 +190,22 @@ class sweep_file {
     }
 
   private:
+    // Which of the layout's observables the file holds, and which as integers (a file of
+    // an older nadyn may lack an optional observable, or hold clusters as float64).
+    void find_observables() {
+        m_present.assign(m_layout.observables.size(), false);
+        m_counts.assign(m_layout.observables.size(), false);
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            const std::string& name = m_layout.observables[o];
+            if (H5Lexists(m_file->id(), name.c_str(), H5P_DEFAULT) <= 0) continue;
+            m_present[o] = true;
+            handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                           "open " + name + " in '" + m_path + "'");
+            handle type(H5Dget_type(dataset), H5Tclose, "read the type of " + name);
+            m_counts[o] = H5Tget_class(type) == H5T_INTEGER;
+        }
+    }
+
     static hid_t string_type() {
         static const hid_t type = [] {
             const hid_t t = H5Tcopy(H5T_C_S1);
@@ -279,11 +340,21 @@ class sweep_file {
         if (!L.shared_times)
             variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
                      "frame time t of each run (NaN after its last frame)");
-        for (std::string_view name : observable_names)
-            variable(std::string(name), H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
-                     "observable " + std::string(name) +
-                         " of each run at each frame (see nadyn inspect --describe on a "
-                         "single-run file; NaN: no such frame)");
+        for (const std::string& name : L.observables) {
+            if (!is_count(name)) {
+                variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+                         sweep_observable_description(name));
+                continue;
+            }
+            const hid_t dataset = variable(name, H5T_NATIVE_INT64, {L.frames}, {time_scale},
+                                           &missing_count, sweep_observable_description(name));
+            handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a dataspace");
+            handle attribute(H5Acreate2(dataset, "_FillValue", H5T_NATIVE_INT64, space, H5P_DEFAULT,
+                                        H5P_DEFAULT),
+                             H5Aclose, "create the _FillValue of " + name);
+            check(H5Awrite(attribute, H5T_NATIVE_INT64, &missing_count),
+                  "write the _FillValue of " + name);
+        }
         if (e.positions != sweep_positions::none) {
             std::vector<std::int64_t> tokens(L.tokens), dims(L.dims);
             std::iota(tokens.begin(), tokens.end(), 0);
@@ -385,6 +456,7 @@ class sweep_file {
     sweep_layout m_layout;
     sweep_positions m_positions;
     std::optional<detail::hdf5_file> m_file;
+    std::vector<bool> m_present, m_counts; // per observable of the layout
 };
 
 // The shape of the result of `e`, fixed before any run starts.
