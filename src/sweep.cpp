@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -80,6 +81,7 @@ sweep_layout layout_of(const experiment& e) {
     for (const auto& axis : e.axes)
         layout.axes.push_back(axis.values.size());
     bool first = true;
+    std::array<bool, optional_observable_names.size()> observed{}; // by any run
     for (std::size_t i = 0; i < e.size(); ++i) {
         const run_config c = e.point(i);
         const auto times = frame_times(c);
@@ -90,10 +92,15 @@ sweep_layout layout_of(const experiment& e) {
             layout.shared_times = false;
             if (times.size() > layout.times.size()) layout.times = times;
         }
+        for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
+            observed[o] = observed[o] || c.observes(optional_observable_names[o]);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
     }
     layout.frames = layout.times.size();
+    layout.observables.assign(observable_names.begin(), observable_names.end());
+    for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
+        if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
     return layout;
 }
 
@@ -122,7 +129,7 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
     record.index = index;
     const std::size_t frames = layout.frames;
     record.observables.assign(
-        observable_names.size(),
+        layout.observables.size(),
         std::vector<double>(frames, std::numeric_limits<double>::quiet_NaN()));
     const std::size_t N = layout.tokens, D = layout.dims;
     const std::size_t position_frames = e.positions == sweep_positions::all ? frames : 1;
@@ -163,6 +170,9 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
                 const auto values = o.values();
                 for (std::size_t v = 0; v < values.size() && v < record.observables.size(); ++v)
                     record.observables[v][slot] = values[v];
+                for (std::size_t v = values.size(); v < record.observables.size(); ++v)
+                    if (c.observes(layout.observables[v]))
+                        record.observables[v][slot] = o.optional_value(layout.observables[v]);
                 record.times[slot] = t;
                 if (e.positions == sweep_positions::all) keep_positions(x, slot);
                 if (e.positions == sweep_positions::final) keep_positions(x, 0);
@@ -258,7 +268,7 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
         largest = std::max(largest, run_bytes(c));
     }
     plan.bytes_in_use = largest * plan.jobs;
-    double per_run = double(observable_names.size() * layout.frames + 8) * 8.0 + 256.0;
+    double per_run = double(layout.observables.size() * layout.frames + 8) * 8.0 + 256.0;
     if (e.positions == sweep_positions::final)
         per_run += 8.0 * double(layout.tokens * (layout.dims + 1));
     if (e.positions == sweep_positions::all)
@@ -391,6 +401,9 @@ std::string describe_sweep_file(const std::string& path) {
         std::vector<double> values(e.size() * layout.frames);
         for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) {
             file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
+            if (is_count(name)) // missing_count (-1) marks a missing frame of a count
+                for (double& value : values)
+                    if (value < 0) value = std::numeric_limits<double>::quiet_NaN();
             auto& column = last[name];
             column.assign(e.size(), std::numeric_limits<double>::quiet_NaN());
             for (std::size_t i = 0; i < e.size(); ++i)

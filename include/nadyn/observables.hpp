@@ -119,6 +119,23 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
 //                 n linear programs per frame.
 inline constexpr std::array<std::string_view, 1> optional_observable_names{"unselectable"};
 
+// What each optional observable means (as observable_table), in the same order.
+inline constexpr std::array<observable_info, 1> optional_observable_table{{
+    {"unselectable",
+     "fraction of the keys attention uses, K_h y_j (y_j = theta_j, or r_j theta_j for no-norm), "
+     "that lie in the convex hull of the other keys, so that no query can select them; mean over "
+     "the heads (docs/model.md section 12)",
+     "1"},
+}};
+
+static_assert(
+    [] {
+        for (std::size_t i = 0; i < optional_observable_names.size(); ++i)
+            if (optional_observable_table[i].name != optional_observable_names[i]) return false;
+        return true;
+    }(),
+    "optional_observable_table describes optional_observable_names, in the same order");
+
 struct frame_observables {
     double mean_cos = 1, gap = 0, velocity = 0, variance = 0, displacement = 0;
     double r_mean = 0, r_min = 0, r_max = 0, min_cos = 1, clusters = 1, norm_error = 0;

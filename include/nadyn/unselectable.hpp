@@ -9,16 +9,22 @@
 // sphere or an ellipsoid (every normalised scheme) are all selectable: a point of a strictly
 // convex surface is never a convex combination of other points of it.
 //
-// Decided per key by one linear program (GLPK's simplex, src/unselectable.cpp): the largest
-// margin max_q (<q, key_j> - max_{i != j} <q, key_i>) over queries q in [-1, 1]^d, which is
-// positive exactly when key j is selectable. The query the simplex returns is then checked
-// in floating point with a rigorous bound on the rounding of the scores: key j counts as
-// selectable only when that query's margin exceeds the bound, so no solver tolerance decides
-// it. A key is misjudged (counted unselectable although it is not) only when its distance
-// outside the hull of the others is within the rounding of the scores, ~d 1e-16 times the
-// keys' size: at that distance the keys' own rounding decides anyway. Keys on a sphere give
-// exactly 0 unless two keys are within ~1e-7 of each other (the sagitta of their chord is
-// then ~1e-14).
+// Decided per key with a certificate in each direction, checked with rigorous bounds on
+// the rounding or in exact rational arithmetic, so that no solver tolerance decides
+// (src/unselectable.cpp): a key equal to another is unselectable; a query q whose scores
+// <q, key_j> > <q, key_i> (i != j) hold with their rounding bounded (and, for a difference
+// within its bound, in exact rationals) makes it selectable (the candidates: q = key_j,
+// which selects every key of a sphere about the origin, and the query of GLPK's margin
+// program max_q (<q, key_j> - max_{i != j} <q, key_i>) over q in [-1, 1]^d); convex weights
+// read off that program's dual basis and verified with a rigorous error bound on their
+// floating-point solution (all provably positive) make it unselectable; when neither
+// certificate verifies, the feasibility program above is solved by the simplex method in
+// exact rational arithmetic. Every double is a rational, so the answer is exact for the
+// keys as stored, however close they are: distinct keys rounded onto a sphere are all
+// selectable while the sagitta of their chords (spacing^2 / 8) exceeds their rounding
+// (~1e-16), i.e. for spacings above ~1e-7. The exact fallback is the slow part; it runs
+// only when a key lies within rounding of the boundary of the others' hull or GLPK's
+// answer is off by its tolerance (~1e-7).
 //
 // Duplicates: a key equal to another key is in the hull of the others, so every copy of a
 // repeated key counts as unselectable (no query scores one copy strictly above its twin).

@@ -25,6 +25,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nadyn::detail {
@@ -60,7 +61,37 @@ struct sweep_layout {
     bool shared_times = true;         // every run writes the same frame times
     std::size_t frames = 0;           // length of the time/frame dimension
     std::size_t tokens = 0, dims = 0; // largest n, d
+    // The observables recorded: observable_names, then the optional ones (--observe) that
+    // any run asks for (NaN in the runs that do not).
+    std::vector<std::string> observables;
 };
+
+// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
+// single-run file. A frame a run did not write holds this fill value, also written as the
+// dataset's CF attribute _FillValue, so that xarray masks it (as NaN).
+inline constexpr std::int64_t missing_count = -1;
+
+inline bool is_count(std::string_view observable) {
+    const observable_info* info = find_observable_info(observable);
+    return info && info->integer;
+}
+
+// What a sweep file says an observable is.
+inline std::string sweep_observable_description(std::string_view observable) {
+    for (const observable_info& optional : optional_observable_table)
+        if (optional.name == observable)
+            return "optional observable " + std::string(observable) + " (observe = \"" +
+                   std::string(observable) +
+                   "\") of each run at each frame: " + std::string(optional.description) +
+                   "; NaN: no such frame, or a run that did not observe it";
+    if (is_count(observable))
+        return "observable " + std::string(observable) +
+               " of each run at each frame, an integer count (see nadyn inspect --describe on "
+               "a single-run file; -1, the _FillValue: no such frame)";
+    return "observable " + std::string(observable) +
+           " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
+           "no such frame)";
+}
 
 inline std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsize_t>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -124,6 +155,7 @@ class sweep_file {
             m_claim->reserve(header_bytes(e), no_room);
             write_header(e);
             create_datasets(e);
+            find_observables();
         } catch (...) {
             // Every handle is closed by now; a file without its datasets is no use.
             m_file.reset();
@@ -139,6 +171,7 @@ class sweep_file {
         m_claim.emplace(output_claim::existing(path));
         m_claim->reserve(metadata_margin, "no space to reopen '" + path + "'");
         m_file = detail::hdf5_file::open_read_write(path);
+        find_observables();
     }
 
     std::vector<signed char> statuses() {
@@ -194,9 +227,20 @@ class sweep_file {
         const auto at = e.coordinates(record.index);
         const std::vector<hsize_t> point(at.begin(), at.end());
         const hsize_t frames = m_layout.frames;
-        for (std::size_t o = 0; o < observable_names.size(); ++o)
-            write_block(std::string(observable_names[o]), point, {frames},
-                        record.observables[o].data(), H5T_NATIVE_DOUBLE);
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            const std::string& name = m_layout.observables[o];
+            const std::vector<double>& values = record.observables[o];
+            if (!m_present[o]) continue; // a file written before nadyn recorded it
+            if (!m_counts[o]) {
+                write_block(name, point, {frames}, values.data(), H5T_NATIVE_DOUBLE);
+                continue;
+            }
+            std::vector<std::int64_t> counts(values.size());
+            for (std::size_t f = 0; f < values.size(); ++f)
+                counts[f] =
+                    std::isnan(values[f]) ? missing_count : static_cast<std::int64_t>(values[f]);
+            write_block(name, point, {frames}, counts.data(), H5T_NATIVE_INT64);
+        }
         if (!m_layout.shared_times)
             write_block("time", point, {frames}, record.times.data(), H5T_NATIVE_DOUBLE);
         const hsize_t n = m_layout.tokens, d = m_layout.dims;
@@ -248,7 +292,7 @@ class sweep_file {
     // The bytes one run's results take.
     [[nodiscard]] std::uintmax_t run_bytes() const {
         const std::uintmax_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
-        std::uintmax_t values = (observable_names.size() + 1) * frames + 8;
+        std::uintmax_t values = (m_layout.observables.size() + 1) * frames + 8;
         if (m_positions == sweep_positions::final) values += n * (d + 1);
         if (m_positions == sweep_positions::all) values += frames * n * (d + 1);
         return values * sizeof(double) + 4096;
@@ -257,7 +301,8 @@ class sweep_file {
     // The header's attributes, the coordinates and the datasets' headers (their values are
     // written run by run).
     [[nodiscard]] std::uintmax_t header_bytes(const experiment& e) const {
-        std::uintmax_t bytes = metadata_margin + 2 * e.text.size() + 64 * observable_names.size();
+        std::uintmax_t bytes =
+            metadata_margin + 2 * e.text.size() + 64 * m_layout.observables.size();
         for (const auto& axis : e.axes)
             for (const auto& value : axis.values)
                 bytes += 16 + value.size();
@@ -271,11 +316,15 @@ class sweep_file {
         const auto at = e.coordinates(index);
         const std::vector<hsize_t> point(at.begin(), at.end());
         const hsize_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
-        record.observables.resize(observable_names.size());
-        for (std::size_t o = 0; o < observable_names.size(); ++o) {
-            record.observables[o].resize(frames);
-            read_block(std::string(observable_names[o]), point, {frames},
-                       record.observables[o].data());
+        record.observables.assign(m_layout.observables.size(),
+                                  std::vector<double>(frames, std::nan("")));
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            if (!m_present[o]) continue;
+            read_block(m_layout.observables[o], point, {frames}, record.observables[o].data());
+            // A count's fill value is the NaN the run handed to write().
+            if (m_counts[o])
+                for (double& value : record.observables[o])
+                    if (value == double(missing_count)) value = std::nan("");
         }
         if (!m_layout.shared_times) {
             record.times.resize(frames);
@@ -299,15 +348,42 @@ class sweep_file {
 
     [[nodiscard]] std::uint64_t checksum(const run_record& record) const {
         run_checksum sum;
-        for (const auto& series : record.observables)
-            sum.add(series.data(), series.size() * sizeof(double));
+        // What the file holds: the observables it has, counts as their int64 values.
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            if (!m_present[o]) continue;
+            const std::vector<double>& series = record.observables[o];
+            if (!m_counts[o]) {
+                sum.add(series.data(), series.size() * sizeof(double));
+                continue;
+            }
+            for (const double value : series) {
+                const std::int64_t count =
+                    std::isnan(value) ? missing_count : static_cast<std::int64_t>(value);
+                sum.add(&count, sizeof count);
+            }
+        }
         if (!m_layout.shared_times) sum.add(record.times.data(), record.times.size() * 8);
         sum.add(record.positions.data(), record.positions.size() * sizeof(double));
         sum.add(record.magnitudes.data(), record.magnitudes.size() * sizeof(double));
         return sum.value();
     }
 
-  private:
+    // Which of the layout's observables the file holds, and which as integers (a file of
+    // an older nadyn may lack an optional observable, or hold clusters as float64).
+    void find_observables() {
+        m_present.assign(m_layout.observables.size(), false);
+        m_counts.assign(m_layout.observables.size(), false);
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            const std::string& name = m_layout.observables[o];
+            if (H5Lexists(m_file->id(), name.c_str(), H5P_DEFAULT) <= 0) continue;
+            m_present[o] = true;
+            handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                           "open " + name + " in '" + m_path + "'");
+            handle type(H5Dget_type(dataset), H5Tclose, "read the type of " + name);
+            m_counts[o] = H5Tget_class(type) == H5T_INTEGER;
+        }
+    }
+
     static hid_t string_type() {
         static const hid_t type = [] {
             const hid_t t = H5Tcopy(H5T_C_S1);
@@ -442,11 +518,21 @@ class sweep_file {
         if (!L.shared_times)
             variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
                      "frame time t of each run (NaN after its last frame)");
-        for (std::string_view name : observable_names)
-            variable(std::string(name), H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
-                     "observable " + std::string(name) +
-                         " of each run at each frame (see nadyn inspect --describe on a "
-                         "single-run file; NaN: no such frame)");
+        for (const std::string& name : L.observables) {
+            if (!is_count(name)) {
+                variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+                         sweep_observable_description(name));
+                continue;
+            }
+            const hid_t dataset = variable(name, H5T_NATIVE_INT64, {L.frames}, {time_scale},
+                                           &missing_count, sweep_observable_description(name));
+            handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a dataspace");
+            handle attribute(H5Acreate2(dataset, "_FillValue", H5T_NATIVE_INT64, space, H5P_DEFAULT,
+                                        H5P_DEFAULT),
+                             H5Aclose, "create the _FillValue of " + name);
+            check(H5Awrite(attribute, H5T_NATIVE_INT64, &missing_count),
+                  "write the _FillValue of " + name);
+        }
         if (e.positions != sweep_positions::none) {
             std::vector<std::int64_t> tokens(L.tokens), dims(L.dims);
             std::iota(tokens.begin(), tokens.end(), 0);
@@ -577,6 +663,7 @@ class sweep_file {
     // The lock and the disk space reservations (declared first: it outlives the file).
     std::optional<output_claim> m_claim;
     std::optional<detail::hdf5_file> m_file;
+    std::vector<bool> m_present, m_counts; // per observable of the layout
 };
 
 // The shape of the result of `e`, fixed before any run starts.
