@@ -1,7 +1,11 @@
 #include "nadyn/experiment.hpp"
 
+#include "nadyn/detail/hdf5.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/initial.hpp"
+#include "nadyn/norm.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/weights.hpp"
 
 #include <toml++/toml.h>
 
@@ -327,6 +331,56 @@ std::string experiment::label(std::size_t index) const {
     for (std::size_t a = 0; a < axes.size(); ++a)
         out += (a ? " " : "") + axes[a].name + "=" + axes[a].values[at[a]];
     return out.empty() ? "the base run" : out;
+}
+
+void experiment::for_each_combination(
+    const std::function<bool(std::string_view axis)>& selected,
+    const std::function<void(const run_config& config, std::size_t index, std::size_t runs)>& visit)
+    const {
+    // Row-major strides of the runs' index over the axes; the last axis varies fastest.
+    std::vector<std::size_t> stride(axes.size(), 1), chosen;
+    for (std::size_t a = axes.size(); a-- > 1;)
+        stride[a - 1] = stride[a] * axes[a].values.size();
+    std::size_t combinations = 1;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        if (selected(axes[a].name)) {
+            chosen.push_back(a);
+            combinations *= axes[a].values.size();
+        }
+    const std::size_t runs = size() / combinations;
+    std::vector<std::size_t> at(chosen.size(), 0);
+    for (std::size_t k = 0; k < combinations; ++k) {
+        std::size_t index = 0;
+        for (std::size_t j = 0; j < chosen.size(); ++j)
+            index += at[j] * stride[chosen[j]];
+        visit(point(index), index, runs);
+        for (std::size_t j = chosen.size(); j-- > 0;) { // the next combination, odometer-wise
+            if (++at[j] < axes[chosen[j]].values.size()) break;
+            at[j] = 0;
+        }
+    }
+}
+
+void experiment::check_input_files() const {
+    // What the readers of the three files depend on; the seed only draws what is not read.
+    static constexpr std::string_view inputs[] = {"init",    "n",     "d",     "r0",       "norm",
+                                                  "weights", "heads", "value", "ln_params"};
+    const auto is_input = [](std::string_view axis) {
+        return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
+    };
+    for_each_combination(is_input, [&](const run_config& c, std::size_t index, std::size_t) {
+        try {
+            auto guard = detail::hdf5_lock();
+            if (c.init.kind == initial_kind::file)
+                (void)make_initial(c.init, c.n, c.d, c.seed, c.r0, c.norm);
+            if (c.weights.family == weights_family::file)
+                (void)make_weights(c.weights, c.d, c.seed, c.weights.per_layer ? 0 : -1);
+            if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
+        } catch (const input_error& error) {
+            throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
+                              "): " + error.what());
+        }
+    });
 }
 
 } // namespace nadyn

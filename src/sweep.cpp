@@ -298,6 +298,7 @@ std::string describe_plan(const experiment& e, const sweep_plan& plan) {
 sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
+    e.check_input_files();
     const sweep_plan plan = plan_sweep(e, options.jobs);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
@@ -360,6 +361,7 @@ experiment sweep_experiment(const std::string& path) {
 
 sweep_summary resume_sweep(const std::string& path, const sweep_options& options) {
     const experiment e = sweep_experiment(path);
+    e.check_input_files();
     const sweep_layout layout = layout_of(e);
     sweep_file file(path, e, layout);
     const auto statuses = file.statuses();

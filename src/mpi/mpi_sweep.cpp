@@ -313,6 +313,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
         try {
             job = prepare();
             if (!job.plan_only) {
+                job.e.check_input_files();
                 const detail::sweep_layout layout = detail::layout_of(job.e);
                 if (job.resume) {
                     file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
