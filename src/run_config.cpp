@@ -3,6 +3,7 @@
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <unistd.h>
@@ -50,16 +51,27 @@ integration_settings run_config::resolved_integration() const {
     return settings;
 }
 
+double available_memory_bytes() {
+    const double page = double(sysconf(_SC_PAGE_SIZE));
+    return std::max(0.0, double(sysconf(_SC_AVPHYS_PAGES)) * page);
+}
+
+double run_config::memory_bytes() const {
+    // About a dozen n x d arrays (state, stages of the stepper, attention, initial
+    // directions, projections) plus a logits block per thread.
+    return 8.0 * (14.0 * double(n) * double(d) + 256.0 * double(n) * 8.0);
+}
+
 void run_config::validate() const {
+    validate(available_memory_bytes());
+}
+
+void run_config::validate(double available) const {
     for (const parameter_spec& spec : parameter_registry())
         if (spec.check) spec.check(*this);
-    // Memory of a run: about a dozen n x d arrays (state, stages of the stepper, attention,
-    // initial directions, projections) plus a logits block per thread; refused before any
-    // allocation when it exceeds the machine's physical memory.
-    const double bytes = 8.0 * (14.0 * double(n) * double(d) + 256.0 * double(n) * 8.0);
-    const double page = double(sysconf(_SC_PAGE_SIZE));
-    const double physical = double(sysconf(_SC_PHYS_PAGES)) * page;
-    const double available = double(sysconf(_SC_AVPHYS_PAGES)) * page;
+    // Refused before any allocation when the estimate exceeds the machine's physical memory.
+    const double bytes = memory_bytes();
+    static const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     require(physical <= 0 || bytes < physical,
             "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
                 gib(bytes) + " GiB, more than this machine's " + gib(physical) + " GiB of memory");

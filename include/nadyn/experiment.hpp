@@ -62,6 +62,9 @@ struct experiment {
     void for_each_combination(const std::function<bool(std::string_view axis)>& selected,
                               const std::function<void(const run_config& config, std::size_t index,
                                                        std::size_t runs)>& visit) const;
+    // A hash (FNV-1a, 64 bits, in hex) of the text and the overrides: a sweep file records
+    // it at creation, and a resume refuses a file whose recorded experiment was changed since.
+    [[nodiscard]] std::string digest() const;
     // Reads every input file the runs name (init, weights and ln_params file:PATH), once per
     // distinct use and as the run will, so that a missing or malformed file is an input_error
     // naming the run before anything runs or any file is written.

@@ -316,6 +316,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                 job.e.check_input_files();
                 const detail::sweep_layout layout = detail::layout_of(job.e);
                 if (job.resume) {
+                    detail::check_recorded_experiment(job.path, job.e);
                     file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
                     const auto statuses = file->statuses();
                     for (std::size_t i = 0; i < statuses.size(); ++i) {

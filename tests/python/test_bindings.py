@@ -451,3 +451,10 @@ def test_sweep_with_a_missing_input_file_raises_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="absent.h5"):
         nadyn.sweep(experiment, out=out)
     assert not out.exists()
+
+
+def test_sweep_refuses_a_negative_jobs(tmp_path):
+    out = tmp_path / "sweep.h5"
+    with pytest.raises(ValueError, match="jobs must be between 0"):
+        nadyn.sweep(EXPERIMENT, out=out, jobs=-1)
+    assert not out.exists()
