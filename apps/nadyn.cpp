@@ -1,15 +1,18 @@
 // nadyn: normalized attention dynamics. Parses the command line and dispatches to a
 // subcommand; every error ends here as one line on stderr and an exit status
 // (2: bad input, 1: I/O or numerical failure, 130: interrupted). In an MPI job (mpirun)
-// every rank parses the same command line and only rank 0 prints: one message, and every
-// rank exits with the same status.
+// every rank parses its command line, the ranks agree that they all accepted the same one
+// before anything runs, and only one rank prints: one message, and every rank exits with the
+// same status.
 #include "app.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/parallel_context.hpp"
 
+#include <functional>
 #include <iostream>
+#include <string>
 
 int main(int argc, char** argv) {
     using namespace nadyn;
@@ -23,28 +26,49 @@ int main(int argc, char** argv) {
     }
     CLI::App app;
     const cli::app_commands commands = cli::build_app(app);
+    // Every rank reads its own command line, then all agree before anything runs (MPMD
+    // launches can start ranks with different arguments): a refusal or a difference on any
+    // rank ends every rank with status 2, and one rank says why.
+    std::string refusal;         // "nadyn: ..." when this rank refused its command line
+    std::function<int()> answer; // --help or --version: printed once the ranks agree
     if (const std::string message = cli::unknown_command(app, argc, argv); !message.empty()) {
-        err << message << '\n';
+        refusal = message;
+    } else {
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::CallForHelp& e) {
+            answer = [&app, e] { return app.exit(e); };
+        } catch (const CLI::CallForAllHelp& e) {
+            answer = [&app, e] { return app.exit(e); };
+        } catch (const CLI::CallForVersion& e) {
+            answer = [&app, e] { return app.exit(e); };
+        } catch (const CLI::ExtrasError& e) {
+            refusal = cli::unexpected_arguments(app, argc, argv);
+        } catch (const CLI::ParseError& e) {
+            // CLI11 exits 100-127 on its own; bad input is status 2 everywhere in nadyn.
+            std::string message = e.what();
+            if (message.empty()) message = e.get_name();
+            refusal = "nadyn: " + message + " (see 'nadyn --help')";
+        }
+    }
+    const start_agreement agreed =
+        ranks.agree_on_start(parallel_context::command_hash(argc, argv), !refusal.empty());
+    if (agreed.refused_rank >= 0) {
+        // The lowest rank that refused speaks for the job, naming itself unless it is rank 0.
+        if (ranks.rank() == agreed.refused_rank) {
+            if (ranks.rank() != 0 && refusal.rfind("nadyn: ", 0) == 0)
+                refusal.insert(7, "rank " + std::to_string(ranks.rank()) + ": ");
+            std::cerr << refusal << '\n';
+        }
         return 2;
     }
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return ranks.root() ? app.exit(e) : 0;
-    } catch (const CLI::CallForAllHelp& e) {
-        return ranks.root() ? app.exit(e) : 0;
-    } catch (const CLI::CallForVersion& e) {
-        return ranks.root() ? app.exit(e) : 0;
-    } catch (const CLI::ExtrasError& e) {
-        err << cli::unexpected_arguments(app, argc, argv) << '\n';
-        return 2;
-    } catch (const CLI::ParseError& e) {
-        // CLI11 exits 100-127 on its own; bad input is status 2 everywhere in nadyn.
-        std::string message = e.what();
-        if (message.empty()) message = e.get_name();
-        err << "nadyn: " << message << " (see 'nadyn --help')\n";
+    if (agreed.differing_rank >= 0) {
+        err << "nadyn: MPI rank " << agreed.differing_rank
+            << " was started with other arguments than rank 0; every rank of a job must run "
+               "the same command (mpirun -np P nadyn ...), so none runs\n";
         return 2;
     }
+    if (answer) return ranks.root() ? answer() : 0;
     try {
         for (const auto& [sub, run] : commands.run)
             if (sub->parsed()) {

@@ -153,9 +153,6 @@ command add_sweep(CLI::App& app) {
                "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing\n"
                "  mpirun -np 5 nadyn sweep exp.toml     # over MPI ranks (README: Clusters)");
     return [o]() {
-        if (o->jobs < 0)
-            throw input_error("--jobs must be >= 0 (0: chosen automatically), got " +
-                              std::to_string(o->jobs));
         sweep_options options;
         options.jobs = o->jobs;
         options.stop = &sweep_stop;

@@ -1,26 +1,92 @@
 #include "nadyn/experiment.hpp"
 
+#include "nadyn/detail/hdf5.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/initial.hpp"
+#include "nadyn/norm.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/weights.hpp"
 
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 namespace nadyn {
 
 namespace {
 
-// "FILE:LINE: " for a node parsed from the file (an override has no line).
-std::string where(const std::string& source, const toml::source_region& region) {
-    if (region.begin.line == 0) return source + ": ";
-    return source + ":" + std::to_string(region.begin.line) + ": ";
+// The most of an experiment file read: an experiment is a short text, and a device or a
+// runaway file must not fill the memory.
+constexpr std::size_t max_experiment_bytes = std::size_t{1} << 20;
+
+// Text from the input quoted in a message: control characters escaped (a message is one
+// line), and at most 60 bytes (a huge value must not make a huge message).
+std::string shown(std::string_view text, std::size_t limit = 60) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (out.size() >= limit && (c & 0xC0) != 0x80) { // never inside a UTF-8 sequence
+            out += "...";
+            break;
+        }
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c < 0x20 || c == 0x7F) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+            out += escaped;
+        } else
+            out += ch;
+    }
+    return out;
 }
+
+// A message of the parsers about `value`, with the value shown as above wherever it repeats it.
+std::string about(std::string message, std::string_view value) {
+    if (value.empty()) return message;
+    const std::string replacement = shown(value);
+    for (std::size_t at = message.find(value); at != std::string::npos;
+         at = message.find(value, at + replacement.size()))
+        message.replace(at, value.size(), replacement);
+    return message;
+}
+
+// Where a key was given: "FILE:LINE: ", or "--set 'ASSIGNMENT': " when an override set it.
+class locator {
+  public:
+    locator(std::string source, const std::vector<std::string>& overrides)
+        : m_source(std::move(source)) {
+        for (const std::string& assignment : overrides) {
+            const std::string path = assignment.substr(0, assignment.find('='));
+            const std::size_t dot = path.find('.');
+            const std::size_t second = dot == std::string::npos ? dot : path.find('.', dot + 1);
+            m_overridden[path.substr(0, second)] = assignment;
+        }
+    }
+    [[nodiscard]] std::string at(const std::string& table, std::string_view key,
+                                 const toml::source_region& region) const {
+        if (const auto o = m_overridden.find(table + "." + std::string(key));
+            o != m_overridden.end())
+            return "--set '" + shown(o->second) + "': ";
+        if (region.begin.line == 0) return m_source + ": ";
+        return m_source + ":" + std::to_string(region.begin.line) + ": ";
+    }
+
+  private:
+    std::string m_source;
+    std::map<std::string, std::string> m_overridden; // "run.n" -> "run.n=128"
+};
 
 std::string number_text(double value) {
     char buffer[32];
@@ -38,6 +104,20 @@ std::string scalar_text(const toml::node& node, const std::string& at, const std
                       std::string(node.is_array() ? "list" : "table"));
 }
 
+// A string where the parameter is a number or a switch is refused: TOML has the types, and
+// beta = "4" or causal = "no" is a slip the file's reader should see.
+void require_type(const toml::node& node, const parameter_spec& spec, const std::string& at,
+                  const std::string& key) {
+    const auto* text = node.as_string();
+    if (!text) return;
+    const char* expected = spec.type == value_type::integer   ? "a whole number"
+                           : spec.type == value_type::number  ? "a number"
+                           : spec.type == value_type::switch_ ? "a boolean (true or false)"
+                                                              : nullptr;
+    if (!expected) return;
+    throw input_error(at + "key '" + key + "': the string \"" + shown(text->get()) + "\" is not " +
+                      expected + "; write the value without quotes");
+}
 double numeric(const toml::node& node, const std::string& at, const std::string& key) {
     if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
     if (const auto* f = node.as_floating_point()) return f->get();
@@ -54,8 +134,10 @@ std::vector<std::string> axis_values(const toml::node& node, const std::string& 
                                      const std::string& key, const parameter_spec& spec) {
     std::vector<std::string> values;
     if (const auto* list = node.as_array()) {
-        for (const toml::node& item : *list)
+        for (const toml::node& item : *list) {
+            require_type(item, spec, at, key);
             values.push_back(scalar_text(item, at, key));
+        }
     } else if (const auto* table = node.as_table()) {
         if (table->size() != 1)
             throw input_error(at + "key '" + key +
@@ -65,7 +147,7 @@ std::vector<std::string> axis_values(const toml::node& node, const std::string& 
         const toml::node& generator = entry.second;
         const std::string generator_name(generator_key.str());
         const auto* arguments = generator.as_array();
-        const std::string full = key + "." + generator_name;
+        const std::string full = key + "." + shown(generator_name);
         if (!arguments)
             throw input_error(at + "key '" + full + "': expected a list like [first, last, count]");
         auto argument = [&](std::size_t i) -> const toml::node& { return *arguments->get(i); };
@@ -117,6 +199,7 @@ std::vector<std::string> axis_values(const toml::node& node, const std::string& 
                               "list of values");
         }
     } else {
+        require_type(node, spec, at, key);
         values.push_back(scalar_text(node, at, key));
     }
     if (values.empty()) throw input_error(at + "key '" + key + "': the axis is empty");
@@ -134,7 +217,7 @@ std::string parameter_key(std::string_view key) {
 void apply_override(toml::table& root, const std::string& assignment) {
     const auto equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0)
-        throw input_error("--set '" + assignment + "': expected key=value (e.g. run.n=128)");
+        throw input_error("--set '" + shown(assignment) + "': expected key=value (e.g. run.n=128)");
     const std::string path = assignment.substr(0, equals);
     const std::string value_text = assignment.substr(equals + 1);
     // The value in TOML syntax; a bare word (pre-ln, file:x.h5) is a string.
@@ -149,7 +232,7 @@ void apply_override(toml::table& root, const std::string& assignment) {
     for (std::string part; std::getline(stream, part, '.');)
         parts.push_back(part);
     if (parts.size() < 2 || (parts[0] != "run" && parts[0] != "sweep"))
-        throw input_error("--set '" + assignment +
+        throw input_error("--set '" + shown(assignment) +
                           "': the key must start with run. or sweep. (e.g. run.n=128, "
                           "sweep.seed.range=[1,8])");
     toml::table* table = &root;
@@ -178,8 +261,10 @@ std::string_view to_string(sweep_positions positions) {
     return "final";
 }
 
-experiment experiment::parse(const std::string& text, const std::string& source,
-                             const std::vector<std::string>& overrides) {
+namespace {
+
+experiment parse_experiment(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& overrides) {
     experiment e;
     e.source = source;
     e.text = text;
@@ -188,24 +273,35 @@ experiment experiment::parse(const std::string& text, const std::string& source,
     try {
         root = toml::parse(text, source);
     } catch (const toml::parse_error& error) {
-        throw input_error(where(source, error.source()) + std::string(error.description()));
+        const auto line = error.source().begin.line;
+        throw input_error(source + (line ? ":" + std::to_string(line) : std::string()) + ": " +
+                          std::string(error.description()));
     }
     for (const std::string& assignment : overrides)
         apply_override(root, assignment);
+    const locator where(source, overrides);
 
     for (const auto& [key, node] : root) {
         const std::string name(key.str());
         if (name != "run" && name != "sweep")
-            throw input_error(where(source, key.source()) + "unknown table '" + name +
+            throw input_error(where.at("", "", key.source()) + "unknown table '" + shown(name) +
                               "'; valid tables: run, sweep");
         if (!node.is_table())
-            throw input_error(where(source, key.source()) + "'" + name + "' must be a table ([" +
+            throw input_error(where.at("", "", key.source()) + "'" + name + "' must be a table ([" +
                               name + "])");
     }
+    if (!root.contains("run") && !root.contains("sweep"))
+        throw input_error(source + ": the experiment has neither a [run] nor a [sweep] table; "
+                                   "give at least one (see examples/beta_sweep.toml)");
     if (const toml::table* run = root["run"].as_table()) {
+        std::map<std::string, std::string> spelled; // parameter -> the key that gave it
         for (const auto& [key, node] : *run) {
-            const std::string at = where(source, key.source());
+            const std::string at = where.at("run", key.str(), key.source());
             const std::string name = parameter_key(key.str());
+            if (const auto first = spelled.find(name); first != spelled.end())
+                throw input_error(at + "key 'run." + name + "' is given twice (as '" +
+                                  first->second + "' and '" + shown(key.str()) + "'); keep one");
+            spelled[name] = shown(key.str());
             if (name == "positions") {
                 const std::string value = scalar_text(node, at, "run.positions");
                 if (value == "none")
@@ -215,20 +311,20 @@ experiment experiment::parse(const std::string& text, const std::string& source,
                 else if (value == "all")
                     e.positions = sweep_positions::all;
                 else
-                    throw input_error(at + "key 'run.positions': unknown value '" + value +
+                    throw input_error(at + "key 'run.positions': unknown value '" + shown(value) +
                                       "'; valid values: none, final, all");
                 continue;
             }
             const parameter_spec* spec = find_parameter(name);
             if (!spec)
-                throw input_error(at + "unknown key 'run." + std::string(key.str()) +
+                throw input_error(at + "unknown key 'run." + shown(key.str()) +
                                   "'; valid keys: " + parameter_names());
+            require_type(node, *spec, at, "run." + name);
+            const std::string value = scalar_text(node, at, "run." + name);
             try {
-                spec->assign(e.base, scalar_text(node, at, "run." + name));
+                spec->assign(e.base, value);
             } catch (const input_error& error) {
-                const std::string message = error.what();
-                if (message.rfind(source, 0) == 0) throw;
-                throw input_error(at + "key 'run." + name + "': " + message);
+                throw input_error(at + "key 'run." + name + "': " + about(error.what(), value));
             }
         }
     }
@@ -248,11 +344,11 @@ experiment experiment::parse(const std::string& text, const std::string& source,
         for (const auto& [key_pointer, node_pointer] : ordered) {
             const toml::key& key = *key_pointer;
             const toml::node& node = *node_pointer;
-            const std::string at = where(source, key.source());
+            const std::string at = where.at("sweep", key.str(), key.source());
             const std::string name = parameter_key(key.str());
             const parameter_spec* spec = find_parameter(name);
             if (!spec)
-                throw input_error(at + "unknown sweep axis 'sweep." + std::string(key.str()) +
+                throw input_error(at + "unknown sweep axis 'sweep." + shown(key.str()) +
                                   "'; valid keys: " + parameter_names());
             if (!spec->sweepable)
                 throw input_error(at + "key 'sweep." + name +
@@ -266,35 +362,72 @@ experiment experiment::parse(const std::string& text, const std::string& source,
                 run_config probe = e.base;
                 try {
                     spec->assign(probe, value);
+                    // The seed's check reads the seed alone, so each value is checked here
+                    // and the runs' validation below need not visit every seed.
+                    if (name == "seed" && spec->check) spec->check(probe);
                 } catch (const input_error& error) {
-                    throw input_error(at + "key 'sweep." + name + "': " + error.what());
+                    throw input_error(at + "key 'sweep." + name +
+                                      "': " + about(error.what(), value));
                 }
             }
             e.axes.push_back(std::move(axis));
         }
     }
-    // Every run must be valid; checking the corners catches most, checking all is cheap.
-    const std::size_t runs = e.size();
-    if (runs > 100000000) throw input_error(source + ": the sweep has more than 1e8 runs");
-    for (std::size_t i = 0; i < runs; ++i) {
+    // Every run must be valid. A run's validity does not depend on its seed beyond the
+    // seed's own check (above), so each combination of the other axes is checked once: a
+    // sweep over 10^7 seeds is validated at once.
+    std::size_t runs = 1;
+    for (const auto& axis : e.axes) {
+        if (axis.values.size() > std::size_t{100000000} / runs)
+            throw input_error(source + ": the sweep has more than 1e8 runs");
+        runs *= axis.values.size();
+    }
+    const auto not_seed = [](std::string_view axis) { return axis != "seed"; };
+    const double available = available_memory_bytes();
+    e.for_each_combination(not_seed, [&](const run_config& c, std::size_t index, std::size_t) {
         try {
-            e.point(i).validate();
+            c.validate(available);
         } catch (const input_error& error) {
-            throw input_error(source + ": run " + std::to_string(i) + " (" + e.label(i) +
+            throw input_error(source + ": run " + std::to_string(index) + " (" + e.label(index) +
                               "): " + error.what());
         }
-    }
+    });
     return e;
 }
 
+} // namespace
+
+experiment experiment::parse(const std::string& text, const std::string& source,
+                             const std::vector<std::string>& overrides) {
+    try {
+        return parse_experiment(text, source, overrides);
+    } catch (const input_error& error) {
+        // One line of bounded length, whatever a parser quoted.
+        throw input_error(shown(error.what(), 2000));
+    }
+}
+
 experiment experiment::load(const std::string& path, const std::vector<std::string>& overrides) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+        throw input_error("cannot read the experiment file '" + shown(path) +
+                          "' (missing or not readable)");
+    if (!std::filesystem::is_regular_file(status))
+        throw input_error("the experiment file '" + shown(path) +
+                          "' is not a regular file (a directory, a device or a pipe); give a "
+                          "TOML file such as examples/beta_sweep.toml");
     std::ifstream file(path, std::ios::binary);
     if (!file)
-        throw input_error("cannot read the experiment file '" + path +
+        throw input_error("cannot read the experiment file '" + shown(path) +
                           "' (missing or not readable)");
-    std::ostringstream text;
-    text << file.rdbuf();
-    return parse(text.str(), path, overrides);
+    std::string text(max_experiment_bytes + 1, '\0');
+    file.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(file.gcount()));
+    if (text.size() > max_experiment_bytes)
+        throw input_error("the experiment file '" + shown(path) +
+                          "' is larger than 1 MiB; an experiment is a short TOML file");
+    return parse(text, path, overrides);
 }
 
 std::size_t experiment::size() const {
@@ -327,6 +460,74 @@ std::string experiment::label(std::size_t index) const {
     for (std::size_t a = 0; a < axes.size(); ++a)
         out += (a ? " " : "") + axes[a].name + "=" + axes[a].values[at[a]];
     return out.empty() ? "the base run" : out;
+}
+
+void experiment::for_each_combination(
+    const std::function<bool(std::string_view axis)>& selected,
+    const std::function<void(const run_config& config, std::size_t index, std::size_t runs)>& visit)
+    const {
+    // Row-major strides of the runs' index over the axes; the last axis varies fastest.
+    std::vector<std::size_t> stride(axes.size(), 1), chosen;
+    for (std::size_t a = axes.size(); a-- > 1;)
+        stride[a - 1] = stride[a] * axes[a].values.size();
+    std::size_t combinations = 1;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        if (selected(axes[a].name)) {
+            chosen.push_back(a);
+            combinations *= axes[a].values.size();
+        }
+    const std::size_t runs = size() / combinations;
+    std::vector<std::size_t> at(chosen.size(), 0);
+    for (std::size_t k = 0; k < combinations; ++k) {
+        std::size_t index = 0;
+        for (std::size_t j = 0; j < chosen.size(); ++j)
+            index += at[j] * stride[chosen[j]];
+        visit(point(index), index, runs);
+        for (std::size_t j = chosen.size(); j-- > 0;) { // the next combination, odometer-wise
+            if (++at[j] < axes[chosen[j]].values.size()) break;
+            at[j] = 0;
+        }
+    }
+}
+
+void experiment::check_input_files() const {
+    // What the readers of the three files depend on; the seed only draws what is not read.
+    static constexpr std::string_view inputs[] = {"init",    "n",     "d",     "r0",       "norm",
+                                                  "weights", "heads", "value", "ln_params"};
+    const auto is_input = [](std::string_view axis) {
+        return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
+    };
+    for_each_combination(is_input, [&](const run_config& c, std::size_t index, std::size_t) {
+        try {
+            auto guard = detail::hdf5_lock();
+            if (c.init.kind == initial_kind::file)
+                (void)make_initial(c.init, c.n, c.d, c.seed, c.r0, c.norm);
+            if (c.weights.family == weights_family::file)
+                (void)make_weights(c.weights, c.d, c.seed, c.weights.per_layer ? 0 : -1);
+            if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
+        } catch (const input_error& error) {
+            throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
+                              "): " + error.what());
+        }
+    });
+}
+
+std::string experiment::digest() const {
+    std::uint64_t hash = 14695981039346656037ULL;
+    const auto add = [&](std::string_view part) {
+        for (const char c : part) {
+            hash ^= static_cast<unsigned char>(c);
+            hash *= 1099511628211ULL;
+        }
+        hash ^= 0xFF; // a separator no text holds as a byte of its own after the hash step
+        hash *= 1099511628211ULL;
+    };
+    add(text);
+    for (const std::string& assignment : overrides)
+        add(assignment);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+    return hex;
 }
 
 } // namespace nadyn

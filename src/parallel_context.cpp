@@ -34,4 +34,24 @@ bool parallel_context::built_with_mpi() {
     return false;
 }
 
+start_agreement parallel_context::agree_on_start(std::uint64_t, bool refused) const {
+    // Without MPI every process is a job of its own (the command line refuses to run P copies).
+    start_agreement agreement;
+    if (refused) agreement.refused_rank = m_rank;
+    return agreement;
+}
+
+std::uint64_t parallel_context::command_hash(int argc, const char* const* argv) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (int i = 1; i < argc; ++i) {
+        for (const char* c = argv[i]; *c; ++c) {
+            hash ^= static_cast<unsigned char>(*c);
+            hash *= 1099511628211ULL;
+        }
+        hash ^= 0x100; // the end of an argument: "a b" and "ab" differ
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
 } // namespace nadyn

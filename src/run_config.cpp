@@ -1,8 +1,10 @@
 #include "nadyn/run_config.hpp"
 
+#include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <unistd.h>
@@ -50,22 +52,56 @@ integration_settings run_config::resolved_integration() const {
     return settings;
 }
 
+double available_memory_bytes() {
+    const double page = double(sysconf(_SC_PAGE_SIZE));
+    return std::max(0.0, double(sysconf(_SC_AVPHYS_PAGES)) * page);
+}
+
+double run_config::memory_bytes() const {
+    const double N = double(n), D = double(d), H = double(weights.heads);
+    const double threads = double(detail::resolve_threads(this->threads));
+    // The n x d arrays: the state, the stepper's stages (rk4 keeps 5, dopri5 8), the
+    // right-hand side, the attention, the initial directions, a head's projections q, k, v.
+    const double stages = integration.kind == integrator_kind::dopri5 ? 20.0
+                          : integration.kind == integrator_kind::rk4  ? 14.0
+                                                                      : 10.0;
+    double doubles = stages * N * D;
+    // Per thread, a block of logits (about 4 MiB, at most 256 rows of n; src/kernel/general.hpp)
+    // and a 128-row block of the observables' Gram matrix.
+    const double rows = block ? double(block) : std::clamp(double(1 << 19) / N, 16.0, 256.0);
+    doubles += threads * (rows + 128.0) * N;
+    // The weights, H heads of d x d matrices: Q, K, V for a family other than the identity, V
+    // alone when only the value family draws. They are held by the run and copied into its
+    // system (the heads' mean folds 1/H into V) and into the file's record, or, redrawn per
+    // layer, the next layer's draw and its copy besides.
+    const double matrices = weights.family != weights_family::identity ? 3.0
+                            : weights.value != value_family::same      ? 1.0
+                                                                       : 0.0;
+    const double copies = weights.per_layer ? 5.0 : 3.0;
+    doubles += copies * matrices * H * D * D;
+    return 8.0 * doubles;
+}
+
 void run_config::validate() const {
+    validate(available_memory_bytes());
+}
+
+void run_config::validate(double available) const {
     for (const parameter_spec& spec : parameter_registry())
         if (spec.check) spec.check(*this);
-    // Memory of a run: about a dozen n x d arrays (state, stages of the stepper, attention,
-    // initial directions, projections) plus a logits block per thread; refused before any
-    // allocation when it exceeds the machine's physical memory.
-    const double bytes = 8.0 * (14.0 * double(n) * double(d) + 256.0 * double(n) * 8.0);
-    const double page = double(sysconf(_SC_PAGE_SIZE));
-    const double physical = double(sysconf(_SC_PHYS_PAGES)) * page;
-    const double available = double(sysconf(_SC_AVPHYS_PAGES)) * page;
-    require(physical <= 0 || bytes < physical,
-            "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
-                gib(bytes) + " GiB, more than this machine's " + gib(physical) + " GiB of memory");
+    // Refused before any allocation when the estimate exceeds the machine's physical memory.
+    const double bytes = memory_bytes();
+    static const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+    const std::string what = "n = " + std::to_string(n) + ", d = " + std::to_string(d) +
+                             (weights.family == weights_family::identity
+                                  ? std::string()
+                                  : ", " + std::to_string(weights.heads) + " head(s) of " +
+                                        weights.to_string() + " weights");
+    require(physical <= 0 || bytes < physical, what + " needs about " + gib(bytes) +
+                                                   " GiB, more than this machine's " +
+                                                   gib(physical) + " GiB of memory");
     require(ignore_memory_estimate || available <= 0 || bytes < available,
-            "n = " + std::to_string(n) + ", d = " + std::to_string(d) + " needs about " +
-                gib(bytes) + " GiB, more than the " + gib(available) +
+            what + " needs about " + gib(bytes) + " GiB, more than the " + gib(available) +
                 " GiB of memory available now (--force runs it anyway)");
 }
 

@@ -1,10 +1,13 @@
 #include "nadyn/run_scheduler.hpp"
 
+#include "nadyn/error.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,7 +18,14 @@ int available_cores() {
 }
 
 int choose_jobs(std::size_t runs, std::size_t n, std::size_t d, int jobs) {
-    if (jobs > 0) return jobs;
+    if (jobs < 0 || jobs > max_jobs)
+        throw input_error("jobs must be between 0 (chosen automatically) and " +
+                          std::to_string(max_jobs) + " (runs side by side, a thread each), got " +
+                          std::to_string(jobs));
+    // More threads than runs would wait for nothing (and the memory estimate would count them).
+    if (jobs > 0)
+        return static_cast<int>(
+            std::min<std::size_t>(std::size_t(jobs), std::max<std::size_t>(runs, 1)));
     const double flops = 4.0 * double(n) * double(n) * double(d);
     if (runs >= 2 && flops < double(1 << 24))
         return static_cast<int>(std::min<std::size_t>(std::size_t(available_cores()), runs));

@@ -54,9 +54,19 @@ std::vector<double> frame_times(const run_config& c) {
     return times;
 }
 
-// Bytes of one run's workspaces (run_config's estimate) for the memory check.
-double run_bytes(const run_config& c) {
-    return 8.0 * (14.0 * double(c.n) * double(c.d) + 256.0 * double(c.n) * 8.0);
+// What a run's work and memory depend on (run_config::memory_bytes and the flops below):
+// the plan visits each combination of these axes once, whatever the other axes.
+bool costs(std::string_view axis) {
+    static constexpr std::string_view names[] = {
+        "n",          "d",        "heads",      "weights",   "value",
+        "integrator", "T",        "dt",         "precision", "attention",
+        "norm",       "qkv_norm", "norm_noise", "causal",    "layer_time"};
+    return std::find(std::begin(names), std::end(names), axis) != std::end(names);
+}
+
+// What the frame times and the padded shapes depend on.
+bool shapes(std::string_view axis) {
+    return axis == "integrator" || axis == "T" || axis == "dt" || axis == "n" || axis == "d";
 }
 
 double evaluations_per_step(integrator_kind kind) {
@@ -82,8 +92,12 @@ sweep_layout layout_of(const experiment& e) {
         layout.axes.push_back(axis.values.size());
     bool first = true;
     std::array<bool, optional_observable_names.size()> observed{}; // by any run
-    for (std::size_t i = 0; i < e.size(); ++i) {
-        const run_config c = e.point(i);
+    // Every combination of the axes the layout depends on: the shapes, and which optional
+    // observables the runs record.
+    const auto layout_axes = [](std::string_view axis) {
+        return shapes(axis) || axis == "observe";
+    };
+    e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t, std::size_t) {
         const auto times = frame_times(c);
         if (first) {
             layout.times = times;
@@ -96,7 +110,7 @@ sweep_layout layout_of(const experiment& e) {
             observed[o] = observed[o] || c.observes(optional_observable_names[o]);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
-    }
+    });
     layout.frames = layout.times.size();
     layout.observables.assign(observable_names.begin(), observable_names.end());
     for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
@@ -254,19 +268,18 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
     plan.jobs = choose_jobs(e, jobs);
     const sweep_layout layout = layout_of(e);
     double largest = 0.0;
-    for (std::size_t i = 0; i < plan.runs; ++i) {
-        const run_config c = e.point(i);
+    e.for_each_combination(costs, [&](const run_config& c, std::size_t, std::size_t runs) {
         const double steps = double(step_count(c.integration.T, c.integration.dt));
         // Per head and evaluation: the logits and the weighted values (4 n^2 d), and with
         // weights the projections of queries, keys and values (6 n d^2).
         const double n = double(c.n), d = double(c.d);
         const bool projects =
             c.weights.family != weights_family::identity || c.weights.value != value_family::same;
-        plan.flops += double(c.weights.heads) *
+        plan.flops += double(runs) * double(c.weights.heads) *
                       (4.0 * n * n * d + (projects ? 6.0 * n * d * d : 0.0)) *
                       evaluations_per_step(c.integration.kind) * steps;
-        largest = std::max(largest, run_bytes(c));
-    }
+        largest = std::max(largest, c.memory_bytes());
+    });
     plan.bytes_in_use = largest * plan.jobs;
     double per_run = double(layout.observables.size() * layout.frames + 8) * 8.0 + 256.0;
     if (e.positions == sweep_positions::final)
@@ -308,6 +321,7 @@ std::string describe_plan(const experiment& e, const sweep_plan& plan) {
 sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
+    e.check_input_files();
     const sweep_plan plan = plan_sweep(e, options.jobs);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
@@ -331,6 +345,28 @@ bool is_sweep_file(const std::string& path) {
     return kind && std::holds_alternative<std::string>(*kind) &&
            std::get<std::string>(*kind) == "sweep";
 }
+
+namespace detail {
+
+void check_recorded_experiment(const std::string& path, const experiment& e) {
+    std::optional<std::string> recorded;
+    {
+        auto guard = hdf5_lock();
+        const auto file = detail::hdf5_file::open_read_only(path);
+        const auto value = file.read_attribute("experiment_hash");
+        if (value && std::holds_alternative<std::string>(*value))
+            recorded = std::get<std::string>(*value);
+    }
+    // Files written before the hash was recorded have none, and resume as they always did.
+    if (recorded && *recorded != e.digest())
+        throw input_error("'" + path +
+                          "': its recorded experiment (or overrides) was changed after the sweep "
+                          "was created (hash " +
+                          e.digest() + ", recorded " + *recorded +
+                          "); resuming would mix runs of two experiments, so start a new sweep");
+}
+
+} // namespace detail
 
 experiment sweep_experiment(const std::string& path) {
     if (!is_sweep_file(path)) throw input_error("'" + path + "' is not a nadyn sweep file");
@@ -367,6 +403,9 @@ experiment sweep_experiment(const std::string& path) {
 
 sweep_summary resume_sweep(const std::string& path, const sweep_options& options) {
     const experiment e = sweep_experiment(path);
+    check_recorded_experiment(path, e);
+    (void)choose_jobs(e, options.jobs); // refuses a bad count before the file is opened
+    e.check_input_files();
     const sweep_layout layout = layout_of(e);
     sweep_file file(path, e, layout);
     std::size_t distrusted = 0;

@@ -17,7 +17,9 @@
 #include "nadyn/run_config.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nadyn {
@@ -52,6 +54,21 @@ struct experiment {
     [[nodiscard]] run_config point(std::size_t index) const;
     // "beta=0.5 seed=3 scheme=pre-ln" for messages and progress.
     [[nodiscard]] std::string label(std::size_t index) const;
+
+    // Calls `visit(config, index, runs)` once for each combination of the values of the axes
+    // `selected` accepts (the others at their first value): `index` is the first run of the
+    // combination, `runs` the number of runs that share it. What depends only on those axes
+    // (a file read, a cost) is then computed once per combination, not once per run.
+    void for_each_combination(const std::function<bool(std::string_view axis)>& selected,
+                              const std::function<void(const run_config& config, std::size_t index,
+                                                       std::size_t runs)>& visit) const;
+    // A hash (FNV-1a, 64 bits, in hex) of the text and the overrides: a sweep file records
+    // it at creation, and a resume refuses a file whose recorded experiment was changed since.
+    [[nodiscard]] std::string digest() const;
+    // Reads every input file the runs name (init, weights and ln_params file:PATH), once per
+    // distinct use and as the run will, so that a missing or malformed file is an input_error
+    // naming the run before anything runs or any file is written.
+    void check_input_files() const;
 };
 
 std::string_view to_string(sweep_positions positions);

@@ -4,7 +4,16 @@
 // (NADYN_MPI); a process started any other way is a job of one, without MPI, exactly as a
 // build without MPI. The command line asks it who prints (rank 0) and whether to spread a
 // sweep over ranks (include/nadyn/mpi_sweep.hpp).
+#include <cstdint>
+
 namespace nadyn {
+
+// What the ranks of a job agreed on before anything ran (parallel_context::agree_on_start).
+struct start_agreement {
+    int refused_rank = -1;   // the lowest rank that refused its input; -1: none did
+    int differing_rank = -1; // the lowest rank whose command differs from rank 0's; -1: none
+    [[nodiscard]] bool proceed() const { return refused_rank < 0 && differing_rank < 0; }
+};
 
 class parallel_context {
   public:
@@ -24,6 +33,18 @@ class parallel_context {
     [[noreturn]] void abort(int status) const;
     // Whether this nadyn was built with MPI.
     static bool built_with_mpi();
+
+    // A collective of every rank at start-up, before anything runs or any file is touched:
+    // each rank contributes whether it refused its command line and the hash of that command
+    // line (command_hash), and all learn the lowest rank that refused and the lowest rank whose
+    // command differs from rank 0's. Ranks started with different arguments (mpirun's
+    // "-np 1 A : -np 1 B") would otherwise compute a mixture, or wait for each other forever;
+    // a rank that refused takes part too, instead of leaving the others waiting. A job of one
+    // agrees with itself.
+    [[nodiscard]] start_agreement agree_on_start(std::uint64_t command_hash, bool refused) const;
+    // A hash (FNV-1a, 64 bits) of argv[1..argc-1], the subcommand and every argument; the
+    // program's own path (argv[0]) may differ between nodes and is left out.
+    static std::uint64_t command_hash(int argc, const char* const* argv);
 
   private:
     int m_rank = 0;

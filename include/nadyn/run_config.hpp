@@ -53,8 +53,16 @@ struct run_config {
     // machine's physical memory).
     bool ignore_memory_estimate = false;
 
-    // Throws input_error naming the first invalid input and its valid range.
+    // Throws input_error naming the first invalid input and its valid range, or a run whose
+    // memory estimate exceeds the machine's memory (or the memory available now, unless
+    // ignore_memory_estimate).
     void validate() const;
+    // The same against `available` bytes of free memory (available_memory_bytes(), read once
+    // for many configurations).
+    void validate(double available) const;
+    // Bytes the run needs at its peak: every allocation that scales with n, d, the heads and
+    // the threads (the state, the stepper's stages, the weights, the kernel's workspaces).
+    [[nodiscard]] double memory_bytes() const;
     // t_switch with its default resolved.
     [[nodiscard]] double switch_time() const;
     // Frame interval in steps: `every` if set, else about 100 frames over the horizon.
@@ -69,6 +77,9 @@ struct run_config {
     // malformed parameter.
     static run_config from_parameters(const parameter_list& parameters);
 };
+
+// Bytes of memory available now (0 when the system does not say).
+double available_memory_bytes();
 
 // The inputs that may differ between a file and a command line resuming it (T may grow;
 // threads, block and the output options do not change the trajectory).

@@ -15,8 +15,12 @@ namespace nadyn {
 // The cores this process may use (OpenMP's count: affinity masks and OMP_NUM_THREADS apply).
 int available_cores();
 
-// Runs side by side for `runs` runs of n tokens in d dimensions: `jobs` when > 0, else every
-// core when there are at least two runs small enough, else 1.
+// The most runs side by side a caller may ask for (each is a thread of its own).
+inline constexpr int max_jobs = 4096;
+
+// Runs side by side for `runs` runs of n tokens in d dimensions: `jobs` when > 0 (at most
+// `runs`), else every core when there are at least two runs small enough, else 1.
+// input_error when `jobs` is negative or above max_jobs.
 int choose_jobs(std::size_t runs, std::size_t n, std::size_t d, int jobs = 0);
 
 // Calls run(i, threads) once for each i in [0, count). With jobs > 1, on `jobs` plain threads

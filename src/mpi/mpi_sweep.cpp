@@ -313,8 +313,10 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
         try {
             job = prepare();
             if (!job.plan_only) {
+                job.e.check_input_files();
                 const detail::sweep_layout layout = detail::layout_of(job.e);
                 if (job.resume) {
+                    detail::check_recorded_experiment(job.path, job.e);
                     file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
                     const auto trusted = file->trusted_runs(job.e, distrusted);
                     for (std::size_t i = 0; i < trusted.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <vector>
 
 namespace nadyn {
 
@@ -45,6 +46,38 @@ void parallel_context::abort(int status) const {
 
 bool parallel_context::built_with_mpi() {
     return true;
+}
+
+start_agreement parallel_context::agree_on_start(std::uint64_t command_hash, bool refused) const {
+    start_agreement agreement;
+    if (!m_mpi) {
+        if (refused) agreement.refused_rank = m_rank;
+        return agreement;
+    }
+    // Every rank's (hash, refused), gathered everywhere: each rank then reaches the same
+    // verdict without a second round.
+    const std::uint64_t mine[2] = {command_hash, refused ? 1U : 0U};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(m_size));
+    MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (int r = m_size - 1; r >= 0; --r) {
+        const auto at = 2 * static_cast<std::size_t>(r);
+        if (all[at + 1] != 0) agreement.refused_rank = r;
+        if (all[at] != all[0]) agreement.differing_rank = r;
+    }
+    return agreement;
+}
+
+std::uint64_t parallel_context::command_hash(int argc, const char* const* argv) {
+    std::uint64_t hash = 14695981039346656037ULL;
+    for (int i = 1; i < argc; ++i) {
+        for (const char* c = argv[i]; *c; ++c) {
+            hash ^= static_cast<unsigned char>(*c);
+            hash *= 1099511628211ULL;
+        }
+        hash ^= 0x100; // the end of an argument: "a b" and "ab" differ
+        hash *= 1099511628211ULL;
+    }
+    return hash;
 }
 
 } // namespace nadyn

@@ -442,3 +442,19 @@ def test_import_works_without_the_compiled_module(tmp_path):
     result = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert float(result.stdout) == 0.25
+
+
+def test_sweep_with_a_missing_input_file_raises_and_writes_nothing(tmp_path):
+    out = tmp_path / "sweep.h5"
+    experiment = {"run": {"n": 4, "d": 3, "T": 0.2},
+                  "sweep": {"init": ["uniform", f"file:{tmp_path / 'absent.h5'}"]}}
+    with pytest.raises(ValueError, match="absent.h5"):
+        nadyn.sweep(experiment, out=out)
+    assert not out.exists()
+
+
+def test_sweep_refuses_a_negative_jobs(tmp_path):
+    out = tmp_path / "sweep.h5"
+    with pytest.raises(ValueError, match="jobs must be between 0"):
+        nadyn.sweep(EXPERIMENT, out=out, jobs=-1)
+    assert not out.exists()

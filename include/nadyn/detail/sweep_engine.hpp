@@ -400,6 +400,7 @@ class sweep_file {
         f.write_attribute("status", std::string("running"));
         f.write_attribute("experiment", e.text);
         f.write_attribute("experiment_source", e.source);
+        f.write_attribute("experiment_hash", e.digest());
         std::vector<std::string> overrides = e.overrides;
         if (overrides.empty()) overrides.emplace_back("");
         f.write_attribute("overrides", overrides);
@@ -668,6 +669,10 @@ class sweep_file {
 
 // The shape of the result of `e`, fixed before any run starts.
 sweep_layout layout_of(const experiment& e);
+
+// Refuses (input_error) a sweep file whose recorded experiment no longer matches the hash
+// recorded at its creation (edited since); a file without the hash passes.
+void check_recorded_experiment(const std::string& path, const experiment& e);
 
 // Runs one point; never throws for the run's own failures (they are its record).
 run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
