@@ -105,3 +105,45 @@ os.makedirs(os.path.join(seeds, "cli_parse"), exist_ok=True)
 for name, tokens in command_lines.items():
     with open(os.path.join(seeds, "cli_parse", name), "w") as out:
         out.write("\n".join(tokens))
+
+
+# ---- whole_files: real nadyn files, written by the nadyn program -------------------------
+# (NADYN_CLI, else build/bin/nadyn; skipped with a message when neither exists)
+
+def whole_file_seeds():
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    cli = os.environ.get("NADYN_CLI") or os.path.join(here, "..", "build", "bin", "nadyn")
+    if not os.path.exists(cli):
+        print("whole_files seeds skipped: no nadyn program at %s (set NADYN_CLI)" % cli)
+        return
+    out_dir = os.path.join(seeds, "whole_files")
+    os.makedirs(out_dir, exist_ok=True)
+    small = ["--n", "4", "--d", "3", "--T", "0.5", "--dt", "0.05", "--quiet"]
+    with tempfile.TemporaryDirectory() as tmp:
+        def run(*args):
+            subprocess.run([cli, *args], cwd=tmp, check=True, capture_output=True)
+
+        run("simulate", *small, "--out", "complete.h5")
+        run("simulate", *small, "--no-swmr", "--weights", "random", "--out", "no_swmr.h5")
+        with open(os.path.join(tmp, "e.toml"), "w") as f:
+            f.write("[run]\nn = 3\nd = 2\nT = 0.2\ndt = 0.1\n[sweep]\nseed = [1, 2]\n")
+        run("sweep", "e.toml", "--out", "sweep.h5", "--quiet")
+        # Killed in SWMR mode: the file stays marked as being written.
+        proc = subprocess.Popen([cli, "simulate", "--n", "4", "--d", "3", "--T", "1e6",
+                                 "--every", "1", "--out", "killed.h5", "--quiet"], cwd=tmp)
+        path = os.path.join(tmp, "killed.h5")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (not os.path.exists(path) or
+                                               os.path.getsize(path) < 60000):
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for name in ("complete.h5", "no_swmr.h5", "sweep.h5", "killed.h5"):
+            shutil.copy(os.path.join(tmp, name), os.path.join(out_dir, name))
+
+
+whole_file_seeds()

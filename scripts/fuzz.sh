@@ -24,7 +24,7 @@ install_missing "${packages[@]}"
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNADYN_FUZZ=ON -DNADYN_BUILD_TESTS=OFF -DNADYN_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target fuzz_input_files fuzz_cli_parse fuzz_hdf5_alone
+cmake --build "$build" -j2 --target fuzz_input_files fuzz_cli_parse fuzz_whole_files fuzz_hdf5_alone
 
 # Leaks are bugs too (libFuzzer checks after each input; HDF5's own are suppressed, see
 # fuzz/lsan.supp); UBSan stops at the first report. HDF5 mallocs sizes read from a malformed
@@ -43,16 +43,17 @@ export TMPDIR="${TMPDIR:-/tmp}"
 # libhdf5 1.10 crashes or overflows buffers on some malformed files (fuzz/README.md); those
 # inputs are reported, kept in fuzz/crashes/hdf5/ and not counted as nadyn's bugs.
 hdf5_alone_fails() {
-    local status
+    local status mode=()
+    [[ "${2:-}" == whole_files ]] && mode=(--whole)
     # In a group with stderr closed: bash's own "Aborted" line for the child is noise here.
-    status=$( { timeout 20 "$build/fuzz/fuzz_hdf5_alone" "$1" >/dev/null 2>&1; echo $?; } \
+    status=$( { timeout 20 "$build/fuzz/fuzz_hdf5_alone" "${mode[@]}" "$1" >/dev/null 2>&1; echo $?; } \
               2>/dev/null)
     ((status != 0 && status != 2))
 }
 
 mkdir -p "$root/fuzz/crashes/hdf5"
 failed=()
-for target in input_files cli_parse; do
+for target in input_files cli_parse whole_files; do
     corpus="$root/fuzz/corpus/$target"
     mkdir -p "$corpus"
     # Fork mode: a crash ends one child, not the run, so one HDF5 bug cannot hide the rest
@@ -63,6 +64,7 @@ for target in input_files cli_parse; do
     case "$target" in
     input_files) options+=(-max_len=20000) ;;
     cli_parse) options+=(-max_len=512 -dict="$root/fuzz/cli_parse.dict") ;;
+    whole_files) options+=(-max_len=400000) ;;
     esac
     echo "== fuzz_$target for ${seconds} s" >&2
     log="$build/fuzz_$target.log"
@@ -76,7 +78,7 @@ for target in input_files cli_parse; do
     grep -E '^#[0-9]+:' "$log" | tail -n 1 | sed "s/^/fuzz_$target /" >&2 || true
     ours=()
     while IFS= read -r -d '' artifact; do
-        if [[ "$target" == input_files ]] && hdf5_alone_fails "$artifact"; then
+        if [[ "$target" != cli_parse ]] && hdf5_alone_fails "$artifact" "$target"; then
             echo "fuzz_$target: HDF5 alone fails on $(basename "$artifact") too" \
                  "(fuzz_hdf5_alone); kept in fuzz/crashes/hdf5/" >&2
             mv "$artifact" "$root/fuzz/crashes/hdf5/"

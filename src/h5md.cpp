@@ -754,6 +754,8 @@ struct temporary_copy {
 
 } // namespace
 
+void verify_readable(const std::string& path) { hdf5_file::verify_readable(path); }
+
 bool detail::holds_no_results(const std::string& path) {
     try {
         const auto guard = detail::hdf5_lock();

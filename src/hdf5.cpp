@@ -1,5 +1,7 @@
 #include "nadyn/detail/hdf5.hpp"
 
+#include "nadyn/detail/output_claim.hpp"
+
 #include "nadyn/error.hpp"
 
 #include <cerrno>
@@ -581,8 +583,17 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
     if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
     const std::string first = hdf5_reason();
     // A file being written in SWMR mode, or left so by a writer that was killed, opens as a
-    // SWMR reader: the frames flushed so far are consistent.
-    id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    // SWMR reader: the frames flushed so far are consistent. A SWMR reader retries a
+    // metadata read whose checksum fails, in case the writer was changing it, 100 times by
+    // default with a growing sleep: minutes, signals unanswered, on a file that is simply
+    // damaged. So the retries are bounded: a few while a writer holds the file (its flush
+    // of a frame takes milliseconds), none when no writer does (the file no longer changes,
+    // a failing checksum is damage).
+    const hdf5_id access =
+        checked_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot open '" + path + "'");
+    check(H5Pset_metadata_read_attempts(access.get(), writer_holds(path) ? 12 : 1),
+          "cannot open '" + path + "'");
+    id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, access.get());
     if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
     const std::string second = hdf5_reason();
     // Marked open for writing, but not in SWMR mode: a writer that is still writing its
@@ -594,6 +605,71 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
                        "(still starting, or stopped before its first frame; a new run with the "
                        "same output replaces such a file, and h5clear -s clears the mark)");
     throw io_error("cannot open '" + path + "': " + second);
+}
+
+namespace {
+
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* out) {
+    if (info->type == H5O_TYPE_DATASET)
+        static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+}
+
+herr_t collect_object(hid_t, const char* name, const H5O_info_t*, void* out) {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+}
+
+} // namespace
+
+void hdf5_file::verify_readable(const std::string& path) {
+    const auto guard = hdf5_lock();
+    const hdf5_file file = open_read_only(path);
+    const std::string what = "cannot read '" + path + "'";
+    std::vector<std::string> objects, datasets;
+    check(H5Ovisit2(file.id(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_object, &objects,
+                    H5O_INFO_BASIC),
+          what);
+    check(H5Ovisit2(file.id(), H5_INDEX_NAME, H5_ITER_NATIVE, collect_dataset, &datasets,
+                    H5O_INFO_BASIC),
+          what);
+    auto read_attributes = [](const hdf5_object& object) {
+        for (const auto& attribute : object.attribute_names())
+            (void)object.read_attribute(attribute);
+    };
+    read_attributes(file);
+    for (const auto& name : objects) {
+        const H5I_type_t kind = file.kind(name);
+        if (kind == H5I_GROUP) read_attributes(file.open_group(name));
+        if (kind == H5I_DATASET) read_attributes(file.open_dataset(name));
+    }
+    for (const auto& name : datasets) {
+        const hdf5_dataset dataset = file.open_dataset(name);
+        const auto shape = dataset.shape();
+        const H5T_class_t type_class = dataset.type_class();
+        if (shape.empty() || (type_class != H5T_INTEGER && type_class != H5T_FLOAT)) continue;
+        hsize_t points = 1;
+        for (const hsize_t n : shape)
+            points *= n;
+        if (points == 0) continue;
+        refuse_damaged_dataset(dataset.id(), "'" + name + "' in '" + path + "'");
+        const hdf5_id space = checked_id(H5Dget_space(dataset.id()), H5Sclose, what);
+        for (const hsize_t index : {hsize_t{0}, points - 1}) {
+            std::vector<hsize_t> at(shape.size());
+            hsize_t rest = index;
+            for (std::size_t k = shape.size(); k-- > 0;) {
+                at[k] = rest % shape[k];
+                rest /= shape[k];
+            }
+            check(H5Sselect_elements(space.get(), H5S_SELECT_SET, 1, at.data()), what);
+            const hsize_t one = 1;
+            const hdf5_id memory = simple_space({one}, what);
+            double value = 0;
+            check(H5Dread(dataset.id(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
+                          &value),
+                  what + " (dataset " + name + ")");
+        }
+    }
 }
 
 void hdf5_file::start_swmr_write() {

@@ -137,6 +137,11 @@ class trajectory_writer {
     bool m_replaced_empty = false;
 };
 
+// Reads every object header, attribute and the first and last value of every dataset of the
+// HDF5 file at `path` with bounded SWMR retries; io_error or input_error at the first damage.
+// For readers without a bound of their own on HDF5's SWMR retries (h5py: nadyn.open).
+void verify_readable(const std::string& path);
+
 // Reads a trajectory file written by trajectory_writer (also one whose run was stopped).
 class trajectory_reader {
   public:

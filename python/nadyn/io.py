@@ -77,14 +77,30 @@ def _open_h5(path: str | os.PathLike) -> h5py.File:
     writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
     --no-swmr run, whose flushed frames are readable all the same."""
     first_error: Exception | None = None
+    # Without SWMR first: a file no writer holds opens so whenever it is not marked open for
+    # writing. A SWMR reader retries a metadata read whose checksum fails up to 100 times with
+    # a growing sleep (minutes on a damaged file, signals unanswered), and h5py cannot bound
+    # that; so before a SWMR open, the compiled module (when present) reads every object
+    # header and attribute with bounded retries and raises OSError at the first damage.
     # The last two match a handle that this process already holds with h5py's default locking
     # (HDF5 refuses a second open with different locking flags).
-    for options in ({"swmr": True, "locking": False}, {"locking": False}, {"swmr": True}, {}):
+    verified = False
+    for options in ({"locking": False}, {"swmr": True, "locking": False}, {}, {"swmr": True}):
+        if options.get("swmr") and not verified:
+            _verify_readable(path)
+            verified = True
         try:
             return h5py.File(path, "r", **options)
         except (OSError, ValueError) as error:
             first_error = first_error or error
     raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {first_error}") from None
+
+
+def _verify_readable(path: str | os.PathLike) -> None:
+    from . import _core  # noqa: PLC0415 (optional: files are readable without it)
+
+    if _core is not None and hasattr(_core, "verify_readable"):
+        _core.verify_readable(os.fspath(path))
 
 
 def is_sweep(root_attributes: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -175,6 +176,14 @@ PYBIND11_MODULE(_core, m) {
         }
     });
 
+    m.def(
+        "verify_readable",
+        [](const std::string& path) {
+            py::gil_scoped_release release;
+            verify_readable(path);
+        },
+        "Reads every object header, attribute and the first and last value of every dataset "
+        "of the file, with bounded SWMR retries; OSError (or ValueError) at the first damage.");
     m.def("parameters", &registry_rows,
           "The parameter registry: one dict per input of a run (name, flag, type, default, "
           "help, description, unit, switch_sets, resumable, sweepable), in --help order.");

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import h5py
@@ -252,6 +253,40 @@ def test_killed_run(cli, tmp_path):
     assert ds.attrs["status"] == "running"
     assert ds.sizes["time"] >= 3
     _check_consistent(ds)
+
+
+def test_damaged_killed_run_fails_fast(cli, tmp_path):
+    # A run killed in SWMR mode, then bytes flipped in its metadata (the first 8 KiB): a SWMR
+    # reader used to retry each failing checksum 100 times with a growing sleep (minutes,
+    # Ctrl-C unanswered). nadyn.open now reads the file whole or raises at once. In a child
+    # interpreter, so that a hang or a crash inside libhdf5 fails this test, not the suite.
+    path = tmp_path / "killed.h5"
+    process = _start_long_run(cli, path)
+    try:
+        _wait_for_frames(path, 3, process)
+    finally:
+        process.kill()
+        process.communicate(timeout=60)
+    original = path.read_bytes()
+    rng = np.random.default_rng(7)
+    outcomes = []
+    for trial in range(12):
+        data = bytearray(original)
+        for offset in rng.integers(0, 8192, size=4):
+            data[offset] ^= 1 << int(rng.integers(0, 8))
+        damaged = tmp_path / f"damaged{trial}.h5"
+        damaged.write_bytes(bytes(data))
+        code = ("import nadyn, sys\n"
+                "try:\n    nadyn.open(sys.argv[1]).load()\n"
+                "except (OSError, ValueError, KeyError) as e:\n    print(type(e).__name__)\n")
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-c", code, str(damaged)], capture_output=True,
+                                text=True, timeout=60)
+        seconds = time.monotonic() - started
+        assert result.returncode == 0, result.stderr
+        assert seconds < 20, f"trial {trial}: {seconds:.1f} s"
+        outcomes.append(result.stdout.strip() or "read")
+    assert "OSError" in outcomes, outcomes  # the damage was met, not only missed
 
 
 def test_growing_swmr_file(cli, tmp_path):

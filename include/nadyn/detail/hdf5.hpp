@@ -138,6 +138,12 @@ class hdf5_file : public hdf5_group {
     static hdf5_file open_read_write(const std::string& path, bool clear_swmr_mark = false);
     // false for a file that exists but is not HDF5; input_error if it does not exist.
     static bool is_hdf5(const std::string& path);
+    // Reads every object header, every attribute and the first and last value of every
+    // dataset of the file at `path`, with open_read_only's bounded retries: io_error (or
+    // input_error) at the first damage. A reader that has no bound of its own on SWMR
+    // retries (h5py) calls it first, so that damaged metadata cannot hold it in HDF5's
+    // retry loop.
+    static void verify_readable(const std::string& path);
 
     void flush();
     void close() noexcept { m_id.reset(); }

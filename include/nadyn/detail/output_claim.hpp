@@ -77,4 +77,8 @@ class output_claim {
 // file that cannot be read. (src/h5md.cpp)
 bool holds_no_results(const std::string& path);
 
+// Whether a writer holds the claim's lock on the file at `path` now (a run or sweep still
+// writing it). false when the file cannot be opened or the file system has no locks.
+bool writer_holds(const std::string& path);
+
 } // namespace nadyn::detail
