@@ -3,6 +3,7 @@
 // Input: byte 0 picks n in 1..8, byte 1 picks d in 2..9, the rest is written to a temporary
 // file that make_initial and make_weights read. A malformed file must end in input_error or
 // io_error; any other exception, a crash, a sanitizer report or a hang is a bug.
+#include "fuzz_support.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
 #include "nadyn/weights.hpp"
@@ -18,57 +19,13 @@
 #include <fstream>
 #include <string>
 
-namespace {
-
-// One scratch directory per process (libFuzzer's -fork/-jobs run several), removed at exit.
-std::filesystem::path scratch_directory;
-
-void remove_scratch_directory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_directory, ignored);
-}
-
-const std::string& input_path() {
-    static const std::string path = [] {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/nadyn-fuzz-XXXXXX";
-        if (!mkdtemp(pattern.data())) {
-            std::perror("nadyn fuzz: mkdtemp");
-            std::abort();
-        }
-        scratch_directory = pattern;
-        std::atexit(remove_scratch_directory);
-        return (scratch_directory / "input.h5").string();
-    }();
-    return path;
-}
-
-template <class Read> void expect_clean_failure(Read read, const char* what) {
-    try {
-        read();
-    } catch (const nadyn::input_error&) {
-    } catch (const nadyn::io_error&) {
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "nadyn fuzz: %s threw an unexpected exception: %s\n", what, e.what());
-        std::abort();
-    }
-}
-
-} // namespace
+using nadyn_fuzz::expect_clean_failure;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     const std::size_t n = 1 + data[0] % 8;
     const std::size_t d = 2 + data[1] % 8;
-    const std::string& path = input_path();
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(data + 2), static_cast<std::streamsize>(size - 2));
-        if (!out) {
-            std::perror("nadyn fuzz: cannot write the input file");
-            std::abort();
-        }
-    }
+    const std::string& path = nadyn_fuzz::write_input(data + 2, size - 2);
     expect_clean_failure(
         [&] {
             const auto state =

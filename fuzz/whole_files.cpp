@@ -8,6 +8,7 @@
 // before a SWMR open (--resume reads through the same reader first). A damaged file must end in
 // input_error or io_error; any other exception, a crash, a sanitizer report or a hang (the
 // SWMR retry loop) is a bug.
+#include "fuzz_support.hpp"
 #include "nadyn/detail/hdf5.hpp"
 #include "nadyn/detail/output_claim.hpp"
 #include "nadyn/error.hpp"
@@ -24,54 +25,10 @@
 #include <fstream>
 #include <string>
 
-namespace {
-
-// One scratch directory per process (libFuzzer's -fork/-jobs run several), removed at exit.
-std::filesystem::path scratch_directory;
-
-void remove_scratch_directory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(scratch_directory, ignored);
-}
-
-const std::string& input_path() {
-    static const std::string path = [] {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/nadyn-fuzz-XXXXXX";
-        if (!mkdtemp(pattern.data())) {
-            std::perror("nadyn fuzz: mkdtemp");
-            std::abort();
-        }
-        scratch_directory = pattern;
-        std::atexit(remove_scratch_directory);
-        return (scratch_directory / "input.h5").string();
-    }();
-    return path;
-}
-
-template <class Read> void expect_clean_failure(Read read, const char* what) {
-    try {
-        read();
-    } catch (const nadyn::input_error&) {
-    } catch (const nadyn::io_error&) {
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "nadyn fuzz: %s threw an unexpected exception: %s\n", what, e.what());
-        std::abort();
-    }
-}
-
-} // namespace
+using nadyn_fuzz::expect_clean_failure;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string& path = input_path();
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-        if (!out) {
-            std::perror("nadyn fuzz: cannot write the input file");
-            std::abort();
-        }
-    }
+    const std::string& path = nadyn_fuzz::write_input(data, size);
     expect_clean_failure(
         [&] {
             const nadyn::trajectory_reader file(path);

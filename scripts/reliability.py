@@ -434,9 +434,9 @@ class Report:
              ["'theta0'", "non-finite"]),
             ("weights Q wrong shape", ["--weights", "file:" + i + "/wrong_q.h5"],
              ["dataset 'Q'", "must be 3 x 3", "found 3 x 4"]),
-            ("random-per-layer with rk4",
-             ["--weights", "random-per-layer", "--integrator", "rk4"],
-             ["'random-per-layer' needs --integrator layers"]),
+            ("per-layer weights held for no time",
+             ["--weights", "random-per-layer", "--integrator", "rk4", "--layer-time", "0"],
+             ["layer-time", "> 0"]),
             ("unknown precision", ["--precision", "half"],
              ["unknown precision 'half'", "double, float"]),
             ("CLI parse error --bogus", ["--bogus"], ["--bogus"]),
@@ -463,7 +463,7 @@ class Report:
                           ["complete.h5", "complete", "--T"], self.complete)
         self.bad_in_place("resume with a disagreeing --beta",
                           ["simulate", "--resume", "complete.h5", "--T", "1", "--beta", "5",
-                           "--quiet"], ["--beta", "disagrees"], self.complete)
+                           "--quiet"], ["beta = 5", "disagrees"], self.complete)
         self.bad_in_place("resume a --positions none file",
                           ["simulate", "--resume", "nopos.h5", "--quiet"],
                           ["nopos.h5", "positions"], self.nopos)

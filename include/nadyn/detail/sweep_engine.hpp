@@ -48,6 +48,10 @@ struct handle {
     handle(hid_t i, herr_t (*c)(hid_t), const std::string& what) : id(checked(i, what)), close(c) {}
     handle(const handle&) = delete;
     handle& operator=(const handle&) = delete;
+    handle(handle&& other) noexcept : id(other.id), close(other.close) {
+        other.id = H5I_INVALID_HID;
+    }
+    handle& operator=(handle&&) = delete;
     ~handle() {
         if (id >= 0 && close) close(id);
     }
@@ -610,9 +614,14 @@ class sweep_file {
         return list;
     }
 
-    // Writes the block of one run: its point on the axes, then the whole of `rest`.
-    void write_block(const std::string& name, const std::vector<hsize_t>& point,
-                     const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
+    // One run's block of a dataset, selected: its point on the axes, then the whole of
+    // `rest`; the memory space holds it as one flat array (a scalar when it is one value
+    // of a dataset without axes).
+    struct run_block {
+        handle dataset, file_space, memory_space;
+    };
+    run_block select_block(const std::string& name, const std::vector<hsize_t>& point,
+                           const std::vector<hsize_t>& rest) {
         handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
                        "open " + name + " in '" + m_path + "'");
         handle file_space(H5Dget_space(dataset), H5Sclose, "get the dataspace of " + name);
@@ -631,30 +640,24 @@ class sweep_file {
         handle memory_space(start.empty() ? H5Screate(H5S_SCALAR)
                                           : H5Screate_simple(1, &elements, nullptr),
                             H5Sclose, "create a memory dataspace");
-        check(H5Dwrite(dataset, memory_type, memory_space, file_space, transfer_list(), data),
+        return {std::move(dataset), std::move(file_space), std::move(memory_space)};
+    }
+
+    // Writes the block of one run.
+    void write_block(const std::string& name, const std::vector<hsize_t>& point,
+                     const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
+        const run_block block = select_block(name, point, rest);
+        check(H5Dwrite(block.dataset, memory_type, block.memory_space, block.file_space,
+                       transfer_list(), data),
               "write a run into " + name + " of '" + m_path + "'");
     }
 
     // Reads the block of one run, as write_block writes it, as doubles.
     void read_block(const std::string& name, const std::vector<hsize_t>& point,
                     const std::vector<hsize_t>& rest, double* out) {
-        handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
-                       "open " + name + " in '" + m_path + "'");
-        handle file_space(H5Dget_space(dataset), H5Sclose, "get the dataspace of " + name);
-        std::vector<hsize_t> start = point, count(point.size(), 1);
-        for (hsize_t r : rest) {
-            start.push_back(0);
-            count.push_back(r);
-        }
-        check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                                  nullptr),
-              "select a run in " + name);
-        hsize_t elements = 1;
-        for (hsize_t c : count)
-            elements *= c;
-        handle memory_space(H5Screate_simple(1, &elements, nullptr), H5Sclose,
-                            "create a memory dataspace");
-        check(H5Dread(dataset, H5T_NATIVE_DOUBLE, memory_space, file_space, H5P_DEFAULT, out),
+        const run_block block = select_block(name, point, rest);
+        check(H5Dread(block.dataset, H5T_NATIVE_DOUBLE, block.memory_space, block.file_space,
+                      H5P_DEFAULT, out),
               "read a run of " + name + " in '" + m_path + "'");
     }
 
