@@ -47,10 +47,25 @@ herr_t read_attribute(hid_t object, const char* name, const H5A_info_t*, void*) 
     return 0;
 }
 
+herr_t skip_link(hid_t, const char*, const H5L_info_t*, void*) {
+    return 0;
+}
+
+// As nadyn lists members and attributes: in creation order first, by name when the object
+// does not track it.
+void list_members(hid_t object) {
+    if (H5Iget_type(object) == H5I_GROUP || H5Iget_type(object) == H5I_FILE) {
+        if (H5Literate(object, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, skip_link, nullptr) < 0)
+            H5Literate(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, skip_link, nullptr);
+    }
+    if (H5Aiterate2(object, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, read_attribute, nullptr) < 0)
+        H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, nullptr, read_attribute, nullptr);
+}
+
 herr_t read_object(hid_t file, const char* name, const H5O_info_t*, void*) {
     const hid_t object = H5Oopen(file, name, H5P_DEFAULT);
     if (object < 0) return 0;
-    H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, read_attribute, nullptr);
+    list_members(object);
     if (H5Iget_type(object) == H5I_DATASET) {
         const hid_t type = H5Dget_type(object);
         const hid_t space = H5Dget_space(object);
@@ -79,8 +94,7 @@ int whole_file(const std::string& path) {
         H5Pclose(access);
     }
     if (file < 0) return 0;
-    read_attribute(file, ".", nullptr, nullptr);
-    H5Aiterate2(file, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, read_attribute, nullptr);
+    list_members(file);
     H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_NATIVE, read_object, nullptr, H5O_INFO_BASIC);
     H5Fclose(file);
     return 0;

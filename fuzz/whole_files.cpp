@@ -9,7 +9,6 @@
 // input_error or io_error; any other exception, a crash, a sanitizer report or a hang (the
 // SWMR retry loop) is a bug.
 #include "fuzz_support.hpp"
-#include "nadyn/detail/hdf5.hpp"
 #include "nadyn/detail/output_claim.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
@@ -54,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "trajectory_reader");
     // Never throws: damage means "not an empty leftover".
     (void)nadyn::detail::holds_no_results(path);
-    expect_clean_failure([&] { nadyn::detail::hdf5_file::verify_readable(path); },
+    expect_clean_failure([&] { nadyn::verify_readable(path); },
                          "verify_readable");
     expect_clean_failure(
         [&] {

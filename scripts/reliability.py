@@ -935,6 +935,79 @@ class Report:
                          "%s × %d" % kv for kv in sorted(outcomes.items())),
                      "(empty)", "—", "0", check.problems))
 
+    # ---- 16-19. experiments, memory, ranks, observables -------------------------------
+
+    def experiment_refusals(self):
+        i = self.inputs
+        files = {
+            "missing.toml": "[run]\nn = 4\ninit = \"file:/nonexistent/x.h5\"\n"
+                            "[sweep]\nseed = [1, 2]\n",
+            "empty.toml": "",
+            "string.toml": "[run]\nbeta = \"4\"\n[sweep]\nseed = [1, 2]\n",
+            "twice.toml": "[run]\nt_switch = 1\nt-switch = 2\n[sweep]\nseed = [1, 2]\n",
+        }
+        for name, text in files.items():
+            with open(os.path.join(i, name), "w") as f:
+                f.write(text)
+        cases = [
+            ("a sweep whose init file is missing", ["missing.toml"], ["/nonexistent/x.h5"]),
+            ("a directory as the experiment", [i], ["not a regular file"]),
+            ("/dev/zero as the experiment", ["/dev/zero"], ["not a regular file"]),
+            ("an empty experiment", ["empty.toml"], ["neither a [run] nor a [sweep]"]),
+            ("a number given as a string", ["string.toml"], ["\"4\"", "not a number"]),
+            ("a key given twice under two spellings", ["twice.toml"], ["t_switch"]),
+        ]
+        for label, args, expect in cases:
+            paths = [os.path.join(i, a) if a.endswith(".toml") else a for a in args]
+            self.bad_in_place(label, ["sweep"] + paths + ["--out", "s.h5"], expect,
+                              scenario="16 bad experiment")
+
+    def memory_of_weights(self):
+        self.bad_simulate("d = 40000 with gaussian weights (n = 2)",
+                          ["--n", "2", "--d", "40000", "--weights", "gaussian"],
+                          ["GiB", "weights"], scenario="17 memory estimate")
+
+    def inconsistent_ranks(self):
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            return
+        check = Check()
+        cwd = self.case_dir("ranks")
+        nadyn = self.runner.nadyn
+        command = ("%s --allow-run-as-root --oversubscribe -np 1 %s simulate --beta 4 --T 1 "
+                   "--out m.h5 --quiet : -np 1 %s simulate --beta 5 --T 1 --out m.h5 --quiet"
+                   % (mpirun, nadyn, nadyn))
+        res = self.runner.run_shell(command, cwd)
+        check(res.status == 2, "exit %s, expected 2" % status_text(res.status))
+        lines = [line for line in res.err.splitlines() if line.startswith("nadyn:")]
+        check(len(lines) == 1, "%d lines from nadyn on stderr" % len(lines))
+        check(not os.path.exists(os.path.join(cwd, "m.h5")), "m.h5 was written")
+        self.add(Row("18 MPI ranks started with different arguments (beta 4 and 5)",
+                     "mpirun -np 1 nadyn simulate --beta 4 : -np 1 nadyn simulate --beta 5",
+                     "2", status_text(res.status), lines[0] if lines else "(none)", "no file",
+                     "—", check.problems))
+
+    def sweep_observables(self):
+        check = Check()
+        cwd = self.case_dir("sweep_observables")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 8\nd = 2\nT = 1\nobserve = \"unselectable\"\n"
+                    "[sweep]\nseed = [1, 2]\n")
+        res = self.runner.run(["sweep", "e.toml", "--out", "s.h5", "--quiet"], cwd)
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        got = "—"
+        try:
+            with h5py.File(os.path.join(cwd, "s.h5"), "r") as f:
+                check("unselectable" in f, "no unselectable dataset")
+                check(f["clusters"].dtype == np.int64, "clusters is %s" % f["clusters"].dtype)
+                got = "unselectable %s, clusters %s" % (
+                    "present" if "unselectable" in f else "absent", f["clusters"].dtype)
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("19 sweep with observe = \"unselectable\": its dataset, and clusters' type",
+                     "nadyn sweep e.toml --out s.h5", "0", status_text(res.status), got, "—",
+                     "—", check.problems))
+
     # ---- everything ---------------------------------------------------------------------
 
     def run_all(self):
@@ -974,6 +1047,10 @@ class Report:
         self.resume_live()
         self.header_limits()
         self.early_kill()
+        self.experiment_refusals()
+        self.memory_of_weights()
+        self.inconsistent_ranks()
+        self.sweep_observables()
 
 
 def cell(text):

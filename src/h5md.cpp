@@ -447,6 +447,9 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
         m_claim->reserve(2 * f.frame_bytes() + metadata_margin,
                          "no space left for another frame of '" + m_path + "'");
     } catch (const io_error& error) {
+        if (m_frames == 0)
+            throw io_error(std::string(error.what()) +
+                           "; no frame was written, so the file is removed");
         throw io_error(std::string(error.what()) + "; the frames written so far (" +
                        std::to_string(m_frames) + ") are intact");
     }

@@ -395,6 +395,11 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         finish(run_status::failed);
         throw;
     } catch (const io_error&) {
+        // A file without a single frame is no use (its first frame did not fit): remove it.
+        if (writer.frames_written() == 0) {
+            writer.discard();
+            throw;
+        }
         // The file may be what failed: mark it when possible, report the first error.
         try {
             finish(run_status::failed);

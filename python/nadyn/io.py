@@ -100,7 +100,10 @@ def _verify_readable(path: str | os.PathLike) -> None:
     from . import _core  # noqa: PLC0415 (optional: files are readable without it)
 
     if _core is not None and hasattr(_core, "verify_readable"):
-        _core.verify_readable(os.fspath(path))
+        try:
+            _core.verify_readable(os.fspath(path))
+        except ValueError as error:  # not an HDF5 file, no such file: an OSError here
+            raise OSError(str(error)) from None
 
 
 def is_sweep(root_attributes: dict[str, Any]) -> bool:

@@ -236,6 +236,37 @@ def test_existing_out_needs_force(tmp_path):
     assert nadyn.simulate(n=4, T=0.2, out=path, force=True).ts[-1] == pytest.approx(0.2)
 
 
+def test_a_full_disk_is_an_os_error_and_the_interpreter_exits_cleanly(tmp_path):
+    # A file size limit (ulimit -f) that the header or the first frames meet: OSError (it
+    # was a ValueError), and no segfault at exit in HDF5's close callback. In a child
+    # interpreter with the limit set, for every limit from 16 to 400 KiB.
+    import resource  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = ("import nadyn, sys\n"
+            "try:\n"
+            "    nadyn.simulate(n=64, d=16, weights='gaussian', T=2, out=sys.argv[1])\n"
+            "    print('complete')\n"
+            "except OSError as e:\n"
+            "    print('OSError', e)\n")
+    for kib in range(16, 401, 32):
+        out = tmp_path / f"limit{kib}.h5"
+
+        def limit(kib=kib):
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (kib << 10, kib << 10))
+
+        result = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True,
+                                text=True, timeout=120, preexec_fn=limit)
+        assert result.returncode == 0, (kib, result.returncode, result.stderr[-2000:])
+        assert result.stdout.startswith("OSError"), (kib, result.stdout)
+        assert "no space" in result.stdout, (kib, result.stdout)
+        if out.exists():
+            ds = nadyn.open(out)
+            assert ds.attrs["status"] == "failed"
+            assert ds.sizes["time"] >= 1
+
+
 def _interrupt_after(seconds):
     main = threading.main_thread().ident
     timer = threading.Timer(seconds, lambda: signal.pthread_kill(main, signal.SIGINT))
