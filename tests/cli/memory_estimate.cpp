@@ -38,7 +38,7 @@ double peak_bytes(const std::vector<std::string>& flags, const std::string& dir)
         nadyn_path,
         "simulate",
         "--T",
-        "0.02",
+        "0.01",
         "--dt",
         "0.01",
         "--out",
