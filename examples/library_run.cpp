@@ -1,5 +1,5 @@
 // nadyn as a library: configure a run, simulate it, read the observables of every frame.
-// This file is the README's library example; ctest builds and runs it (examples/library_run).
+// This file is docs/library.md's example; ctest builds and runs it (examples/library_run).
 #include "nadyn/run.hpp"
 
 #include <cmath>

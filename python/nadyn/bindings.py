@@ -188,7 +188,7 @@ def _toml_value(value: Any) -> str:
 
 def experiment_toml(experiment: Mapping[str, Any]) -> str:
     """An experiment given as a dict ({"run": {...}, "sweep": {...}}) as the TOML text of an
-    experiment file (README, "Sweeps"): tables of scalars, lists and inline tables."""
+    experiment file (docs/cli.md, "nadyn sweep"): tables of scalars, lists and inline tables."""
     roots, tables = [], []
     for key, value in experiment.items():
         if isinstance(value, Mapping):

@@ -1,6 +1,6 @@
 """Reading nadyn's HDF5 files into xarray Datasets, in pure Python (h5py, numpy, xarray).
 
-A single-run file is an H5MD 1.1 trajectory (README "Output file"):
+A single-run file is an H5MD 1.1 trajectory (docs/file-format.md):
 
     /particles/tokens/position/{step,time,value}   value (frames, n, d), optional
     /particles/tokens/magnitude/{step,time,value}  value (frames, n)

@@ -24,7 +24,7 @@ class Trajectory:
     steps        (frames,)          step index of each frame
     ys           (frames, n, d)     directions theta_k; None for positions="none"
     r            (frames, n)        magnitudes r_k
-    observables  name -> (frames,)  mean_cos, gap, velocity, ... (README, "Output file")
+    observables  name -> (frames,)  mean_cos, gap, velocity, ... (docs/file-format.md)
     parameters   dict               every input, the provenance and the solver statistics,
                                     as the file's /parameters records them
     status       "complete" | "interrupted" | "failed"

@@ -1,6 +1,8 @@
 // The specification ships with the project: every text file cites docs/model.md, never a
 // specification users do not have, and every citation points at something that exists
 // (a section number that docs/model.md has, a Markdown link whose file and heading exist).
+// Every other relative Markdown link of a shipped document reaches its file and heading too,
+// so that text moved between README.md and docs/ keeps its links.
 //
 // The forbidden strings are assembled from pieces, so this file does not contain them and
 // is scanned like every other.
@@ -26,6 +28,9 @@ const fs::path model_path = source_dir / "docs" / "model.md";
 // What the repository ships as text: top-level documents and these folders.
 const std::vector<std::string> scanned_roots{"README.md",
                                              "ARCHITECTURE.md",
+                                             "CHANGELOG.md",
+                                             "CITATION.cff",
+                                             "LICENSE",
                                              "CMakeLists.txt",
                                              "CMakePresets.json",
                                              "docs",
@@ -261,4 +266,42 @@ TEST_CASE("every Markdown link to docs/model.md reaches the file and one of its 
         }
     }
     CHECK(links > 0);
+}
+
+TEST_CASE("every relative Markdown link of a shipped document reaches its file and heading") {
+    std::size_t links = 0;
+    std::map<fs::path, std::set<std::string>> anchors_by_file;
+    for (const auto& file : shipped_text_files()) {
+        if (file.path.extension() != ".md") continue;
+        for (std::size_t at = file.text.find("]("); at != std::string::npos;
+             at = file.text.find("](", at + 1)) {
+            const std::size_t end = file.text.find_first_of(") \n", at + 2);
+            if (end == std::string::npos) break;
+            if (file.text[end] != ')') continue; // code such as a C++ lambda `[](const ...`
+            const std::string target = file.text.substr(at + 2, end - at - 2);
+            const std::size_t hash = target.find('#');
+            const std::string path = target.substr(0, hash);
+            const std::string anchor = hash == std::string::npos ? "" : target.substr(hash + 1);
+            if (path.find("://") != std::string::npos || path.rfind("mailto:", 0) == 0) continue;
+            ++links;
+            const std::string where =
+                repository_path(file.path) + ":" + std::to_string(line_of(file.text, at));
+            const fs::path resolved =
+                path.empty() ? file.path : (file.path.parent_path() / path).lexically_normal();
+            if (!fs::exists(resolved)) {
+                FAIL_CHECK(where << ": link '" << target << "' leads to no file from this folder");
+                continue;
+            }
+            if (anchor.empty() || resolved.extension() != ".md") continue;
+            auto found = anchors_by_file.find(resolved);
+            if (found == anchors_by_file.end())
+                found = anchors_by_file
+                            .emplace(resolved, anchors_of(markdown_headings(read_file(resolved))))
+                            .first;
+            if (!found->second.count(anchor))
+                FAIL_CHECK(where << ": link '" << target << "' names no heading of "
+                                 << repository_path(resolved));
+        }
+    }
+    CHECK(links > 50); // the scan found the documents' links
 }
