@@ -151,7 +151,7 @@ command add_sweep(CLI::App& app) {
                "  nadyn sweep examples/beta_sweep.toml --out beta.h5\n"
                "  nadyn sweep examples/beta_sweep.toml --set sweep.seed.range=[1,4] --dry-run\n"
                "  nadyn sweep --resume beta.h5          # after Ctrl-C: run what is missing\n"
-               "  mpirun -np 5 nadyn sweep exp.toml     # over MPI ranks (README: Clusters)");
+               "  mpirun -np 5 nadyn sweep exp.toml     # over MPI ranks (docs/cli.md: Clusters)");
     return [o]() {
         sweep_options options;
         options.jobs = o->jobs;

@@ -5,9 +5,9 @@
 // float: the kernel (logits, softmax, the products with the values) in single precision,
 //   everything else in double: the state, the integrator, the per-token rates, the projection
 //   onto the sphere and the observables. Unit norms then still hold to round-off in double;
-//   A_k carries a relative error of about beta * 1e-7 (see the README), which the dynamics
-//   inherit. Single precision doubles the SIMD width and halves the memory traffic of the
-//   O(n^2 d) part, for large systems where that error is acceptable.
+//   A_k carries a relative error of about beta * 1e-7 (docs/testing.md, "Numerical contract"),
+//   which the dynamics inherit. Single precision doubles the SIMD width and halves the memory
+//   traffic of the O(n^2 d) part, for large systems where that error is acceptable.
 #include <string>
 #include <string_view>
 

@@ -6,7 +6,7 @@
 // sweep is bitwise the run `nadyn simulate` makes with the same parameters (same seed
 // streams, results independent of the thread count).
 //
-// The file (see README, "Sweep files"): each observable is an array over the sweep's axes
+// The file (docs/file-format.md, "Sweep files"): each observable is an array over the sweep's axes
 // and time, the axes' values are HDF5 dimension scales, so xarray opens it with named
 // dimensions (`xarray.open_dataset(path, engine="h5netcdf")`) and h5py reads plain arrays:
 //
