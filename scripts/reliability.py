@@ -746,7 +746,7 @@ class Report:
 
     # ---- 10-15. faults of the output file -----------------------------------------------
 
-    SWEEP = ("[run]\nn = 64\nd = 16\nT = 10\ndt = 0.01\nevery = 50\nweights = \"gaussian\"\n"
+    SWEEP = ("[run]\nn = 64\nd = 16\nT = 4\ndt = 0.02\nevery = 10\nweights = \"gaussian\"\n"
              "positions = \"all\"\n[sweep]\nseed = { range = [1, 4] }\n"
              "scheme = [\"pre-ln\", \"peri-ln\", \"post-ln\"]\n")
 
@@ -822,7 +822,7 @@ class Report:
     def two_writers(self):
         check = Check()
         cwd = self.case_dir("two_writers")
-        args = ["simulate", "--n", "256", "--d", "16", "--T", "3", "--quiet", "--out", "x.h5"]
+        args = ["simulate", "--n", "128", "--d", "8", "--T", "2", "--quiet", "--out", "x.h5"]
         outcomes = []
         for force in (False, True):
             for _ in range(3):

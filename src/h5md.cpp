@@ -17,8 +17,6 @@
 #include <stdexcept>
 #include <system_error>
 
-#include <sys/resource.h>
-#include <sys/statvfs.h>
 
 #include <unistd.h>
 

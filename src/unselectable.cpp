@@ -72,10 +72,18 @@ exact to_exact(double x) {
 // the convex hull of the others (its dual's row values are then the convex weights). One
 // GLPK problem serves all keys: row i holds key_i; program j frees row j and takes key_j as
 // its objective, so each solve starts from the previous program's basis.
+// GLPK keeps an environment per thread (glp_init_env on first use) that only glp_free_env
+// releases: a sweep's worker threads would each leave theirs behind when they end. This frees
+// it when the thread that used GLPK ends (the main thread's at exit).
+struct glpk_environment_release {
+    ~glpk_environment_release() { glp_free_env(); }
+};
+thread_local glpk_environment_release release_glpk_at_thread_exit;
+
 class hull_membership {
   public:
     hull_membership(const double* keys, std::size_t n, std::size_t d)
-        : m_keys(keys), m_n(n), m_d(d), m_problem(glp_create_prob()),
+        : m_keys(keys), m_n(n), m_d(d), m_problem(create_problem()),
           m_previous_terminal(glp_term_out(GLP_OFF)) {
         glp_set_obj_dir(m_problem, GLP_MAX);
         glp_add_rows(m_problem, static_cast<int>(n));
@@ -116,6 +124,13 @@ class hull_membership {
     hull_membership(const hull_membership&) = delete;
     hull_membership& operator=(const hull_membership&) = delete;
 
+  private:
+    static glp_prob* create_problem() {
+        (void)&release_glpk_at_thread_exit; // constructed in this thread, so destroyed with it
+        return glp_create_prob();
+    }
+
+  public:
     bool unselectable(std::size_t j) {
         if (has_twin(j)) return true;
         std::copy(key(j), key(j) + m_d, m_query.begin());
