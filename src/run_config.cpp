@@ -132,10 +132,4 @@ run_config run_config::from_parameters(const parameter_list& parameters) {
     return c;
 }
 
-bool resume_may_change(const std::string& name) {
-    if (name == "command_line") return true;
-    const parameter_spec* spec = find_parameter(name);
-    return spec && spec->resumable;
-}
-
 } // namespace nadyn

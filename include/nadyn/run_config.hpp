@@ -81,8 +81,4 @@ struct run_config {
 // Bytes of memory available now (0 when the system does not say).
 double available_memory_bytes();
 
-// The inputs that may differ between a file and a command line resuming it (T may grow;
-// threads, block and the output options do not change the trajectory).
-bool resume_may_change(const std::string& parameter);
-
 } // namespace nadyn

@@ -1,4 +1,4 @@
-// The memory estimate of a run (run_config::memory_bytes, issue 24 point 8) against the peak
+// The memory estimate of a run (run_config::memory_bytes) against the peak
 // resident memory of the run it estimates: within a factor of 2 when the weights dominate
 // (H x 3 x d^2 per copy kept) and when the tokens do (the per-thread blocks of n), and a run
 // whose weights cannot fit is refused up front with status 2 instead of dying in bad_alloc.

@@ -1,4 +1,4 @@
-// Faults of the output file (issue: reliability under faults, points 1-5): a disk that fills
+// Faults of the output file, none of which may lose data or crash: a disk that fills
 // up during a sweep, --force on what is not a regular file, two writers of one path, a resume
 // of a file another process writes, a disk too small for the header, and the file a run
 // killed before its first frame leaves. Each case was reproduced before its fix: a segfault,
@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The issue's experiment, smaller: 12 runs that keep every position (21 frames each).
+// A sweep that keeps every position, small: 12 runs that keep every position (21 frames each).
 const char* const full_experiment = R"([run]
 n = 64
 d = 16

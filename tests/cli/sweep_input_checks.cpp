@@ -1,4 +1,4 @@
-// nadyn sweep refuses bad input before anything runs (issue 24, points 9 and 10): input
+// nadyn sweep refuses bad input before anything runs: input
 // files of every distinct point, what an experiment file is, its keys' types and spellings,
 // the messages' length and characters, --set, --jobs, a resumed file's experiment, and a
 // dry run of many runs that answers at once. Each refusal is one line, status 2, no file.

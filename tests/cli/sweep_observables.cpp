@@ -1,4 +1,4 @@
-// Issue 24, points 12 and 13: a sweep file records every observable its runs compute, in
+// A sweep file records every observable its runs compute, in
 // the type a single-run file uses. A sweep with observe = "unselectable" wrote no
 // `unselectable` dataset, and `clusters` was float64 in sweep files but int64 in single-run
 // files.

@@ -1,4 +1,4 @@
-// Issue 24, point 11: `--observe unselectable` counted selectable keys as unselectable when
+// `--observe unselectable` counted selectable keys as unselectable when
 // the keys were close together (distinct keys 3e-4 apart on an arc: 0.44 instead of 0; a
 // clustering run at t = 5: 0.125 instead of 0). GLPK's objective was trusted at its
 // tolerance (~1e-7), while a key's margin on a circle is the sagitta of its chord, ~1e-8
