@@ -7,6 +7,7 @@
 #include "app.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/parallel_context.hpp"
 
@@ -16,6 +17,9 @@
 
 int main(int argc, char** argv) {
     using namespace nadyn;
+    // This process is nadyn alone: no HDF5 error stack on stderr, at exit included (errors
+    // are reported as one line each).
+    silence_hdf5_error_stacks();
     const parallel_context ranks(argc, argv);
     cli::sweep_ranks = &ranks;
     // Rank 0 speaks for the job; the others stay quiet (same input, same outcome).

@@ -17,7 +17,6 @@
 #include <stdexcept>
 #include <system_error>
 
-
 #include <unistd.h>
 
 namespace nadyn {
@@ -755,7 +754,14 @@ struct temporary_copy {
 
 } // namespace
 
-void verify_readable(const std::string& path) { hdf5_file::verify_readable(path); }
+void verify_readable(const std::string& path) {
+    hdf5_file::verify_readable(path);
+}
+
+void silence_hdf5_error_stacks() {
+    const auto guard = detail::hdf5_lock();
+    detail::hdf5_guard::set_process_default(nullptr, nullptr);
+}
 
 bool detail::holds_no_results(const std::string& path) {
     try {

@@ -16,26 +16,51 @@
 
 namespace nadyn::detail {
 
-std::unique_lock<std::recursive_mutex> hdf5_lock() {
-    // Debian's HDF5 is built without its thread-safety option: one lock for the whole
-    // library serialises every call, so runs in several threads of one process (a sweep, the
-    // Python module) can each read and write their files.
+namespace {
+
+// Debian's HDF5 is built without its thread-safety option: one lock for the whole library
+// serialises every call, so runs in several threads of one process (a sweep, the Python
+// module) can each read and write their files.
+std::recursive_mutex& library_mutex() {
     static std::recursive_mutex library;
-    return std::unique_lock<std::recursive_mutex>(library);
+    return library;
+}
+// How many guards the lock's holder has nested, and the outermost of them (only the holder
+// reads or writes either).
+int guard_depth = 0;
+hdf5_guard* outermost_guard = nullptr;
+
+} // namespace
+
+hdf5_guard::hdf5_guard() : m_lock(library_mutex()) {
+    if (guard_depth++ > 0) return;
+    // HDF5 prints its whole error stack to stderr by default; nadyn reports one line instead,
+    // and only around its own calls.
+    m_outermost = true;
+    outermost_guard = this;
+    H5Eget_auto2(H5E_DEFAULT, &m_saved_function, &m_saved_data);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+hdf5_guard::~hdf5_guard() {
+    --guard_depth;
+    if (!m_outermost) return;
+    outermost_guard = nullptr;
+    H5Eset_auto2(H5E_DEFAULT, m_saved_function, m_saved_data);
+}
+
+void hdf5_guard::set_process_default(H5E_auto2_t function, void* data) {
+    if (outermost_guard) {
+        outermost_guard->m_saved_function = function;
+        outermost_guard->m_saved_data = data;
+    } else {
+        H5Eset_auto2(H5E_DEFAULT, function, data);
+    }
 }
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// HDF5 prints its whole error stack to stderr by default; we report one line instead.
-void silence_errors() {
-    static const bool silenced = [] {
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-        return true;
-    }();
-    (void)silenced;
-}
 
 herr_t innermost_error(unsigned depth, const H5E_error2_t* error, void* out) {
     if (depth == 0 && error->desc) *static_cast<std::string*>(out) = error->desc;
@@ -553,7 +578,6 @@ hdf5_id writer_access(const std::string& what, H5F_libver_t format) {
 
 hdf5_file hdf5_file::create(const std::string& path, bool swmr_format) {
     const auto guard = hdf5_lock();
-    silence_errors();
     const std::string what = "cannot create output file '" + path + "'";
     // The 1.8 file format stores attributes that outgrow an object header (box/boundary for
     // d in the thousands, many parameters) densely, where the default format fails; files
@@ -566,7 +590,6 @@ hdf5_file hdf5_file::create(const std::string& path, bool swmr_format) {
 
 bool hdf5_file::is_hdf5(const std::string& path) {
     const auto guard = hdf5_lock();
-    silence_errors();
     std::error_code ec;
     const bool exists = fs::exists(path, ec);
     if (ec) throw io_error("cannot open '" + path + "': " + ec.message());

@@ -142,6 +142,12 @@ class trajectory_writer {
 // For readers without a bound of their own on HDF5's SWMR retries (h5py: nadyn.open).
 void verify_readable(const std::string& path);
 
+// For a program that is nadyn alone (the command line): HDF5 prints no error stack anywhere
+// in the process, at exit included (where it reports a damaged file it could not close).
+// The library itself only silences HDF5 around its own calls (detail::hdf5_guard), so a
+// host program's or h5py's setting stands.
+void silence_hdf5_error_stacks();
+
 // Reads a trajectory file written by trajectory_writer (also one whose run was stopped).
 class trajectory_reader {
   public:

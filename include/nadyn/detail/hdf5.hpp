@@ -17,7 +17,28 @@ namespace nadyn::detail {
 
 // Held by every wrapper call (and by code that calls the C API directly): the HDF5 library
 // is not thread-safe, and several runs may use it from several threads of one process.
-std::unique_lock<std::recursive_mutex> hdf5_lock();
+// While the outermost guard of a thread's calls is held, HDF5's own printing of error stacks
+// is off (nadyn reports one line instead, from the stack: hdf5_reason); the process's setting
+// (h5py's, a host program's) is put back when it is released.
+class hdf5_guard {
+  public:
+    hdf5_guard();
+    ~hdf5_guard();
+    hdf5_guard(const hdf5_guard&) = delete;
+    hdf5_guard& operator=(const hdf5_guard&) = delete;
+    // Sets the process's own error-stack handler, the one put back when the outermost guard
+    // is released (call it with a guard held).
+    static void set_process_default(H5E_auto2_t function, void* data);
+
+  private:
+    std::unique_lock<std::recursive_mutex> m_lock;
+    bool m_outermost = false;
+    H5E_auto2_t m_saved_function = nullptr;
+    void* m_saved_data = nullptr;
+};
+[[nodiscard]] inline hdf5_guard hdf5_lock() {
+    return {};
+}
 
 // One HDF5 identifier together with the function that releases it.
 class hdf5_id {
