@@ -195,9 +195,7 @@ const char* to_string(run_status status) {
 
 namespace {
 
-// Room HDF5 may need beyond a write's payload (object headers, chunk indexes, the heap of
-// attribute strings); the reservations add it to every write (output_claim.hpp says why).
-constexpr std::uintmax_t metadata_margin = std::uintmax_t{256} << 10;
+constexpr std::uintmax_t metadata_margin = detail::output_claim::metadata_margin;
 // The end-of-run attributes: a few hundred bytes, well inside a frame's margin.
 constexpr std::uintmax_t finish_margin = std::uintmax_t{64} << 10;
 

@@ -78,6 +78,18 @@ std::string kib(std::uintmax_t bytes) {
 
 } // namespace
 
+void output_claim::check(const std::string& path, bool overwrite,
+                         const std::function<bool(const std::string&)>& holds_no_data) {
+    if (path.empty())
+        throw input_error("the output file name is empty (omit --out for a new descriptive name)");
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;
+    if (!S_ISREG(st.st_mode)) throw not_regular(path, st.st_mode);
+    if (!overwrite && st.st_size > 0 && (!holds_no_data || !holds_no_data(path)))
+        throw input_error("output file '" + path +
+                          "' already exists; pass --force to overwrite it");
+}
+
 output_claim output_claim::create(const std::string& path, bool overwrite,
                                   const std::function<bool(const std::string&)>& holds_no_data) {
     if (path.empty())

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace nadyn {
@@ -73,22 +72,7 @@ std::string reserve_output_name(const run_config& c, const std::string& director
 }
 
 void check_output_path(const std::string& path, bool overwrite) {
-    if (path.empty())
-        throw input_error("the output file name is empty (omit --out for a new descriptive name)");
-    // The claim repeats these checks atomically when the file is created; here they fail
-    // before any work is done.
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return;
-    if (S_ISDIR(st.st_mode))
-        throw input_error("output file '" + path +
-                          "' is a directory; give a file name (for example '" + path + "/run.h5')");
-    if (!S_ISREG(st.st_mode))
-        throw input_error("output file '" + path +
-                          "' is not a regular file (a device, FIFO or socket); nadyn writes "
-                          "(and --force replaces) only regular files");
-    if (!overwrite && st.st_size > 0 && !detail::holds_no_results(path))
-        throw input_error("output file '" + path +
-                          "' already exists; pass --force to overwrite it");
+    detail::output_claim::check(path, overwrite, detail::holds_no_results);
 }
 
 namespace {

@@ -29,6 +29,15 @@ namespace nadyn::detail {
 
 class output_claim {
   public:
+    // Room HDF5 may need beyond a write's payload (object headers, chunk indexes, the heap
+    // of attribute strings); every writer adds it to what it reserves.
+    static constexpr std::uintmax_t metadata_margin = std::uintmax_t{256} << 10;
+
+    // The checks of create() on the path as it is now, without creating or locking anything:
+    // for failing early, before a run starts (create() repeats them atomically).
+    static void check(const std::string& path, bool overwrite,
+                      const std::function<bool(const std::string&)>& holds_no_data = {});
+
     // For a new file at `path`: refuses a path that exists but is not a regular file (a
     // device, a directory, a FIFO; even with overwrite), a file another writer holds, and an
     // existing file unless `overwrite` or `holds_no_data(path)` says it holds nothing (a file

@@ -283,8 +283,7 @@ class sweep_file {
     }
 
   private:
-    // Room HDF5 may need beyond a write's payload (object headers, chunk indexes, heaps).
-    static constexpr std::uintmax_t metadata_margin = std::uintmax_t{256} << 10;
+    static constexpr std::uintmax_t metadata_margin = output_claim::metadata_margin;
 
     [[nodiscard]] std::size_t run_count() const {
         std::size_t count = 1;
