@@ -8,12 +8,20 @@
 #include "nadyn/run.hpp"
 #include "nadyn/unselectable_table.hpp"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 namespace nadyn::cli {
 
@@ -31,10 +39,88 @@ struct table_options {
     noise_table_settings noise;
     std::vector<std::uint64_t> seeds{1, 2, 3};
     bool quick = false;
+    // Studies (studies/<name>/: experiment, reduction, figure; python/nadyn/study.py).
+    std::vector<std::string> sets;
+    std::string studies = std::string(NADYN_SOURCE_DIR) + "/studies";
 };
 
 void require(bool ok, const std::string& message) {
     if (!ok) throw input_error(message);
+}
+
+// The tables computed here; any other name is a study folder under --studies.
+constexpr const char* built_in_tables[] = {"initial", "terminal",     "random",
+                                           "all",     "unselectable", "noise"};
+
+bool is_built_in(const std::string& which) {
+    for (const char* name : built_in_tables)
+        if (which == name) return true;
+    return false;
+}
+
+// The names of the study folders under `root` (those with an experiment.toml), sorted.
+std::vector<std::string> study_names(const std::filesystem::path& root) {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(root, error))
+        if (entry.is_directory() &&
+            std::filesystem::is_regular_file(entry.path() / "experiment.toml"))
+            names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// A study runs in Python (python/nadyn/study.py: sweep, reduce, write); this program is
+// only its front door, so `nadyn table NAME` works for a study as for a built-in table. The
+// child gets this very program for its sweep and the source tree's Python package.
+int run_study(const table_options& o) {
+    const std::filesystem::path folder = std::filesystem::path(o.studies) / o.which;
+    if (!std::filesystem::is_regular_file(folder / "experiment.toml")) {
+        std::string known;
+        for (const char* name : built_in_tables)
+            known += std::string(known.empty() ? "" : ", ") + name;
+        for (const auto& name : study_names(o.studies))
+            known += ", " + name;
+        throw input_error("unknown table or study '" + o.which + "' (valid: " + known + ")");
+    }
+    require(o.format == "md" || o.format == "csv",
+            "unknown format '" + o.format + "'; valid formats: md, csv");
+    std::error_code error;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+    std::vector<std::string> args{o.python,    "-m",      "nadyn.study", "run",   folder.string(),
+                                  "--out-dir", o.out_dir, "--format",    o.format};
+    if (!error) args.insert(args.end(), {"--nadyn", self});
+    for (const auto& setting : o.sets)
+        args.insert(args.end(), {"--set", setting});
+    if (o.no_figures) args.emplace_back("--no-figures");
+
+    std::string python_path = std::string(NADYN_SOURCE_DIR) + "/python";
+    if (const char* inherited = std::getenv("PYTHONPATH"); inherited && *inherited)
+        python_path += std::string(":") + inherited;
+    std::vector<std::string> environment{"PYTHONPATH=" + python_path};
+    for (char** entry = environ; *entry; ++entry)
+        if (std::string_view(*entry).rfind("PYTHONPATH=", 0) != 0) environment.emplace_back(*entry);
+
+    auto pointers = [](std::vector<std::string>& strings) {
+        std::vector<char*> result;
+        for (auto& s : strings)
+            result.push_back(s.data());
+        result.push_back(nullptr);
+        return result;
+    };
+    auto argv = pointers(args);
+    auto envp = pointers(environment);
+    std::fflush(stdout);
+    pid_t child = 0;
+    if (const int failed =
+            posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data()))
+        throw io_error("cannot start '" + o.python + "' for the study: " + std::strerror(failed));
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR) throw io_error("lost the study's Python process");
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    throw io_error("the study's Python process was killed by signal " +
+                   std::to_string(WTERMSIG(status)));
 }
 
 // Writes a file whole, or nothing: a temporary beside it, renamed into place.
@@ -253,7 +339,9 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
-    app.add_option("which", o->which, "initial | terminal | random | all | unselectable | noise")
+    app.add_option("which", o->which,
+                   "initial | terminal | random | all | unselectable | noise, or a study "
+                   "(a folder of --studies, e.g. clustering_time)")
         ->required();
     app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
         ->capture_default_str();
@@ -319,10 +407,20 @@ command add_table(CLI::App& app) {
                "  nadyn table terminal --format csv > terminal.csv\n"
                "  nadyn table random --quick           # under a minute on 2 cores\n"
                "  nadyn table unselectable --seeds 1 2 3\n"
-               "  nadyn table all --out-dir results    # every table and figure (README: results)");
+               "  nadyn table all --out-dir results    # every table and figure (README: results)\n"
+               "  nadyn table clustering_time --set sweep.seed.range=[1,2]   # a study");
+
+    app.add_option("--set", o->sets,
+                   "A study: override a key of its experiment, as for nadyn sweep "
+                   "(sweep.seed.range=[1,2]; repeatable)");
+    app.add_option("--studies", o->studies, "The folder of studies (studies/<name>/)")
+        ->capture_default_str();
 
     CLI::App* sub = &app;
     return [o, sub]() {
+        if (!is_built_in(o->which)) return run_study(*o);
+        require(o->sets.empty(), "--set applies to a study's experiment; '" + o->which +
+                                     "' is a built-in table (its settings are its own flags)");
         if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
             return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
                                           o->format == "csv");
@@ -341,10 +439,6 @@ command add_table(CLI::App& app) {
             if (sub->get_option("--layers")->count() == 0) o->random.layers = quick.layers;
             if (sub->get_option("--seeds")->count() == 0) o->seeds = quick.seeds;
         }
-        require(o->which == "initial" || o->which == "terminal" || o->which == "random" ||
-                    o->which == "all",
-                "unknown table '" + o->which +
-                    "'; valid tables: initial, terminal, random, all, unselectable, noise");
         require(o->format == "md" || o->format == "csv",
                 "unknown format '" + o->format + "'; valid formats: md, csv");
         o->terminal.r0 = o->random.r0 = o->initial.r0;

@@ -6,3 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 cd "$root"
 build/bin/nadyn table all --out-dir results "$@"
+# Every study (studies/<name>/, docs/studies.md) into results/ beside the paper's tables.
+for study in $(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "python"); import nadyn.study as s; print(*s.available())'); do
+    build/bin/nadyn table "$study" --out-dir results >/dev/null
+done

@@ -1,0 +1,278 @@
+"""Studies: an experiment, a reduction and a figure, as files in one folder.
+
+A study is a folder (``studies/<name>/`` in the source tree) holding
+
+``experiment.toml``
+    the experiment, exactly as ``nadyn sweep`` reads it ([run] and [sweep]);
+``reduce.py``
+    ``reduce(data) -> pandas.DataFrame``: the table, from the sweep file opened with
+    :func:`nadyn.open` (an ``xarray.Dataset`` over the sweep's axes and time). Optional:
+    ``TITLE`` (the table's heading), ``NOTE`` (Markdown printed under the table), and
+    ``figure(table, data, path)`` writing the figure to ``path`` (a ``.png``);
+``README.md``
+    what the study measures, the claim it checks and where the claim comes from.
+
+Running a study runs the sweep (``nadyn sweep experiment.toml --set ...``) into
+``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
+and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild.
+
+    /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results
+    /usr/bin/python3 -m nadyn.study run studies/clustering_time --set sweep.seed.range=[1,2]
+    nadyn table clustering_time            # the same, through the command line
+
+From Python::
+
+    import nadyn.study
+    result = nadyn.study.run("studies/clustering_time", out_dir="out", figures=False)
+    result.table            # pandas.DataFrame
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .io import open as open_file
+
+
+class StudyError(ValueError):
+    """A study folder that cannot run: what is wrong, and what a study needs."""
+
+
+@dataclasses.dataclass
+class Study:
+    """One study folder, checked: its name, experiment, reduction module and README."""
+
+    name: str
+    folder: pathlib.Path
+    experiment: pathlib.Path
+    module: Any
+
+    @property
+    def title(self) -> str:
+        return getattr(self.module, "TITLE", self.name.replace("_", " ").capitalize())
+
+
+@dataclasses.dataclass
+class Result:
+    """What running a study made: the table and the paths of every file written."""
+
+    study: Study
+    table: pd.DataFrame
+    sweep_file: pathlib.Path
+    markdown: pathlib.Path
+    csv: pathlib.Path
+    figure: pathlib.Path | None
+
+
+REQUIRED_FILES = ("experiment.toml", "reduce.py", "README.md")
+
+
+def default_studies_directory() -> pathlib.Path:
+    """``$NADYN_STUDIES``, else ``studies/`` of the source tree this package lives in."""
+    configured = os.environ.get("NADYN_STUDIES")
+    if configured:
+        return pathlib.Path(configured)
+    return pathlib.Path(__file__).resolve().parents[2] / "studies"
+
+
+def available(directory: str | os.PathLike | None = None) -> list[str]:
+    """The names of the studies in ``directory`` (default: :func:`default_studies_directory`)."""
+    root = pathlib.Path(directory) if directory is not None else default_studies_directory()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and all((p / f).is_file() for f in REQUIRED_FILES))
+
+
+def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -> Study:
+    """A study by folder path, or by name in ``directory``; StudyError names what is missing."""
+    folder = pathlib.Path(study)
+    if not folder.is_dir():
+        root = pathlib.Path(directory) if directory is not None else default_studies_directory()
+        folder = root / str(study)
+        if not folder.is_dir():
+            names = ", ".join(available(root)) or "none"
+            raise StudyError(f"no study '{study}' (studies in {root}: {names})")
+    missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
+    if missing:
+        raise StudyError(f"'{folder}' is not a study: it lacks {', '.join(missing)} "
+                         f"(a study folder holds {', '.join(REQUIRED_FILES)})")
+    name = folder.resolve().name
+    spec = importlib.util.spec_from_file_location(f"nadyn_study_{name}", folder / "reduce.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "reduce", None)):
+        raise StudyError(f"'{folder / 'reduce.py'}' defines no reduce(data) function")
+    return Study(name=name, folder=folder, experiment=folder / "experiment.toml", module=module)
+
+
+def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
+    """The nadyn program: ``explicit``, ``$NADYN_CLI``, the build tree's, or ``nadyn`` on PATH."""
+    candidates = [explicit, os.environ.get("NADYN_CLI"),
+                  pathlib.Path(__file__).resolve().parents[2] / "build" / "bin" / "nadyn",
+                  shutil.which("nadyn")]
+    for candidate in candidates:
+        if candidate and pathlib.Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise StudyError("cannot find the nadyn program: pass nadyn=..., set NADYN_CLI, "
+                     "or build it (scripts/setup.sh)")
+
+
+def run_sweep(study: Study, sweep_file: pathlib.Path, sets: Sequence[str] = (),
+              nadyn: str | None = None, quiet: bool = True) -> None:
+    """``nadyn sweep`` on the study's experiment into ``sweep_file`` (replaced)."""
+    command = [nadyn_program(nadyn), "sweep", str(study.experiment)]
+    for setting in sets:
+        command += ["--set", setting]
+    # The sweep's report goes to stderr: stdout carries the table only.
+    completed = subprocess.run(command + ["--out", str(sweep_file), "--force"]
+                               + (["--quiet"] if quiet else []), stdout=subprocess.PIPE,
+                               text=True)
+    sys.stderr.write(completed.stdout)
+    if completed.returncode != 0:
+        raise subprocess.CalledProcessError(completed.returncode, command)
+
+
+def check_experiment(study: Study, sets: Sequence[str] = (), nadyn: str | None = None) -> None:
+    """``nadyn sweep --dry-run``: a bad key or value fails here, before any file is made."""
+    command = [nadyn_program(nadyn), "sweep", str(study.experiment), "--dry-run"]
+    for setting in sets:
+        command += ["--set", setting]
+    completed = subprocess.run(command, stdout=subprocess.DEVNULL)
+    if completed.returncode != 0:
+        raise subprocess.CalledProcessError(completed.returncode, command)
+
+
+def reduce(study: Study, sweep_file: str | os.PathLike) -> pd.DataFrame:
+    """The study's table from a sweep file already run."""
+    data = open_file(sweep_file)
+    table = study.module.reduce(data)
+    if not isinstance(table, pd.DataFrame):
+        raise StudyError(f"{study.name}: reduce() returned {type(table).__name__}, "
+                         "not a pandas.DataFrame")
+    return table
+
+
+def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "-"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def markdown_table(table: pd.DataFrame, digits: int = 4) -> str:
+    """A DataFrame as a GitHub Markdown table (numbers to ``digits`` significant digits)."""
+    frame = table.reset_index() if not isinstance(table.index, pd.RangeIndex) else table
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(_cell(v, digits) for v in row) + " |"
+            for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str:
+    """The study's Markdown page: title, how it was made, the table, the note."""
+    how = f"Study `studies/{study.name}/` (experiment `studies/{study.name}/experiment.toml`"
+    how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
+    how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
+    parts = [f"# {study.title}\n", how + "\n", markdown_table(table, getattr(study.module, "DIGITS", 4))]
+    note = getattr(study.module, "NOTE", "")
+    if note:
+        parts.append(note.strip() + "\n")
+    return "\n".join(parts)
+
+
+def _write_whole(path: pathlib.Path, text: str) -> None:
+    """Writes a file whole or not at all: a temporary beside it, renamed into place."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
+def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results",
+        sets: Sequence[str] = (), *, figures: bool = True, nadyn: str | None = None,
+        sweep_file: str | os.PathLike | None = None, quiet: bool = True) -> Result:
+    """Run a study: the sweep, the reduction, the files (see the module's documentation).
+
+    ``sweep_file``: reduce this sweep file instead of running the experiment.
+    """
+    if not isinstance(study, Study):
+        study = load(study)
+    out = pathlib.Path(out_dir)
+    if sweep_file is None:
+        check_experiment(study, sets, nadyn)
+        (out / "data").mkdir(parents=True, exist_ok=True)
+        sweep_file = out / "data" / f"{study.name}.h5"
+        run_sweep(study, sweep_file, sets, nadyn=nadyn, quiet=quiet)
+    else:
+        if sets:
+            raise StudyError("--set applies to the experiment; with a given sweep file "
+                             "there is nothing to run")
+        out.mkdir(parents=True, exist_ok=True)
+    sweep_file = pathlib.Path(sweep_file)
+    table = reduce(study, sweep_file)
+    md, csv = out / f"{study.name}.md", out / f"{study.name}.csv"
+    _write_whole(md, markdown(study, table, sets))
+    _write_whole(csv, table.to_csv(index=not isinstance(table.index, pd.RangeIndex)))
+    figure = None
+    if figures and callable(getattr(study.module, "figure", None)):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        figure = out / f"{study.name}.png"
+        study.module.figure(table, open_file(sweep_file), figure)
+    return Result(study=study, table=table, sweep_file=sweep_file, markdown=md, csv=csv,
+                  figure=figure)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m nadyn.study",
+                                     description="Run or list nadyn's studies.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="the studies available")
+    listing.add_argument("--studies", help="the folder of studies (default: the source tree's)")
+    running = commands.add_parser("run", help="run one study: sweep, reduce, write")
+    running.add_argument("study", help="a study folder, or a study's name")
+    running.add_argument("--studies", help="the folder of studies (default: the source tree's)")
+    running.add_argument("--out-dir", default="results", help="where the files go")
+    running.add_argument("--set", action="append", default=[], dest="sets",
+                         metavar="KEY=VALUE", help="override a key of the experiment")
+    running.add_argument("--sweep-file", help="reduce this sweep file instead of running")
+    running.add_argument("--no-figures", action="store_true", help="skip the figure")
+    running.add_argument("--format", choices=["md", "csv"], default="md",
+                         help="what to print on stdout")
+    running.add_argument("--nadyn", help="the nadyn program (default: $NADYN_CLI, the build's)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            for name in available(args.studies):
+                print(name)
+            return 0
+        study = load(args.study, args.studies)
+        result = run(study, args.out_dir, args.sets, figures=not args.no_figures,
+                     nadyn=args.nadyn, sweep_file=args.sweep_file)
+    except StudyError as error:
+        print(f"nadyn study: {error}", file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as error:
+        # nadyn sweep said why on stderr; its status (2: bad input, 1: a failed run) carries on.
+        return error.returncode
+    sys.stdout.write((result.markdown if args.format == "md" else result.csv).read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Studies as files (python/nadyn/study.py, studies/, `nadyn table NAME`).
+
+The study's table is checked against an independent computation: each run of the sweep
+repeated by `nadyn simulate` on its own, and the crossing time found there with numpy.
+A study written in the test's own folder runs through `nadyn table` with no C++ change.
+"""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import textwrap
+
+import h5py
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+import nadyn.study as study
+
+CLUSTERING = REPO / "studies" / "clustering_time"
+SMALL = ["sweep.beta=[0.5,2]", "sweep.seed.range=[1,2]", "run.T=60"]
+
+
+def crossing(times, values, threshold):
+    """First time values >= threshold, linear between frames (written apart from reduce.py)."""
+    for i in range(len(values)):
+        if values[i] >= threshold:
+            if i == 0:
+                return times[0]
+            return np.interp(threshold, [values[i - 1], values[i]], [times[i - 1], times[i]])
+    return np.nan
+
+
+def test_clustering_time_matches_single_runs(cli, tmp_path):
+    result = study.run(CLUSTERING, tmp_path / "out", SMALL, figures=True, nadyn=cli)
+    table = result.table
+    assert list(table["beta"]) == [0.5, 2.0]
+    assert result.markdown.read_text().startswith("# Clustering time against beta")
+    assert result.figure is not None and result.figure.stat().st_size > 0
+    for _, row in table.iterrows():
+        for scheme in ("post-ln", "pre-ln"):
+            times = []
+            for seed in (1, 2):
+                out = tmp_path / f"{scheme}-{row['beta']}-{seed}.h5"
+                subprocess.run([cli, "simulate", "--scheme", scheme, "--n", "32", "--d", "8",
+                                "--T", "60", "--dt", "0.1", "--every", "2",
+                                "--beta", str(row["beta"]), "--seed", str(seed),
+                                "--positions", "none", "--out", str(out), "--quiet"],
+                               check=True, capture_output=True)
+                with h5py.File(out, "r") as f:
+                    t = f["observables/mean_cos/time"][()]
+                    v = f["observables/mean_cos/value"][()]
+                times.append(crossing(t, v, 0.99))
+            assert np.all(np.isfinite(times)), (scheme, row["beta"])
+            assert row[f"t_cluster {scheme}"] == pytest.approx(np.mean(times), rel=1e-12)
+            assert row[f"reached {scheme}"] == "2/2"
+    # The model's claim the study checks: pre-ln is slower at every beta.
+    assert (table["ratio"] > 1).all()
+    csv = pd.read_csv(result.csv)
+    assert csv["t_cluster pre-ln"].tolist() == pytest.approx(table["t_cluster pre-ln"].tolist())
+
+
+def test_markdown_table_formats_numbers_and_gaps():
+    frame = pd.DataFrame({"beta": [0.5, 2.0], "t": [4.30420282, np.nan], "n": ["4/4", "0/4"]})
+    assert study.markdown_table(frame) == ("| beta | t | n |\n|---|---|---|\n"
+                                           "| 0.5 | 4.304 | 4/4 |\n| 2 | - | 0/4 |\n")
+
+
+def write_study(folder: pathlib.Path) -> pathlib.Path:
+    """A new study, files only: final mean cosine against n for one scheme."""
+    folder.mkdir(parents=True)
+    (folder / "experiment.toml").write_text(textwrap.dedent("""\
+        [run]
+        d = 4
+        T = 2
+        dt = 0.1
+        positions = "none"
+        [sweep]
+        n = [4, 8]
+        seed = [1]
+        """))
+    (folder / "reduce.py").write_text(textwrap.dedent('''\
+        import pandas as pd
+        TITLE = "Final mean cosine against n"
+        def reduce(data):
+            final = data.mean_cos.isel(time=-1, seed=0)
+            return pd.DataFrame({"n": data.n.values, "final_mean_cos": final.values})
+        '''))
+    (folder / "README.md").write_text("# Final mean cosine against n\n")
+    return folder
+
+
+def test_a_new_study_runs_through_nadyn_table(cli, tmp_path):
+    studies = tmp_path / "studies"
+    write_study(studies / "final_cos")
+    out = tmp_path / "out"
+    run = subprocess.run([cli, "table", "final_cos", "--studies", str(studies),
+                          "--out-dir", str(out), "--format", "csv"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(out / "final_cos.csv")
+    assert table["n"].tolist() == [4, 8]
+    # Independently: the final frame of the sweep file itself.
+    with h5py.File(out / "data" / "final_cos.h5", "r") as f:
+        expected = f["mean_cos"][:, 0, -1]
+    assert table["final_mean_cos"].to_numpy() == pytest.approx(expected, rel=1e-15)
+    assert run.stdout == (out / "final_cos.csv").read_text()
+    assert (out / "final_cos.md").read_text().startswith("# Final mean cosine against n\n")
+
+
+def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
+    studies = tmp_path / "studies"
+    write_study(studies / "final_cos")
+    out = tmp_path / "out"
+    bad_set = subprocess.run([cli, "table", "final_cos", "--studies", str(studies),
+                              "--out-dir", str(out), "--set", "run.d=abc"],
+                             capture_output=True, text=True)
+    assert bad_set.returncode == 2
+    assert "run.d" in bad_set.stderr
+    assert not out.exists()
+
+    unknown = subprocess.run([cli, "table", "no_such", "--studies", str(studies)],
+                             capture_output=True, text=True)
+    assert unknown.returncode == 2
+    assert "unknown table or study 'no_such'" in unknown.stderr
+    assert "initial" in unknown.stderr and "final_cos" in unknown.stderr
+
+    (studies / "final_cos" / "reduce.py").unlink()
+    missing = subprocess.run(["/usr/bin/python3", "-m", "nadyn.study", "run",
+                              str(studies / "final_cos"), "--nadyn", cli],
+                             capture_output=True, text=True,
+                             env={"PYTHONPATH": str(REPO / "python")})
+    assert missing.returncode == 2
+    assert "lacks reduce.py" in missing.stderr
+
+    built_in = subprocess.run([cli, "table", "initial", "--set", "run.n=4"],
+                              capture_output=True, text=True)
+    assert built_in.returncode == 2
+    assert "built-in table" in built_in.stderr
+
+
+def test_studies_are_listed():
+    assert "clustering_time" in study.available()
