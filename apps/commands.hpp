@@ -1,7 +1,6 @@
 #pragma once
 // The subcommands of the nadyn program. Each registers its options on the CLI11 app and
 // returns the function that runs it (exit status).
-#include "nadyn/noise_table.hpp"
 #include "nadyn/parallel_context.hpp"
 #include "nadyn/run_config.hpp"
 
@@ -31,10 +30,6 @@ command add_sweep(CLI::App& app);
 // .csv and the figure to out_dir; md or csv also to stdout.
 int run_unselectable_table(const std::string& out_dir, const std::vector<std::uint64_t>& seeds,
                            const std::string& python, bool figures, bool csv);
-// `nadyn table noise` (apps/standalone_tables.cpp): writes noise.md, .csv and the figure to
-// out_dir; md or csv also to stdout.
-int run_noise_table(const std::string& out_dir, const noise_table_settings& settings,
-                    const std::string& python, bool figures, bool csv);
 
 // CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
 // is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer

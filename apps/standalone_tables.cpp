@@ -1,10 +1,9 @@
-// The tables of the other papers, each on its own: `nadyn table unselectable` (docs/model.md
-// §12) and `nadyn table noise` (§11). Each writes <stem>.md and <stem>.csv into --out-dir,
-// prints one of them, and draws its figure with scripts/figure_<stem>.py.
+// The table of another paper on its own: `nadyn table unselectable` (docs/model.md §12).
+// It writes <stem>.md and <stem>.csv into --out-dir, prints one of them, and draws its
+// figure with scripts/figure_<stem>.py. (`nadyn table noise` is a study: studies/noise/.)
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/noise_table.hpp"
 #include "nadyn/unselectable_table.hpp"
 
 #include <cstdio>
@@ -65,15 +64,6 @@ int run_unselectable_table(const std::string& out_dir, const std::vector<std::ui
     const auto rows = unselectable_table(settings);
     return publish(dir, "unselectable", unselectable_table_markdown(rows, settings),
                    unselectable_table_csv(rows), python, figures, csv);
-}
-
-int run_noise_table(const std::string& out_dir, const noise_table_settings& settings,
-                    const std::string& python, bool figures, bool csv) {
-    if (settings.seeds.empty()) throw input_error("noise: at least one seed");
-    const std::filesystem::path dir = output_dir(out_dir);
-    const auto rows = noise_table(settings);
-    return publish(dir, "noise", noise_table_markdown(rows, settings), noise_table_csv(rows),
-                   python, figures, csv);
 }
 
 } // namespace nadyn::cli

@@ -2,12 +2,12 @@
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/noise_table.hpp"
 #include "nadyn/paper_tables.hpp"
 #include "nadyn/reduced.hpp"
 #include "nadyn/run.hpp"
 #include "nadyn/unselectable_table.hpp"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <string_view>
 
@@ -36,7 +37,6 @@ struct table_options {
     initial_table_settings initial;
     terminal_table_settings terminal;
     random_table_settings random;
-    noise_table_settings noise;
     std::vector<std::uint64_t> seeds{1, 2, 3};
     bool quick = false;
     // Studies (studies/<name>/: experiment, reduction, figure; python/nadyn/study.py).
@@ -49,8 +49,8 @@ void require(bool ok, const std::string& message) {
 }
 
 // The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"initial", "terminal",     "random",
-                                           "all",     "unselectable", "noise"};
+constexpr const char* built_in_tables[] = {"initial", "terminal", "random", "all",
+                                           "unselectable"};
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -73,15 +73,17 @@ std::vector<std::string> study_names(const std::filesystem::path& root) {
 // A study runs in Python (python/nadyn/study.py: sweep, reduce, write); this program is
 // only its front door, so `nadyn table NAME` works for a study as for a built-in table. The
 // child gets this very program for its sweep and the source tree's Python package.
-int run_study(const table_options& o) {
-    const std::filesystem::path folder = std::filesystem::path(o.studies) / o.which;
+// `print`: the table on stdout (else stdout goes to /dev/null, as for `nadyn table all`).
+int run_study(const table_options& o, const std::string& name, const std::vector<std::string>& sets,
+              bool print) {
+    const std::filesystem::path folder = std::filesystem::path(o.studies) / name;
     if (!std::filesystem::is_regular_file(folder / "experiment.toml")) {
         std::string known;
         for (const char* name : built_in_tables)
             known += std::string(known.empty() ? "" : ", ") + name;
         for (const auto& name : study_names(o.studies))
             known += ", " + name;
-        throw input_error("unknown table or study '" + o.which + "' (valid: " + known + ")");
+        throw input_error("unknown table or study '" + name + "' (valid: " + known + ")");
     }
     require(o.format == "md" || o.format == "csv",
             "unknown format '" + o.format + "'; valid formats: md, csv");
@@ -90,7 +92,7 @@ int run_study(const table_options& o) {
     std::vector<std::string> args{o.python,    "-m",      "nadyn.study", "run",   folder.string(),
                                   "--out-dir", o.out_dir, "--format",    o.format};
     if (!error) args.insert(args.end(), {"--nadyn", self});
-    for (const auto& setting : o.sets)
+    for (const auto& setting : sets)
         args.insert(args.end(), {"--set", setting});
     if (o.no_figures) args.emplace_back("--no-figures");
 
@@ -111,9 +113,13 @@ int run_study(const table_options& o) {
     auto argv = pointers(args);
     auto envp = pointers(environment);
     std::fflush(stdout);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (!print) posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     pid_t child = 0;
-    if (const int failed =
-            posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data()))
+    const int failed = posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (failed)
         throw io_error("cannot start '" + o.python + "' for the study: " + std::strerror(failed));
     int status = 0;
     while (waitpid(child, &status, 0) < 0)
@@ -222,6 +228,28 @@ void write_figure_data(const std::filesystem::path& dir, const table_options& o,
     }
 }
 
+std::string read_whole(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) throw io_error("cannot read '" + path.string() + "'");
+    return text.str();
+}
+
+// A study's part of results/README.md, from its files: its README (the claim, the method,
+// what we see) without the heading, then its table as written into `dir`, heading dropped.
+std::string study_section(const std::filesystem::path& dir, const table_options& o,
+                          const std::string& name) {
+    auto without_heading = [](const std::string& text) {
+        if (text.rfind('#', 0) != 0) return text;
+        const auto body = text.find_first_not_of('\n', text.find('\n'));
+        return body == std::string::npos ? std::string() : text.substr(body);
+    };
+    return "From the study `studies/" + name + "/`, run by `nadyn table " + name + "`.\n\n" +
+           without_heading(read_whole(std::filesystem::path(o.studies) / name / "README.md")) +
+           "\n" + without_heading(read_whole(dir / (name + ".md")));
+}
+
 std::string results_readme(const table_options& o, const std::string& initial_md,
                            const std::string& terminal_md, const std::string& random_md,
                            const std::string& unselectable_md, const std::string& noise_md,
@@ -308,7 +336,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "`fig_unselectable.png`)\n\n";
     text += unselectable_table_claim() + "\n" + unselectable_md + "\n";
     text += "## 5. Noise on the norms (`noise.md`, `noise.csv`, `fig_noise.png`)\n\n";
-    text += noise_table_claim() + "\n" + noise_md + "\n";
+    text += noise_md + "\n";
     text += "## Figures\n\nMade by `/usr/bin/python3 scripts/figures.py results` from the files in "
             "`results/data/` (written by `nadyn table all`).\n\n"
             "1. `fig1_symmetric_mean_cos.png`: gamma(t) = mean_cos of the scalar ODE for all six "
@@ -330,8 +358,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "`/usr/bin/python3 scripts/figure_unselectable.py results` from "
             "`unselectable.csv`).\n"
             "7. `fig_noise.png`: argmax_flips against sigma, pre-ln and QKV-Norm, sparse and "
-            "isotropic attention (made by `/usr/bin/python3 scripts/figure_noise.py results` "
-            "from `noise.csv`).\n";
+            "isotropic attention (drawn by the study, `studies/noise/reduce.py`).\n";
     return text;
 }
 
@@ -340,8 +367,8 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
     app.add_option("which", o->which,
-                   "initial | terminal | random | all | unselectable | noise, or a study "
-                   "(a folder of --studies, e.g. clustering_time)")
+                   "initial | terminal | random | all | unselectable, or a study (a folder "
+                   "of --studies: noise, clustering_time, ...)")
         ->required();
     app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
         ->capture_default_str();
@@ -383,20 +410,7 @@ command add_table(CLI::App& app) {
     app.add_option("--layers", o->random.layers, "random: number of layers")
         ->check(decimal_integer<std::size_t>())
         ->capture_default_str();
-    app.add_option("--seeds", o->seeds, "random, unselectable, noise: seeds")
-        ->capture_default_str();
-    // noise
-    app.add_option("--noise-n", o->noise.n, "noise: tokens")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--noise-d", o->noise.d, "noise: dimension")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--noise-T", o->noise.T, "noise: horizon of each run (rk4)")
-        ->capture_default_str();
-    app.add_option("--noise-betas", o->noise.betas, "noise: inverse temperatures")
-        ->capture_default_str();
-    app.add_option("--noise-sigmas", o->noise.sigmas, "noise: noise levels sigma")
+    app.add_option("--seeds", o->seeds, "random, unselectable: seeds")
         ->capture_default_str();
     app.add_flag("--quick", o->quick,
                  "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
@@ -418,20 +432,12 @@ command add_table(CLI::App& app) {
 
     CLI::App* sub = &app;
     return [o, sub]() {
-        if (!is_built_in(o->which)) return run_study(*o);
+        if (!is_built_in(o->which)) return run_study(*o, o->which, o->sets, true);
         require(o->sets.empty(), "--set applies to a study's experiment; '" + o->which +
                                      "' is a built-in table (its settings are its own flags)");
         if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
             return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
                                           o->format == "csv");
-        if (o->which == "noise") { // docs/model.md §11: argmax flips under norm noise
-            require(o->format == "md" || o->format == "csv",
-                    "unknown format '" + o->format + "'; valid formats: md, csv");
-            o->noise.seeds = o->seeds;
-            validate(o->noise);
-            return run_noise_table(o->out_dir, o->noise, o->python, !o->no_figures,
-                                   o->format == "csv");
-        }
         if (o->quick) {
             const random_table_settings quick = quick_random_settings();
             if (sub->get_option("--random-n")->count() == 0) o->random.n = quick.n;
@@ -522,21 +528,19 @@ command add_table(CLI::App& app) {
             unselectable_table_markdown(unselectable, unselectable_settings);
         write_file(dir / "unselectable.md", unselectable_md);
         write_file(dir / "unselectable.csv", unselectable_table_csv(unselectable));
-        note("noise table (" + std::to_string(int(seconds_since(start))) + " s)");
-        noise_table_settings noise_settings = o->noise;
-        if (o->quick) noise_settings.seeds = quick_random_settings().seeds;
-        validate(noise_settings);
-        const auto noise = noise_table(noise_settings);
-        const std::string noise_md = noise_table_markdown(noise, noise_settings);
-        write_file(dir / "noise.md", noise_md);
-        write_file(dir / "noise.csv", noise_table_csv(noise));
+        note("noise study (" + std::to_string(int(seconds_since(start))) + " s)");
+        std::vector<std::string> noise_sets;
+        if (o->quick) noise_sets.emplace_back("sweep.seed=[1,2]");
+        if (const int status = run_study(*o, "noise", noise_sets, false); status != 0)
+            return status;
+        const std::string noise_md = study_section(dir, *o, "noise");
         note("figure data (" + std::to_string(int(seconds_since(start))) + " s)");
         write_figure_data(dir / "data", *o, terminal);
         write_file(dir / "README.md",
                    results_readme(*o, initial_md, terminal_md, random_md, unselectable_md, noise_md,
                                   seconds_since(start)));
         if (!o->no_figures) {
-            for (const char* name : {"figures.py", "figure_unselectable.py", "figure_noise.py"}) {
+            for (const char* name : {"figures.py", "figure_unselectable.py"}) {
                 const std::filesystem::path script =
                     std::filesystem::path(NADYN_SOURCE_DIR) / "scripts" / name;
                 const std::string command = o->python + " " + script.string() + " " + dir.string();

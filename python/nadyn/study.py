@@ -7,8 +7,11 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
 ``reduce.py``
     ``reduce(data) -> pandas.DataFrame``: the table, from the sweep file opened with
     :func:`nadyn.open` (an ``xarray.Dataset`` over the sweep's axes and time). Optional:
-    ``TITLE`` (the table's heading), ``NOTE`` (Markdown printed under the table), and
-    ``figure(table, data, path)`` writing the figure to ``path`` (a ``.png``);
+    ``TITLE`` (the table's heading), ``NOTE`` (Markdown printed under the table),
+    ``FORMATS`` (a format spec per column, e.g. ``{"flips_mean": ".6f"}``), ``DIGITS``
+    (significant digits of other numbers in the Markdown, default 4), ``FIGURE`` (the
+    figure's file name, default ``<name>.png``) and ``figure(table, data, path)`` writing
+    the figure to ``path``;
 ``README.md``
     what the study measures, the claim it checks and where the claim comes from.
 
@@ -165,22 +168,49 @@ def reduce(study: Study, sweep_file: str | os.PathLike) -> pd.DataFrame:
     return table
 
 
-def _cell(value: Any, digits: int) -> str:
+def _cell(value: Any, spec: str | None, digits: int, missing: str = "-") -> str:
+    if isinstance(value, (float, np.floating)) and math.isnan(value):
+        return missing
+    if spec is not None:
+        return format(value, spec)
     if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return "-"
         return f"{value:.{digits}g}"
     return str(value)
 
 
-def markdown_table(table: pd.DataFrame, digits: int = 4) -> str:
-    """A DataFrame as a GitHub Markdown table (numbers to ``digits`` significant digits)."""
+def formatted(table: pd.DataFrame, formats: dict[str, str] | None = None,
+              digits: int | None = 4, missing: str = "-") -> pd.DataFrame:
+    """The table as text: ``formats`` maps a column to a format spec (``".6f"``, ``"g"``);
+    other floats get ``digits`` significant digits (``None``: as Python prints them); NaN
+    becomes ``missing``."""
     frame = table.reset_index() if not isinstance(table.index, pd.RangeIndex) else table
+    formats = formats or {}
+    columns = {}
+    for column in frame.columns:
+        spec = formats.get(str(column))
+        if spec is None and digits is None:
+            columns[column] = [_cell(v, "", 0, missing) if isinstance(v, (float, np.floating))
+                               else str(v) for v in frame[column]]
+        else:
+            columns[column] = [_cell(v, spec, digits or 4, missing) for v in frame[column]]
+    return pd.DataFrame(columns)
+
+
+def markdown_table(table: pd.DataFrame, digits: int = 4,
+                   formats: dict[str, str] | None = None) -> str:
+    """A DataFrame as a GitHub Markdown table (numbers to ``digits`` significant digits, or
+    as ``formats`` says per column)."""
+    frame = formatted(table, formats, digits)
     header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = ["| " + " | ".join(_cell(v, digits) for v in row) + " |"
-            for row in frame.itertuples(index=False)]
+    rows = ["| " + " | ".join(row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows]) + "\n"
+
+
+def csv_text(study: Study, table: pd.DataFrame) -> str:
+    """The table as CSV: the study's ``FORMATS`` per column, full precision elsewhere."""
+    text = formatted(table, getattr(study.module, "FORMATS", None), digits=None, missing="")
+    return text.to_csv(index=False)
 
 
 def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str:
@@ -188,7 +218,9 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str
     how = f"Study `studies/{study.name}/` (experiment `studies/{study.name}/experiment.toml`"
     how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
     how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
-    parts = [f"# {study.title}\n", how + "\n", markdown_table(table, getattr(study.module, "DIGITS", 4))]
+    parts = [f"# {study.title}\n", how + "\n",
+             markdown_table(table, getattr(study.module, "DIGITS", 4),
+                            getattr(study.module, "FORMATS", None))]
     note = getattr(study.module, "NOTE", "")
     if note:
         parts.append(note.strip() + "\n")
@@ -226,13 +258,13 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     table = reduce(study, sweep_file)
     md, csv = out / f"{study.name}.md", out / f"{study.name}.csv"
     _write_whole(md, markdown(study, table, sets))
-    _write_whole(csv, table.to_csv(index=not isinstance(table.index, pd.RangeIndex)))
+    _write_whole(csv, csv_text(study, table))
     figure = None
     if figures and callable(getattr(study.module, "figure", None)):
         import matplotlib
 
         matplotlib.use("Agg")
-        figure = out / f"{study.name}.png"
+        figure = out / getattr(study.module, "FIGURE", f"{study.name}.png")
         study.module.figure(table, open_file(sweep_file), figure)
     return Result(study=study, table=table, sweep_file=sweep_file, markdown=md, csv=csv,
                   figure=figure)

@@ -143,3 +143,52 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
 
 def test_studies_are_listed():
     assert "clustering_time" in study.available()
+
+
+NOISE_SMALL = ["run.n=12", "run.d=6", "run.T=1", "sweep.beta=[0,2]",
+               "sweep.norm_noise=[0,0.1]", "sweep.seed=[1,2]"]
+
+
+def test_noise_study_rows_are_what_the_model_fixes(cli, tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([cli, "table", "noise", "--out-dir", str(out), "--no-figures",
+                          "--format", "csv", *sum((["--set", s] for s in NOISE_SMALL), [])],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == (out / "noise.csv").read_text()
+    table = pd.read_csv(out / "noise.csv")
+    assert list(table.columns) == ["norm", "beta", "sigma", "seeds", "flips_mean",
+                                   "flips_spread", "entropy_mean", "entropy_spread"]
+    assert len(table) == 2 * 2 * 2 and set(table.norm) == {"pre-ln", "qkv-norm"}
+    assert (table.seeds == 2).all()
+    # No noise, no flips. beta = 0 ties every key (ties go to the lowest index), so noise
+    # cannot move the top key, and the attention is uniform: entropy exactly 1.
+    assert (table[(table.sigma == 0) | (table.beta == 0)].flips_mean == 0).all()
+    assert (table[table.beta == 0].entropy_mean == 1).all()
+    assert table.flips_mean.between(0, 1).all() and table.entropy_mean.between(0, 1).all()
+    noisy = table[(table.norm == "pre-ln") & (table.beta == 2) & (table.sigma == 0.1)]
+    assert float(noisy.flips_mean.iloc[0]) > 0
+    # Independently: the same two runs by nadyn simulate, averaged here.
+    flips = []
+    for seed in (1, 2):
+        path = tmp_path / f"noise-{seed}.h5"
+        subprocess.run([cli, "simulate", "--scheme", "pre-ln", "--n", "12", "--d", "6",
+                        "--T", "1", "--dt", "0.05", "--every", "1", "--integrator", "rk4",
+                        "--weights", "gaussian", "--layer-time", "0.5", "--threads", "1",
+                        "--beta", "2", "--norm-noise", "0.1", "--seed", str(seed),
+                        "--positions", "none", "--out", str(path), "--quiet"],
+                       check=True, capture_output=True)
+        with h5py.File(path, "r") as f:
+            flips.append(f["observables/argmax_flips/value"][()].mean())
+    assert float(noisy.flips_mean.iloc[0]) == pytest.approx(np.mean(flips), abs=5e-7)
+    assert float(noisy.flips_spread.iloc[0]) == pytest.approx(np.std(flips, ddof=1), abs=5e-7)
+    assert (out / "noise.md").read_text().startswith("# Noise on the norms")
+
+
+def test_noise_study_refuses_a_negative_sigma(cli, tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([cli, "table", "noise", "--out-dir", str(out), "--no-figures",
+                          "--set", "sweep.norm_noise=[-0.1]"], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "norm" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not out.exists()
