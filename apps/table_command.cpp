@@ -20,8 +20,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 #include <string_view>
 
 namespace nadyn::cli {
@@ -49,8 +49,7 @@ void require(bool ok, const std::string& message) {
 }
 
 // The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"initial", "terminal", "random", "all",
-                                           "unselectable"};
+constexpr const char* built_in_tables[] = {"initial", "terminal", "random", "all", "unselectable"};
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -410,8 +409,7 @@ command add_table(CLI::App& app) {
     app.add_option("--layers", o->random.layers, "random: number of layers")
         ->check(decimal_integer<std::size_t>())
         ->capture_default_str();
-    app.add_option("--seeds", o->seeds, "random, unselectable: seeds")
-        ->capture_default_str();
+    app.add_option("--seeds", o->seeds, "random, unselectable: seeds")->capture_default_str();
     app.add_flag("--quick", o->quick,
                  "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
                  "cores); --random-n, --random-d, --layers, --seeds given explicitly still apply");
@@ -427,8 +425,8 @@ command add_table(CLI::App& app) {
     app.add_option("--set", o->sets,
                    "A study: override a key of its experiment, as for nadyn sweep "
                    "(sweep.seed.range=[1,2]; repeatable)");
-    app.add_option("--studies", o->studies, "The folder of studies (studies/<name>/)")
-        ->capture_default_str();
+    app.add_option("--studies", o->studies,
+                   "The folder of studies (default: studies/ of nadyn's source tree)");
 
     CLI::App* sub = &app;
     return [o, sub]() {
