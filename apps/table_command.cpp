@@ -34,7 +34,7 @@ struct table_options {
     std::string out_dir = "results";
     std::string python = "/usr/bin/python3";
     bool no_figures = false;
-    initial_table_settings initial;
+    double r0 = 1.0, alpha = 1.0; // terminal and random (and figure 1's scalar ODE)
     terminal_table_settings terminal;
     random_table_settings random;
     std::vector<std::uint64_t> seeds{1, 2, 3};
@@ -49,7 +49,7 @@ void require(bool ok, const std::string& message) {
 }
 
 // The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"initial", "terminal", "random", "all", "unselectable"};
+constexpr const char* built_in_tables[] = {"terminal", "random", "all", "unselectable"};
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -173,7 +173,7 @@ void write_figure_data(const std::filesystem::path& dir, const table_options& o,
             times.push_back(60.0 * i / 400.0);
         for (const auto& row : scheme_table) {
             reduced_parameters p{
-                {row.id, o.initial.alpha, 15.0}, double(o.initial.n), o.initial.beta, o.initial.r0};
+                {row.id, o.alpha, 15.0}, 256.0, 5.0, o.r0}; // the initial table's start
             for (const auto& s : integrate_reduced(p, times)) {
                 char line[256];
                 std::snprintf(line, sizeof line, "%s,%.10g,%.17g,%.17g,%.17g,%.17g\n",
@@ -238,7 +238,7 @@ std::string read_whole(const std::filesystem::path& path) {
 // A study's part of results/README.md, from its files: its README (the claim, the method,
 // what we see) without the heading, then its table as written into `dir`, heading dropped.
 std::string study_section(const std::filesystem::path& dir, const table_options& o,
-                          const std::string& name) {
+                          const std::string& name, const std::string& table) {
     auto without_heading = [](const std::string& text) {
         if (text.rfind('#', 0) != 0) return text;
         const auto body = text.find_first_not_of('\n', text.find('\n'));
@@ -246,7 +246,7 @@ std::string study_section(const std::filesystem::path& dir, const table_options&
     };
     return "From the study `studies/" + name + "/`, run by `nadyn table " + name + "`.\n\n" +
            without_heading(read_whole(std::filesystem::path(o.studies) / name / "README.md")) +
-           "\n" + without_heading(read_whole(dir / (name + ".md")));
+           "\n" + without_heading(read_whole(dir / (table + ".md")));
 }
 
 std::string results_readme(const table_options& o, const std::string& initial_md,
@@ -263,15 +263,6 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "Polyanskiy, Rigollet, NeurIPS 2025, arXiv 2510.22026; the formulas are in "
             "[docs/model.md §3](../docs/model.md#3-closed-forms-of-the-symmetric-start).\n\n";
     text += "## 1. Initial velocity (`initial_velocity.md`, `initial_velocity.csv`)\n\n";
-    text += "Paper's claim: from the symmetric orthogonal start, gamma'(0) = 2/(e^beta + n - 1) "
-            "for post-ln, mix-ln and sqrt-scaling, divided by r0 for pre-ln, and "
-            "2/(r0 sqrt(e^{2 beta} + n - 1)) for peri-ln (2 alpha / sqrt(...) for nGPT): "
-            "normalising the attention output (peri-ln, nGPT) makes tokens move about e^beta "
-            "times... more precisely, sqrt(e^{2beta}+n-1) replaces e^beta+n-1. Ours: the closed "
-            "form, the scalar ODE and the n-particle right-hand side agree to the relative "
-            "errors in the table (the test suite requires < 1e-10). "
-            "`nadyn table initial` reproduces it; the beta sweep behind figure 3 is "
-            "`initial_velocity_beta.csv`.\n\n";
     text += initial_md + "\n";
     text += "## 2. Terminal velocity (`terminal_velocity.md`, `terminal_velocity.csv`)\n\n";
     text += "Paper's claim: near one cluster gamma' decays as C e^{-2t} for post-ln and nGPT "
@@ -366,10 +357,10 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
     app.add_option("which", o->which,
-                   "initial | terminal | random | all | unselectable, or a study (a folder "
-                   "of --studies: noise, clustering_time, ...)")
+                   "terminal | random | all | unselectable, or a study (a folder of "
+                   "--studies: initial, noise, clustering_time, ...)")
         ->required();
-    app.add_option("--format", o->format, "md | csv (initial, terminal, random)")
+    app.add_option("--format", o->format, "md | csv (terminal, random, and a study's table)")
         ->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
         ->capture_default_str();
@@ -377,14 +368,9 @@ command add_table(CLI::App& app) {
     app.add_option("--python", o->python, "Python with h5py and matplotlib, for the figures")
         ->capture_default_str();
     // initial
-    app.add_option("--n", o->initial.n, "initial: tokens (and d = n)")
-        ->check(decimal_integer<std::size_t>())
+    app.add_option("--r0", o->r0, "terminal/random: initial magnitude")
         ->capture_default_str();
-    app.add_option("--beta", o->initial.beta, "initial: inverse temperature")
-        ->capture_default_str();
-    app.add_option("--r0", o->initial.r0, "initial/terminal/random: initial magnitude")
-        ->capture_default_str();
-    app.add_option("--alpha", o->initial.alpha, "initial/terminal/random: nGPT alpha")
+    app.add_option("--alpha", o->alpha, "terminal/random: nGPT alpha")
         ->capture_default_str();
     // terminal
     app.add_option("--particles-n", o->terminal.n, "terminal: tokens of the particle run")
@@ -445,19 +431,13 @@ command add_table(CLI::App& app) {
         }
         require(o->format == "md" || o->format == "csv",
                 "unknown format '" + o->format + "'; valid formats: md, csv");
-        o->terminal.r0 = o->random.r0 = o->initial.r0;
-        o->terminal.alpha = o->random.alpha = o->initial.alpha;
+        o->terminal.r0 = o->random.r0 = o->r0;
+        o->terminal.alpha = o->random.alpha = o->alpha;
         o->random.seeds = o->seeds;
-        validate(o->initial);
         validate(o->terminal);
         validate(o->random);
         const bool csv = o->format == "csv";
 
-        if (o->which == "initial") {
-            const auto rows = initial_velocity_table(o->initial);
-            std::cout << (csv ? initial_table_csv(rows) : initial_table_markdown(rows, o->initial));
-            return 0;
-        }
         if (o->which == "terminal") {
             const auto rows = terminal_velocity_table(o->terminal);
             std::cout << (csv ? terminal_table_csv(rows)
@@ -489,16 +469,9 @@ command add_table(CLI::App& app) {
         std::filesystem::create_directories(dir, error);
         if (error || !std::filesystem::is_directory(dir))
             throw input_error("cannot create output directory '" + o->out_dir + "'");
-        note("initial velocity table");
-        const auto initial = initial_velocity_table(o->initial);
-        std::vector<double> betas;
-        for (int i = 0; i <= 20; ++i)
-            betas.push_back(0.5 * i);
-        const auto sweep = initial_velocity_sweep(o->initial, betas);
-        const std::string initial_md = initial_table_markdown(initial, o->initial);
-        write_file(dir / "initial_velocity.md", initial_md);
-        write_file(dir / "initial_velocity.csv", initial_table_csv(initial));
-        write_file(dir / "initial_velocity_beta.csv", sweep_csv(sweep));
+        note("initial velocity study");
+        if (const int status = run_study(*o, "initial", {}, false); status != 0) return status;
+        const std::string initial_md = study_section(dir, *o, "initial", "initial_velocity");
         note("terminal velocity table (" + std::to_string(int(seconds_since(start))) + " s)");
         const auto terminal = terminal_velocity_table(o->terminal);
         const std::string terminal_md = terminal_table_markdown(terminal, o->terminal);
@@ -531,7 +504,7 @@ command add_table(CLI::App& app) {
         if (o->quick) noise_sets.emplace_back("sweep.seed=[1,2]");
         if (const int status = run_study(*o, "noise", noise_sets, false); status != 0)
             return status;
-        const std::string noise_md = study_section(dir, *o, "noise");
+        const std::string noise_md = study_section(dir, *o, "noise", "noise");
         note("figure data (" + std::to_string(int(seconds_since(start))) + " s)");
         write_figure_data(dir / "data", *o, terminal);
         write_file(dir / "README.md",

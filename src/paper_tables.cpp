@@ -29,61 +29,7 @@ std::string format(const char* pattern, double value) {
     return buffer;
 }
 
-std::string sci(double value) {
-    return format("%.12e", value);
-}
-
-double relative_error(double value, double reference) {
-    return std::abs(value - reference) / std::abs(reference);
-}
-
 } // namespace
-
-// ---- initial velocity -------------------------------------------------------------------
-
-double particle_initial_velocity(scheme id, std::size_t n, double beta, double r0, double alpha) {
-    run_config c;
-    c.scheme_id = id;
-    c.n = n;
-    c.d = n;
-    c.beta = beta;
-    c.r0 = r0;
-    c.alpha = alpha;
-    c.t_switch = 1.0; // mix-ln starts as post-ln, as in the paper's table
-    c.init = initial_spec::parse("orthogonal");
-    c.integration = {integrator_kind::rk4, 0.0, 1.0, 1e-8, 1e-10, 1};
-    simulation run(c);
-    double velocity = 0.0;
-    run.run([&](const state_type&, double, std::int64_t, const frame_observables& o) {
-        velocity = o.velocity;
-    });
-    return velocity;
-}
-
-std::vector<initial_row> initial_velocity_table(const initial_table_settings& s) {
-    std::vector<initial_row> rows;
-    for (const auto& row : scheme_table) {
-        reduced_parameters p{{row.id, s.alpha, 1.0}, double(s.n), s.beta, s.r0};
-        const double closed = initial_velocity_closed_form(p);
-        const double reduced = integrate_reduced(p, {0.0}).front().velocity;
-        const double particles = particle_initial_velocity(row.id, s.n, s.beta, s.r0, s.alpha);
-        rows.push_back({row.id, closed, reduced, particles, relative_error(reduced, closed),
-                        relative_error(particles, closed)});
-    }
-    return rows;
-}
-
-std::vector<beta_sweep_point> initial_velocity_sweep(const initial_table_settings& s,
-                                                     const std::vector<double>& betas) {
-    std::vector<beta_sweep_point> points;
-    for (const auto& row : scheme_table)
-        for (double beta : betas) {
-            reduced_parameters p{{row.id, s.alpha, 1.0}, double(s.n), beta, s.r0};
-            points.push_back({row.id, beta, initial_velocity_closed_form(p),
-                              particle_initial_velocity(row.id, s.n, beta, s.r0, s.alpha)});
-        }
-    return points;
-}
 
 // ---- terminal velocity ------------------------------------------------------------------
 
@@ -436,30 +382,6 @@ std::vector<random_row> random_weights_table(const random_table_settings& s,
 
 // ---- formatting -------------------------------------------------------------------------
 
-std::string initial_table_csv(const std::vector<initial_row>& rows) {
-    std::ostringstream out;
-    out << "scheme,closed_form,reduced,particles,rel_error_reduced,rel_error_particles\n";
-    for (const auto& r : rows)
-        out << info(r.id).name << ',' << sci(r.closed_form) << ',' << sci(r.reduced) << ','
-            << sci(r.particles) << ',' << format("%.3e", r.rel_error_reduced) << ','
-            << format("%.3e", r.rel_error_particles) << '\n';
-    return out.str();
-}
-
-std::string initial_table_markdown(const std::vector<initial_row>& rows,
-                                   const initial_table_settings& s) {
-    std::ostringstream out;
-    out << "Initial velocity gamma'(0), symmetric orthogonal start (n = d = " << s.n
-        << ", beta = " << s.beta << ", r0 = " << s.r0 << ", alpha = " << s.alpha << ")\n\n"
-        << "| scheme | closed form (docs/model.md §3) | scalar ODE | n-particle RHS | "
-           "rel. error ODE | rel. error particles |\n|---|---|---|---|---|---|\n";
-    for (const auto& r : rows)
-        out << "| " << info(r.id).name << " | " << sci(r.closed_form) << " | " << sci(r.reduced)
-            << " | " << sci(r.particles) << " | " << format("%.1e", r.rel_error_reduced) << " | "
-            << format("%.1e", r.rel_error_particles) << " |\n";
-    return out.str();
-}
-
 std::string terminal_table_csv(const std::vector<terminal_row>& rows) {
     std::ostringstream out;
     out << "scheme,law,theory,fit_reduced,fit_particles,window_start,window_end\n";
@@ -617,15 +539,6 @@ random_mean_cos_csv(const std::vector<std::pair<scheme, std::vector<random_run_r
     return out.str();
 }
 
-std::string sweep_csv(const std::vector<beta_sweep_point>& points) {
-    std::ostringstream out;
-    out << "scheme,beta,closed_form,particles\n";
-    for (const auto& p : points)
-        out << info(p.id).name << ',' << p.beta << ',' << sci(p.closed_form) << ','
-            << sci(p.particles) << '\n';
-    return out.str();
-}
-
 // ---- settings checks -----------------------------------------------------------------------
 
 namespace {
@@ -640,12 +553,6 @@ void require_magnitude_and_alpha(double r0, double alpha) {
 }
 
 } // namespace
-
-void validate(const initial_table_settings& s) {
-    require(s.n >= 2, "n must be at least 2");
-    require(std::isfinite(s.beta), "beta must be a finite number");
-    require_magnitude_and_alpha(s.r0, s.alpha);
-}
 
 void validate(const terminal_table_settings& s) {
     require(s.n >= 2 && s.d >= 2, "particles-n and particles-d must be >= 2");

@@ -1,8 +1,8 @@
 #pragma once
-// The tables of "Normalization in Attention Dynamics" (arXiv 2510.22026), recomputed:
-// initial velocity (closed form vs scalar ODE vs particles), terminal velocity (fitted
-// decay laws on the scalar ODE and on a particle run from a small cap), and the check
-// with random per-layer weights on the discrete transformer.
+// The tables of "Normalization in Attention Dynamics" (arXiv 2510.22026) still computed in
+// C++: terminal velocity (fitted decay laws on the scalar ODE and on a particle run from a
+// small cap), and the check with random per-layer weights on the discrete transformer.
+// (The initial velocity is the study studies/initial/.)
 #include "nadyn/fit.hpp"
 #include "nadyn/scheme.hpp"
 
@@ -13,26 +13,6 @@
 #include <vector>
 
 namespace nadyn {
-
-// ---- initial velocity -------------------------------------------------------------------
-struct initial_table_settings {
-    std::size_t n = 256; // tokens; the particle check uses d = n
-    double beta = 5.0, r0 = 1.0, alpha = 1.0;
-};
-struct initial_row {
-    scheme id;
-    double closed_form, reduced, particles, rel_error_reduced, rel_error_particles;
-};
-std::vector<initial_row> initial_velocity_table(const initial_table_settings& s);
-// gamma'(0) of the particle system from the symmetric start (n = d tokens).
-double particle_initial_velocity(scheme id, std::size_t n, double beta, double r0, double alpha);
-
-struct beta_sweep_point {
-    scheme id;
-    double beta, closed_form, particles;
-};
-std::vector<beta_sweep_point> initial_velocity_sweep(const initial_table_settings& s,
-                                                     const std::vector<double>& betas);
 
 // ---- terminal velocity ------------------------------------------------------------------
 struct terminal_table_settings {
@@ -82,7 +62,6 @@ struct random_table_settings {
 random_table_settings quick_random_settings();
 
 // The checks `nadyn table` and nadyn.table() share: input_error naming the bad setting.
-void validate(const initial_table_settings& s);
 void validate(const terminal_table_settings& s);
 void validate(const random_table_settings& s);
 
@@ -148,9 +127,6 @@ std::vector<random_row> random_weights_table(const random_table_settings& s,
                                              const random_progress& progress = {});
 
 // ---- formatting -------------------------------------------------------------------------
-std::string initial_table_markdown(const std::vector<initial_row>& rows,
-                                   const initial_table_settings& s);
-std::string initial_table_csv(const std::vector<initial_row>& rows);
 std::string terminal_table_markdown(const std::vector<terminal_row>& rows,
                                     const terminal_table_settings& s);
 std::string terminal_table_csv(const std::vector<terminal_row>& rows);
@@ -168,6 +144,5 @@ std::string random_table_csv(const std::vector<random_row>& rows, const random_t
 std::string
 random_mean_cos_csv(const std::vector<std::pair<scheme, std::vector<random_run_result>>>& runs,
                     const random_table_settings& s);
-std::string sweep_csv(const std::vector<beta_sweep_point>& points);
 
 } // namespace nadyn

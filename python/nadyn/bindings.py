@@ -326,6 +326,42 @@ def table(name: str, **settings: Any) -> list[dict[str, Any]]:
                     alpha, t_switch)
     "random"        random per-layer weights on the discrete transformer (n, d, layers,
                     beta, h, r0, alpha, seeds); minutes at the defaults
-    Settings default to `nadyn table`'s.
+    Settings default to `nadyn table`'s. "initial" and "initial-beta" run the study
+    studies/initial/ (nadyn.study) with the settings as overrides of its experiment.
     """
+    if name in ("initial", "initial-beta"):
+        return _initial_study_rows(name, settings)
     return _core._table(name, **settings)
+
+
+def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The initial-velocity study's table (or its beta points) with settings as --set."""
+    import tempfile
+
+    from . import study
+
+    valid = {"n", "r0", "alpha"} | ({"beta"} if name == "initial" else {"betas"})
+    unknown = sorted(set(settings) - valid)
+    if unknown:
+        raise TypeError(f"nadyn.table('{name}'): unknown keyword '{unknown[0]}'; "
+                        f"valid keywords: {', '.join(sorted(valid))}")
+    sets = []
+    if "n" in settings:
+        sets += [f"run.n={int(settings['n'])}", f"run.d={int(settings['n'])}"]
+    for key in ("r0", "alpha"):
+        if key in settings:
+            sets.append(f"run.{key}={float(settings[key])!r}")
+    if "beta" in settings:
+        sets.append(f"sweep.beta=[{float(settings['beta'])!r}]")
+    if "betas" in settings:
+        # The study's table is at beta = 5: swept too, and left out of the points returned.
+        betas = [float(b) for b in settings["betas"]]
+        sets.append("sweep.beta=[" + ",".join(repr(b) for b in sorted(set(betas) | {5.0})) + "]")
+    with tempfile.TemporaryDirectory(prefix="nadyn-study-") as out:
+        result = study.run("initial", out, sets, figures=False)
+        if name == "initial":
+            return result.table.to_dict("records")
+        points = result.extra_tables["initial_velocity_beta"]
+        if "betas" in settings:
+            points = points[points.beta.isin(betas)]
+        return points.to_dict("records")

@@ -6,7 +6,9 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
     the experiment, exactly as ``nadyn sweep`` reads it ([run] and [sweep]);
 ``reduce.py``
     ``reduce(data) -> pandas.DataFrame``: the table, from the sweep file opened with
-    :func:`nadyn.open` (an ``xarray.Dataset`` over the sweep's axes and time). Optional:
+    :func:`nadyn.open` (an ``xarray.Dataset`` over the sweep's axes and time); or a dict of
+    DataFrames, the first the study's table (named by its key: ``<key>.md``/``.csv``), the
+    others extra ``<key>.csv`` files. Optional:
     ``TITLE`` (the table's heading), ``NOTE`` (Markdown printed under the table),
     ``FORMATS`` (a format spec per column, e.g. ``{"flips_mean": ".6f"}``), ``DIGITS``
     (significant digits of other numbers in the Markdown, default 4), ``FIGURE`` (the
@@ -74,6 +76,7 @@ class Result:
     study: Study
     table: pd.DataFrame
     sweep_file: pathlib.Path
+    extra_tables: dict[str, pd.DataFrame]
     markdown: pathlib.Path
     csv: pathlib.Path
     figure: pathlib.Path | None
@@ -158,14 +161,37 @@ def check_experiment(study: Study, sets: Sequence[str] = (), nadyn: str | None =
         raise subprocess.CalledProcessError(completed.returncode, command)
 
 
+def run_parameters(data, **point) -> dict[str, str]:
+    """The full parameter record of one run of a sweep (``point``: one value per axis, e.g.
+    ``scheme="pre-ln", beta=5.0``), as text by name: ``{"n": "256", "r0": "1", ...}``."""
+    record = data.parameters.sel(point).values
+    if record.ndim:
+        raise StudyError(f"run_parameters needs one value for every axis {list(data.parameters.dims)}")
+    return dict(item.split("=", 1) for item in str(record.item()).split("; ") if "=" in item)
+
+
+def reduce_tables(study: Study, sweep_file: str | os.PathLike) -> dict[str, pd.DataFrame]:
+    """Every table of the study from a sweep file already run: ``reduce()`` returns one
+    DataFrame (the study's table) or a dict of them, the first being the study's table and
+    the others extra CSV files (name: file stem)."""
+    data = open_file(sweep_file)
+    try:
+        result = study.module.reduce(data)
+    except ValueError as error:  # the reduction refuses this sweep (say, a missing axis value)
+        raise StudyError(f"{study.name}: {error}") from error
+    tables = result if isinstance(result, dict) else {study.name: result}
+    for name, table in tables.items():
+        if not isinstance(table, pd.DataFrame):
+            raise StudyError(f"{study.name}: reduce() gave {type(table).__name__} for '{name}', "
+                             "not a pandas.DataFrame")
+    if not tables:
+        raise StudyError(f"{study.name}: reduce() returned no table")
+    return tables
+
+
 def reduce(study: Study, sweep_file: str | os.PathLike) -> pd.DataFrame:
     """The study's table from a sweep file already run."""
-    data = open_file(sweep_file)
-    table = study.module.reduce(data)
-    if not isinstance(table, pd.DataFrame):
-        raise StudyError(f"{study.name}: reduce() returned {type(table).__name__}, "
-                         "not a pandas.DataFrame")
-    return table
+    return next(iter(reduce_tables(study, sweep_file).values()))
 
 
 def _cell(value: Any, spec: str | None, digits: int, missing: str = "-") -> str:
@@ -255,10 +281,13 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
                              "there is nothing to run")
         out.mkdir(parents=True, exist_ok=True)
     sweep_file = pathlib.Path(sweep_file)
-    table = reduce(study, sweep_file)
-    md, csv = out / f"{study.name}.md", out / f"{study.name}.csv"
+    tables = reduce_tables(study, sweep_file)
+    main_name, table = next(iter(tables.items()))
+    md, csv = out / f"{main_name}.md", out / f"{main_name}.csv"
     _write_whole(md, markdown(study, table, sets))
     _write_whole(csv, csv_text(study, table))
+    for name, extra in list(tables.items())[1:]:
+        _write_whole(out / f"{name}.csv", csv_text(study, extra))
     figure = None
     if figures and callable(getattr(study.module, "figure", None)):
         import matplotlib
@@ -266,7 +295,8 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
         matplotlib.use("Agg")
         figure = out / getattr(study.module, "FIGURE", f"{study.name}.png")
         study.module.figure(table, open_file(sweep_file), figure)
-    return Result(study=study, table=table, sweep_file=sweep_file, markdown=md, csv=csv,
+    return Result(study=study, table=table, sweep_file=sweep_file,
+                  extra_tables=dict(list(tables.items())[1:]), markdown=md, csv=csv,
                   figure=figure)
 
 

@@ -67,50 +67,6 @@ py::dict fit_entries(py::dict row, const std::string& prefix, const law_fit& fit
 
 py::list table(const std::string& name, const py::kwargs& given) {
     py::list rows;
-    if (name == "initial" || name == "initial-beta") {
-        setters<initial_table_settings> fields{field("n", &initial_table_settings::n),
-                                               field("beta", &initial_table_settings::beta),
-                                               field("r0", &initial_table_settings::r0),
-                                               field("alpha", &initial_table_settings::alpha)};
-        std::vector<double> betas;
-        py::kwargs rest;
-        for (const auto& [key, value] : given) {
-            if (name == "initial-beta" && key.cast<std::string>() == "betas")
-                betas = value.cast<std::vector<double>>();
-            else
-                rest[key] = value;
-        }
-        if (name == "initial-beta") fields.emplace("betas", nullptr);
-        const auto s = settings_from(name, rest, fields);
-        validate(s); // the checks and messages of `nadyn table`
-        if (name == "initial") {
-            const auto table = without_gil([&] { return initial_velocity_table(s); });
-            for (const auto& r : table) {
-                py::dict row;
-                row["scheme"] = name_of(r.id);
-                row["closed_form"] = r.closed_form;
-                row["reduced"] = r.reduced;
-                row["particles"] = r.particles;
-                row["rel_error_reduced"] = r.rel_error_reduced;
-                row["rel_error_particles"] = r.rel_error_particles;
-                rows.append(row);
-            }
-            return rows;
-        }
-        if (betas.empty())
-            for (int i = 0; i <= 20; ++i)
-                betas.push_back(0.5 * i); // the figure's grid (`nadyn table all`)
-        const auto points = without_gil([&] { return initial_velocity_sweep(s, betas); });
-        for (const auto& p : points) {
-            py::dict row;
-            row["scheme"] = name_of(p.id);
-            row["beta"] = p.beta;
-            row["closed_form"] = p.closed_form;
-            row["particles"] = p.particles;
-            rows.append(row);
-        }
-        return rows;
-    }
     if (name == "terminal") {
         using S = terminal_table_settings;
         const setters<S> fields{field("n_reduced", &S::n_reduced),
@@ -184,8 +140,8 @@ py::list table(const std::string& name, const py::kwargs& given) {
 
 void bind_tables(py::module_& m) {
     m.def("_table", &table, py::arg("name"),
-          "The paper's tables as rows (use nadyn.table): 'initial', 'initial-beta', "
-          "'terminal', 'random'.");
+          "The paper's tables computed in C++ as rows (use nadyn.table): 'terminal', "
+          "'random'.");
 }
 
 } // namespace nadyn::python

@@ -11,27 +11,6 @@ using namespace nadyn;
 
 namespace {
 
-// gamma'(0) from the symmetric start, written out here (docs/model.md §3): with n tokens at
-// theta_k = e_k each attends to itself with weight e^beta / (e^beta + n - 1), so
-//   post-ln, sqrt-scaling, mix-ln (t_switch > 0), pre-ln (r0 = 1):  2 / (e^beta + n - 1)
-//   peri-ln (r0 = 1), ngpt (alpha = 1): the same over ‖A‖, i.e. 2 / sqrt(e^{2 beta} + n - 1)
-double expected_initial_velocity(scheme id, double n, double beta) {
-    const double linear = 2.0 / (std::exp(beta) + n - 1.0);
-    const double root = 2.0 / std::sqrt(std::exp(2.0 * beta) + n - 1.0);
-    switch (id) {
-    case scheme::post_ln:
-    case scheme::sqrt_scaling:
-    case scheme::mix_ln:
-    case scheme::pre_ln:
-    case scheme::no_norm: // 2 / (e^{beta r0^2} + n - 1) with r0 = 1 (docs/model.md §9)
-        return linear;
-    case scheme::peri_ln:
-    case scheme::ngpt:
-        return root;
-    }
-    return 0.0;
-}
-
 // The terminal laws (docs/model.md §3): exponential with rate 2 (post-ln, ngpt), power 3
 // (pre-ln, mix-ln, peri-ln), stretched exponential exp(-4 sqrt t) (sqrt-scaling).
 double expected_terminal_parameter(scheme id) {
@@ -52,29 +31,6 @@ double expected_terminal_parameter(scheme id) {
 }
 
 } // namespace
-
-TEST_CASE("initial-velocity table: scalar ODE and particles match the closed forms to 1e-10") {
-    const initial_table_settings settings; // n = d = 256, beta = 5, r0 = alpha = 1
-    const auto rows = initial_velocity_table(settings);
-    REQUIRE(rows.size() == scheme_table.size());
-    for (const auto& row : rows) {
-        CAPTURE(info(row.id).name);
-        const double expected = expected_initial_velocity(row.id, 256.0, 5.0);
-        CHECK(row.closed_form == doctest::Approx(expected).epsilon(1e-14));
-        CHECK(std::abs(row.reduced / expected - 1.0) < 1e-10);
-        CHECK(std::abs(row.particles / expected - 1.0) < 1e-10);
-        CHECK(row.rel_error_reduced < 1e-10);
-        CHECK(row.rel_error_particles < 1e-10);
-    }
-    // The two distinct values, as decimal reference numbers.
-    CHECK(expected_initial_velocity(scheme::post_ln, 256, 5) ==
-          doctest::Approx(4.957696482805e-03).epsilon(1e-12));
-    CHECK(expected_initial_velocity(scheme::peri_ln, 256, 5) ==
-          doctest::Approx(1.339855973539e-02).epsilon(1e-12));
-    CHECK(initial_table_csv(rows).rfind(
-              "scheme,closed_form,reduced,particles,rel_error_reduced,rel_error_particles\n", 0) ==
-          0);
-}
 
 TEST_CASE("terminal-velocity table: fitted laws match theory; the predicted law fits best") {
     const terminal_table_settings settings;

@@ -431,10 +431,11 @@ def test_reduced_equals_the_clis_scalar_ode(cli):
         nadyn.reduced(n=1)
 
 
-def test_initial_table_rows(cli):
+def test_initial_table_rows(cli, tmp_path):
     rows = nadyn.table("initial", n=16, beta=2.0)
     assert [row["scheme"] for row in rows] == SCHEMES
-    csv = cli_run(cli, "table", "initial", "--n", "16", "--beta", "2", "--format", "csv").stdout.splitlines()
+    csv = cli_run(cli, "table", "initial", "--set", "run.n=16", "--set", "run.d=16", "--set", "sweep.beta=[2]",
+                  "--out-dir", str(tmp_path), "--format", "csv").stdout.splitlines()
     assert csv[0] == ",".join(rows[0])  # the same columns, in the same order
     for row, line in zip(rows, csv[1:], strict=True):
         # The CLI's CSV prints 13 significant digits (4 for the errors).

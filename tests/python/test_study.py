@@ -125,7 +125,7 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
                              capture_output=True, text=True)
     assert unknown.returncode == 2
     assert "unknown table or study 'no_such'" in unknown.stderr
-    assert "initial" in unknown.stderr and "final_cos" in unknown.stderr
+    assert "terminal" in unknown.stderr and "final_cos" in unknown.stderr
 
     (studies / "final_cos" / "reduce.py").unlink()
     missing = subprocess.run(["/usr/bin/python3", "-m", "nadyn.study", "run",
@@ -135,7 +135,7 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     assert missing.returncode == 2
     assert "lacks reduce.py" in missing.stderr
 
-    built_in = subprocess.run([cli, "table", "initial", "--set", "run.n=4"],
+    built_in = subprocess.run([cli, "table", "terminal", "--set", "run.n=4"],
                               capture_output=True, text=True)
     assert built_in.returncode == 2
     assert "built-in table" in built_in.stderr
@@ -192,3 +192,41 @@ def test_noise_study_refuses_a_negative_sigma(cli, tmp_path):
     assert run.returncode == 2
     assert "norm" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def expected_initial_velocity(scheme, n, beta):
+    """gamma'(0) from the symmetric start at r0 = alpha = 1, written out here (docs/model.md
+    §3): each token attends to itself with weight e^beta / (e^beta + n - 1)."""
+    linear = 2.0 / (np.exp(beta) + n - 1.0)
+    root = 2.0 / np.sqrt(np.exp(2.0 * beta) + n - 1.0)
+    return root if scheme in ("peri-ln", "ngpt") else linear
+
+
+def test_initial_study_matches_the_closed_forms(cli, tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([cli, "table", "initial", "--out-dir", str(out), "--format", "csv",
+                          "--set", "sweep.beta=[5]"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(out / "initial_velocity.csv")
+    assert table.scheme.tolist() == ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt",
+                                     "sqrt-scaling", "no-norm"]
+    for _, row in table.iterrows():
+        expected = expected_initial_velocity(row.scheme, 256, 5.0)
+        assert row.closed_form == pytest.approx(expected, rel=1e-12)
+        assert abs(row.reduced / expected - 1) < 1e-10
+        assert abs(row.particles / expected - 1) < 1e-10
+        assert row.rel_error_reduced < 1e-10 and row.rel_error_particles < 1e-10
+    # The two distinct values, as decimal reference numbers (docs/model.md §3.6).
+    assert expected_initial_velocity("post-ln", 256, 5.0) == pytest.approx(4.957696482805e-03, rel=1e-12)
+    assert expected_initial_velocity("peri-ln", 256, 5.0) == pytest.approx(1.339855973539e-02, rel=1e-12)
+    beta = pd.read_csv(out / "initial_velocity_beta.csv")
+    assert len(beta) == 7 and (beta.beta == 5).all()
+    assert (out / "initial_velocity.md").read_text().startswith("# Initial velocity gamma'(0)")
+
+
+def test_initial_study_needs_beta_5_or_a_single_beta(cli, tmp_path):
+    run = subprocess.run([cli, "table", "initial", "--out-dir", str(tmp_path / "out"),
+                          "--set", "sweep.beta=[1,2]", "--set", "run.n=4", "--set", "run.d=4"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "beta = 5" in run.stderr
