@@ -1,12 +1,12 @@
 // nadyn rerun FILE --out NEW: the run recorded in FILE, again, from the file alone.
 #include "commands.hpp"
+#include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/run.hpp"
 #include "nadyn/sweep.hpp"
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,14 +14,6 @@
 namespace nadyn::cli {
 
 namespace {
-
-// This command's stop token: SIGINT/SIGTERM set it, the run polls it before every step,
-// writes the current state as a last frame and marks the file `interrupted` (as simulate).
-std::atomic<bool> rerun_stop_requested{false};
-
-extern "C" void request_rerun_stop(int) {
-    rerun_stop_requested.store(true);
-}
 
 struct rerun_options {
     std::string path, out;
@@ -73,9 +65,7 @@ command add_rerun(CLI::App& app) {
                               "' already exists; pass --force to overwrite it");
         run.set_warning_sink(
             [](const std::string& warning) { std::cerr << "nadyn: " << warning << '\n'; });
-        std::signal(SIGINT, request_rerun_stop);
-        std::signal(SIGTERM, request_rerun_stop);
-        const run_summary summary = run.run_to_file(o->out, o->force, &rerun_stop_requested);
+        const run_summary summary = run.run_to_file(o->out, o->force, install_stop_signals());
         const bool interrupted = summary.outcome == integration_outcome::interrupted;
         std::printf("%s %s: %zu frames, t = %g, mean_cos = %.12g, %.3f s\n%s %s\n",
                     interrupted ? "interrupted rerun of" : "reran", o->path.c_str(), summary.frames,

@@ -1,5 +1,6 @@
 // nadyn simulate: parse the flags into a run_config, run it to a file, report.
 #include "commands.hpp"
+#include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -14,7 +15,6 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <exception>
@@ -29,12 +29,6 @@
 namespace nadyn::cli {
 
 namespace {
-
-std::atomic<bool> stop_requested{false};
-
-extern "C" void request_stop(int) {
-    stop_requested.store(true);
-}
 
 // The text given for each of the registry's parameters, and the command's own options (where
 // the file goes, how the command behaves).
@@ -160,12 +154,10 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     if (std::find(names.begin(), names.end(), "T") != names.end()) horizon = given.integration.T;
     const auto exchange = token_sharing(run.config().n);
     run.share_tokens(exchange.get());
-    stop_requested.store(false);
-    std::signal(SIGINT, request_stop);
-    std::signal(SIGTERM, request_stop);
+    const std::atomic<bool>* stop = install_stop_signals();
     progress_bar bar(!o.quiet && speaks() && isatty(STDERR_FILENO));
     const run_summary summary = run_shared(exchange.get(), [&] {
-        return run.resume_file(o.resume, horizon, &stop_requested, [&bar](double f) { bar(f); });
+        return run.resume_file(o.resume, horizon, stop, [&bar](double f) { bar(f); });
     });
     bar.finish();
     if (speaks()) print_summary(summary, o.resume);
@@ -261,12 +253,10 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
             if (!named) throw input_error("rank 0 refused the output file");
         }
 
-        stop_requested.store(false);
-        std::signal(SIGINT, request_stop);
-        std::signal(SIGTERM, request_stop);
+        const std::atomic<bool>* stop = install_stop_signals();
         progress_bar bar(!o->quiet && speaks() && isatty(STDERR_FILENO));
         const run_summary summary = run_shared(exchange.get(), [&] {
-            return run.run_to_file(path, true, &stop_requested, [&bar](double f) { bar(f); });
+            return run.run_to_file(path, true, stop, [&bar](double f) { bar(f); });
         });
         bar.finish();
         if (speaks()) print_summary(summary, path);

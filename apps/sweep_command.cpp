@@ -1,5 +1,6 @@
 // nadyn sweep EXPERIMENT.toml: every run of an experiment in one process, one labelled file.
 #include "commands.hpp"
+#include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/sweep.hpp"
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
@@ -24,12 +24,6 @@ std::ostream& quiet_stream() {
 }
 
 namespace {
-
-std::atomic<bool> sweep_stop{false};
-
-extern "C" void request_sweep_stop(int) {
-    sweep_stop.store(true);
-}
 
 struct sweep_command_options {
     std::string experiment_path;
@@ -73,8 +67,7 @@ std::string default_sweep_name(const std::string& experiment_path) {
 int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o,
                    sweep_options options, bool bar) {
     if (!ranks.root()) options.progress = nullptr;
-    std::signal(SIGINT, request_sweep_stop);
-    std::signal(SIGTERM, request_sweep_stop);
+    options.stop = install_stop_signals();
     const auto prepare = [&] {
         ranks_sweep_job job;
         if (!o.resume.empty()) {
@@ -155,11 +148,9 @@ command add_sweep(CLI::App& app) {
     return [o]() {
         sweep_options options;
         options.jobs = o->jobs;
-        options.stop = &sweep_stop;
         options.overwrite = o->force;
         const bool bar = !o->quiet && isatty(STDERR_FILENO);
         if (bar) options.progress = draw_progress;
-        sweep_stop.store(false);
 #if defined(NADYN_WITH_MPI)
         if (sweep_ranks && sweep_ranks->size() > 1)
             return sweep_on_ranks(*sweep_ranks, *o, options, bar);
@@ -177,8 +168,7 @@ command add_sweep(CLI::App& app) {
                 std::printf("%s\n", describe_plan(e, plan_sweep(e, o->jobs)).c_str());
                 return 0;
             }
-            std::signal(SIGINT, request_sweep_stop);
-            std::signal(SIGTERM, request_sweep_stop);
+            options.stop = install_stop_signals();
             summary = resume_sweep(path, options);
         } else {
             if (o->experiment_path.empty())
@@ -190,13 +180,12 @@ command add_sweep(CLI::App& app) {
                 return 0;
             }
             path = o->out.empty() ? default_sweep_name(o->experiment_path) : o->out;
-            std::signal(SIGINT, request_sweep_stop);
-            std::signal(SIGTERM, request_sweep_stop);
+            options.stop = install_stop_signals();
             summary = run_sweep(e, path, options);
         }
         if (bar) std::fprintf(stderr, "\n");
         warn_distrusted(summary);
-        const bool interrupted = sweep_stop.load() || summary.interrupted > 0;
+        const bool interrupted = stop_signalled() || summary.interrupted > 0;
         std::printf("%s: %zu runs complete, %zu interrupted, %zu failed, %zu already done "
                     "(%d side by side), %.3f s\n%s %s\n",
                     interrupted ? "interrupted" : "complete", summary.complete, summary.interrupted,

@@ -368,10 +368,8 @@ command add_table(CLI::App& app) {
     app.add_option("--python", o->python, "Python with h5py and matplotlib, for the figures")
         ->capture_default_str();
     // initial
-    app.add_option("--r0", o->r0, "terminal/random: initial magnitude")
-        ->capture_default_str();
-    app.add_option("--alpha", o->alpha, "terminal/random: nGPT alpha")
-        ->capture_default_str();
+    app.add_option("--r0", o->r0, "terminal/random: initial magnitude")->capture_default_str();
+    app.add_option("--alpha", o->alpha, "terminal/random: nGPT alpha")->capture_default_str();
     // terminal
     app.add_option("--particles-n", o->terminal.n, "terminal: tokens of the particle run")
         ->check(decimal_integer<std::size_t>())
