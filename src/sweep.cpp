@@ -1,7 +1,7 @@
 #include "nadyn/sweep.hpp"
 
 #include "nadyn/detail/hdf5.hpp"
-#include "nadyn/detail/sweep_engine.hpp"
+#include "sweep_engine.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"

@@ -2,7 +2,7 @@
 // The parts of the sweep engine (src/sweep.cpp) that another driver of the same runs needs:
 // the layout of a sweep file, one run's record, running one point, and the file writer. The
 // MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
-// Not a public interface: it may change with the engine.
+// Private to the library (src/): its raw HDF5 calls stay out of the public headers.
 #include "nadyn/detail/hdf5.hpp"
 #include "nadyn/detail/output_claim.hpp"
 #include "nadyn/detail/utc_now.hpp"
