@@ -259,9 +259,10 @@ def fmt(v, digits=3):
 
 
 def step_flops(n, d, path="symmetric"):
-    """Flops of one RK4 step's attention: 4 evaluations of 3 n² d (the symmetric Q = K path:
-    the logits' half plus the values' product) or 4 n² d (the general path)."""
-    return 4.0 * (3.0 if path == "symmetric" else 4.0) * n * n * d
+    """Flops of one RK4 step's attention: 4 evaluations of 3 n² d (the symmetric Q = K paths,
+    "symmetric", "symmetric_small_d": the logits' half plus the values' product) or 4 n² d
+    (the general paths, "general", "small_n")."""
+    return 4.0 * (3.0 if path.startswith("symmetric") else 4.0) * n * n * d
 
 
 def gemm_rate(data, build, threads=THREADS):
@@ -500,7 +501,7 @@ def report(data):
                  "both tokens, in registers; it is bound by FMA throughput. The rest is "
                  "per-token work: the rates (`chunk_derivative`, `chunk_rates`), the kernel's "
                  "set-up and result (`transpose_queries`, `weight_values`, `add_quotient`, "
-                 "`add_symmetric`) and the step (`integrate`, `check_finite`, "
+                 "`add_symmetric_small_d`) and the step (`integrate`, `check_finite`, "
                  "`chunk_to_sphere`).")
         L.append("")
     L.append(f"## Whole process ({headline} build)")

@@ -313,9 +313,7 @@ int command_table(const arguments& args) {
                         {"step_ms", num(step_s * 1e3)},
                         {"kernel_ms", num(kernel_s * 1e3)},
                         {"kernel_gflops", num(flops / kernel_s / 1e9)},
-                        {"kernel_path",
-                         str(kernel.last_path() == attention_kernel::path::symmetric ? "symmetric"
-                                                                                     : "general")},
+                        {"kernel_path", str(std::string(to_string(kernel.last_path())))},
                         {"reps", num(kernel_reps)},
                         {"allocations_per_step", num(allocations)}});
         }
@@ -357,19 +355,17 @@ int command_precision(const arguments& args) {
                 scale = std::max(scale, std::abs(in_double[i]));
             }
             const double flops = 4.0 * double(n) * double(n) * double(d);
-            print_json(
-                {{"what", str("precision")},
-                 {"n", num(double(n))},
-                 {"d", num(double(d))},
-                 {"threads", num(threads)},
-                 {"double_ms", num(median(double_s) * 1e3)},
-                 {"double_path",
-                  str(double_path == attention_kernel::path::symmetric ? "symmetric" : "general")},
-                 {"float_ms", num(median(float_s) * 1e3)},
-                 {"float_gflops", num(flops / median(float_s) / 1e9)},
-                 {"speedup", num(median(double_s) / median(float_s))},
-                 {"relative_deviation", num(deviation / scale)},
-                 {"reps", num(reps)}});
+            print_json({{"what", str("precision")},
+                        {"n", num(double(n))},
+                        {"d", num(double(d))},
+                        {"threads", num(threads)},
+                        {"double_ms", num(median(double_s) * 1e3)},
+                        {"double_path", str(std::string(to_string(double_path)))},
+                        {"float_ms", num(median(float_s) * 1e3)},
+                        {"float_gflops", num(flops / median(float_s) / 1e9)},
+                        {"speedup", num(median(double_s) / median(float_s))},
+                        {"relative_deviation", num(deviation / scale)},
+                        {"reps", num(reps)}});
         }
     }
     return 0;

@@ -1,7 +1,7 @@
 #include "nadyn/attention_observables.hpp"
 
 #include "attention_entropy.hpp"
-#include "kernel/general.hpp"
+#include "kernel/call.hpp"
 #include "kernel/small_n.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "qkv_norm.hpp"

@@ -1,6 +1,7 @@
 #pragma once
-// Reductions over a row of doubles for the kernel and the right-hand side
-// (src/kernel/, src/system.cpp).
+// The lane reductions over a row (sums, dot products, maxima) of the kernel, the attention
+// entropy and the right-hand side (src/kernel/, src/attention_entropy.cpp, src/system.cpp,
+// src/norm.cpp): one set, so that every path reduces a row in the same fixed order.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -14,9 +15,24 @@ namespace nadyn::detail {
 // product with scalar adds. The tail (count mod 8) goes into lanes 0, 1, ... in order.
 using reduction_lanes = double __attribute__((vector_size(8 * sizeof(double))));
 
-inline reduction_lanes load_lanes(const double* x) {
+inline constexpr std::size_t lane_count = 8;
+
+// A GCC vector loaded from or stored to memory of its elements (any alignment): memcpy, which
+// compiles to one unaligned vector move. Always inlined: a call would spill the vectors the
+// small-d and small-n loops keep in registers.
+template <class Vector, class Scalar>
+[[gnu::always_inline]] inline void load(Vector& v, const Scalar* from) {
+    std::memcpy(&v, from, sizeof v);
+}
+
+template <class Vector, class Scalar>
+[[gnu::always_inline]] inline void store(Scalar* to, const Vector& v) {
+    std::memcpy(to, &v, sizeof v);
+}
+
+[[gnu::always_inline]] inline reduction_lanes load_lanes(const double* x) {
     reduction_lanes v;
-    std::memcpy(&v, x, sizeof v);
+    load(v, x);
     return v;
 }
 
@@ -38,6 +54,32 @@ inline double sum_of(const double* x, std::size_t count) {
     for (std::size_t l = 0; j < count; ++j, ++l)
         part[l] += x[j];
     return combine_sums(part);
+}
+
+// The same sum of float values, each widened to double (the softmax denominators of the
+// float path: a float sum of n terms would add an error growing with n to every weight).
+inline double sum_of(const float* x, std::size_t count) {
+    reduction_lanes part = {};
+    std::size_t j = 0;
+    for (; j + 8 <= count; j += 8)
+        for (std::size_t l = 0; l < 8; ++l)
+            part[l] += static_cast<double>(x[j + l]);
+    for (std::size_t l = 0; j < count; ++j, ++l)
+        part[l] += static_cast<double>(x[j]);
+    return combine_sums(part);
+}
+
+// The sum in another fixed order: the whole lanes combined first, then the tail (count mod
+// 8) added one value at a time (the small-n rows, src/kernel/small_n.cpp).
+inline double sum_then_tail(const double* x, std::size_t count) {
+    reduction_lanes part = {};
+    std::size_t j = 0;
+    for (; j + 8 <= count; j += 8)
+        part += load_lanes(x + j);
+    double sum = combine_sums(part);
+    for (; j < count; ++j)
+        sum += x[j];
+    return sum;
 }
 
 inline double dot_of(const double* x, const double* y, std::size_t count) {
@@ -62,6 +104,25 @@ inline double max_of(const double* x, std::size_t count) {
     for (std::size_t l = 0; j < count; ++j, ++l)
         part[l] = std::max(part[l], x[j]);
     return combine_maxima(part);
+}
+
+// The largest float entry, NaN entries skipped, in sixteen lanes (one AVX-512 register).
+inline float max_of(const float* x, std::size_t count) {
+    using float_lanes = float __attribute__((vector_size(16 * sizeof(float))));
+    constexpr float lowest = -std::numeric_limits<float>::infinity();
+    float_lanes part = float_lanes{} + lowest;
+    std::size_t j = 0;
+    for (; j + 16 <= count; j += 16) {
+        float_lanes v;
+        load(v, x + j);
+        part = part < v ? v : part;
+    }
+    for (std::size_t l = 0; j < count; ++j, ++l)
+        part[l] = std::max(part[l], x[j]);
+    float largest = lowest;
+    for (std::size_t l = 0; l < 16; ++l)
+        largest = std::max(largest, part[l]);
+    return largest;
 }
 
 // -min(x), the largest of -x_j. Like max_of it skips NaN entries: a NaN token still makes

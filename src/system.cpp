@@ -123,9 +123,9 @@ using chunk_derivative_function = void (*)(const stage&, std::size_t, const doub
                                            const double*, double*, double*, std::size_t);
 
 chunk_derivative_function chunk_derivative_for(std::size_t d) {
-    return kernel::dispatch_dimension(d, [](auto D) -> chunk_derivative_function {
-        return chunk_derivative<decltype(D)::value>;
-    });
+    return kernel::dispatch_dimension<kernel::small_dimensions>(
+        d,
+        [](auto D) -> chunk_derivative_function { return chunk_derivative<decltype(D)::value>; });
 }
 
 template <std::size_t D> void chunk_to_sphere(std::size_t d, double* theta, std::size_t count) {
@@ -255,7 +255,7 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
 
 void project_to_sphere(double* theta, std::size_t n, std::size_t d, int threads) {
     using to_sphere_function = void (*)(std::size_t, double*, std::size_t);
-    const to_sphere_function to_sphere = kernel::dispatch_dimension(
+    const to_sphere_function to_sphere = kernel::dispatch_dimension<kernel::small_dimensions>(
         d, [](auto D) -> to_sphere_function { return chunk_to_sphere<decltype(D)::value>; });
     const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
     threads = detail::token_threads(n, d, detail::resolve_threads(threads));

@@ -15,8 +15,8 @@
 // normalised and/or scaled after the projection (every path; the symmetric one only while
 // queries and keys stay equal, i.e. without noise).
 //
-// Three paths, built from GEMMs on blocks (Eigen) or, for the symmetric path at d <= 16,
-// SIMD sub-blocks held in registers, and a vectorised exp:
+// Three families of paths, built from GEMMs on blocks (Eigen) or, for the symmetric path at d <=
+// 16, SIMD sub-blocks held in registers, and a vectorised exp:
 //
 // - general: per block of query tokens one GEMM for the logits against all keys, a
 //   max-subtracted softmax per row, one GEMM with the values. Memory O(block x n) per
@@ -41,9 +41,10 @@
 //   error about beta * 1e-7.
 //
 // Each path has its own file and buffers in src/kernel/ (ARCHITECTURE.md, "The attention
-// kernel"): heads.cpp (the loop over heads, both arithmetics), general.cpp, symmetric.cpp,
-// small_d.cpp (the symmetric tiles for d <= 16, double and float), exp.cpp, float.cpp,
-// reference.cpp.
+// kernel"): choose.cpp (the one choice of a head's path, attention_kernel::path), heads.cpp
+// (the loop over heads, both arithmetics), general.cpp, small_n.cpp (the general path's
+// register loops for a few tokens), symmetric.cpp, small_d.cpp (the symmetric tiles for
+// d <= 16, double and float), exp.cpp, float.cpp, reference.cpp.
 //
 // All are deterministic and independent of the number of threads (bitwise): a general
 // block is one thread's work; the symmetric tiles are dealt to a fixed number of lanes,
@@ -125,11 +126,32 @@ class attention_kernel {
     [[nodiscard]] std::size_t block() const { return m_block; }
     [[nodiscard]] std::size_t tile() const { return m_tile; }
 
-    // Which path the last head of the last compute() took (for tests and benchmarks).
-    // single_precision: the general path in float; single_precision_symmetric: the symmetric
-    // path (Q = K) in float.
-    enum class path { general, symmetric, single_precision, single_precision_symmetric };
+    // The concrete paths of the kernel (src/kernel/, ARCHITECTURE.md "The attention kernel").
+    // kernel::choose_path() (src/kernel/choose.hpp) picks one per head from the call's shape
+    // and options: the symmetric ones for a head with Q = K (no noise on q or k, no causal
+    // mask, beta >= 0), the small-d tiles for d <= 16, small_n for a few tokens (n <= 128,
+    // d <= 64, softmax), the single_precision ones with --precision float.
+    enum class path {
+        general,                           // blocked GEMMs and row softmax, double
+        small_n,                           // the general path's register loops for a few tokens
+        symmetric,                         // Q = K: GEMM tiles of E, double
+        symmetric_small_d,                 // Q = K, d <= 16: register tiles of E, double
+        single_precision,                  // the general path in float
+        single_precision_symmetric,        // Q = K: GEMM tiles of E in float
+        single_precision_symmetric_small_d // Q = K, d <= 16: register tiles of E in float
+    };
+    // The path the last head of the last compute() took (for tests and benchmarks). A
+    // symmetric head whose spread of beta |q_k|^2 / 2 is too large for the shared shift is
+    // declined at run time and reported as the path that took it instead.
     [[nodiscard]] path last_path() const { return m_last_path; }
+    // Every head of the following calls takes `forced` instead of the chosen path (nullopt:
+    // back to the choice), for tests comparing each path with reference_attention and for
+    // benchmarks; the result is the same up to round-off. Throws std::invalid_argument from
+    // compute() when the forced path cannot take a head (its arithmetic, its shape, or the
+    // symmetric paths' Q = K, causal and beta conditions), so that a forced path never
+    // silently becomes another; only the symmetric paths' run-time decline (above) does.
+    void force_path(std::optional<path> forced) { m_forced_path = forced; }
+    [[nodiscard]] std::optional<path> forced_path() const { return m_forced_path; }
 
     // A frame's attention entropy from the frame's own evaluation (attention_observables.hpp):
     // the next compute() also takes each row's entropy from its logits, bitwise what
@@ -143,11 +165,15 @@ class attention_kernel {
   private:
     std::size_t m_n, m_d, m_block, m_tile;
     path m_last_path = path::general;
+    std::optional<path> m_forced_path;        // force_path()
     bool m_observe_next = false;              // observe_next_call()
     std::optional<double> m_observed_entropy; // of the last call asked to observe
     // Each path's buffers, declared with the path in src/kernel/ (heads.hpp lists them).
     std::unique_ptr<kernel::workspaces> m_work;
 };
+
+// The path's name as in the enumerator ("general", "small_n", "symmetric_small_d", ...).
+std::string_view to_string(attention_kernel::path p);
 
 // The plain O(n^2 d) definition, one pair at a time: the reference the fast kernel is
 // tested against.
@@ -165,8 +191,6 @@ namespace detail {
 // 1e-16 of std::exp; x < -708 gives 0 (no subnormals reach the GEMMs); NaN stays NaN;
 // exp(0) = 1 exactly.
 void exp_in_place(double* values, std::size_t count);
-// The portable algorithm alone, in every build (tests compare the two).
-void exp_in_place_portable(double* values, std::size_t count);
 // The same in single precision for every x <= 88: degree-7 Taylor polynomial (truncation
 // below 6e-9), relative error within 4 float ulps of exp; x < -87 gives 0 (no subnormals).
 void exp_in_place(float* values, std::size_t count);

@@ -16,10 +16,6 @@ using kernel::group_vector;
 
 namespace detail {
 
-void exp_in_place_portable(double* values, std::size_t count) {
-    exp_lanes(values, count);
-}
-
 void exp_in_place(double* values, std::size_t count) {
 #if defined(__AVX512F__)
     std::size_t i = 0;

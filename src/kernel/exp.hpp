@@ -4,6 +4,8 @@
 // degree-6 polynomial). detail::exp_in_place() (include/nadyn/attention.hpp) is built from
 // them in src/kernel/exp.cpp; the small-d tiles (src/kernel/small_d.cpp) call exp_groups() on
 // the sub-blocks they keep in registers.
+#include "../reductions.hpp"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -75,10 +77,12 @@ namespace nadyn::kernel {
 // Tokens per sub-block of a small-d tile: a whole number of SIMD vectors of doubles (one
 // AVX-512, two AVX2 or four SSE2 vectors), so that no loop over tokens has a scalar remainder.
 constexpr std::size_t group = 8;
-// One group of doubles as a GCC/Clang vector: the compiler splits it into the target's SIMD
-// registers. Auto-vectorisation of the sub-block loops is fragile (GCC vectorises them across
-// the components instead, through the stack), and the transpose needs explicit shuffles.
-using group_vector = double __attribute__((vector_size(group * sizeof(double))));
+// One group of doubles as a GCC/Clang vector, the lanes of the reductions
+// (src/reductions.hpp): the compiler splits it into the target's SIMD registers.
+// Auto-vectorisation of the sub-block loops is fragile (GCC vectorises them across the
+// components instead, through the stack), and the transpose needs explicit shuffles.
+using group_vector = detail::reduction_lanes;
+static_assert(group == detail::lane_count);
 
 #if defined(__AVX512F__)
 // AVX-512: exp(x) = 2^(k/16) exp(r), |r| <= ln2/32, with 2^(j/16) (j = k mod 16) from a

@@ -1,11 +1,14 @@
-// The general path (include/nadyn/attention.hpp), one template for double and float: the
-// blocks of src/kernel/general.hpp with the row softmax of each arithmetic.
+// The general path (include/nadyn/attention.hpp), one template for double and float: per
+// block of query tokens one GEMM for the logits, the row softmax (or the unnormalised
+// weights), one GEMM with the values.
 #include "general.hpp"
-#include "small_n.hpp"
 
 #include "../reductions.hpp"
+#include "exp.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,56 +19,17 @@ namespace nadyn {
 
 namespace {
 
-float largest_of(const float* x, std::size_t count) {
-    float part[16];
-    std::fill(part, part + 16, -std::numeric_limits<float>::infinity());
-    std::size_t j = 0;
-    for (; j + 16 <= count; j += 16)
-        for (std::size_t l = 0; l < 16; ++l)
-            part[l] = std::max(part[l], x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] = std::max(part[l], x[j]);
-    return *std::max_element(part, part + 16);
-}
-
-// The softmax denominator in double: a float sum of n terms would add an error growing
-// with n to every weight.
-double total_of(const float* x, std::size_t count) {
-    double part[8] = {};
-    std::size_t j = 0;
-    for (; j + 8 <= count; j += 8)
-        for (std::size_t l = 0; l < 8; ++l)
-            part[l] += static_cast<double>(x[j + l]);
-    for (std::size_t l = 0; j < count; ++j, ++l)
-        part[l] += static_cast<double>(x[j]);
-    return ((part[0] + part[4]) + (part[1] + part[5])) +
-           ((part[2] + part[6]) + (part[3] + part[7]));
-}
-
-// The row's largest logit and the sum of its weights, in each arithmetic: double sums in
-// double, float sums in double too (total_of()).
-double largest_in_row(const double* row, std::size_t count) {
-    return detail::max_of(row, count);
-}
-float largest_in_row(const float* row, std::size_t count) {
-    return largest_of(row, count);
-}
-double total_of_row(const double* row, std::size_t count) {
-    return detail::sum_of(row, count);
-}
-double total_of_row(const float* row, std::size_t count) {
-    return total_of(row, count);
-}
+using detail::row_major_matrix;
 
 // The softmax of a row of count logits in place, max-subtracted (log-sum-exp: beta up to 1e4
-// stays finite); the denominator summed in Accumulator.
-template <class Scalar, class Accumulator> void softmax_row(Scalar* row, std::size_t count) {
-    const Scalar largest = largest_in_row(row, count);
+// stays finite); the denominator summed in double for float rows too (detail::sum_of).
+template <class Scalar> void softmax_row(Scalar* row, std::size_t count) {
+    const Scalar largest = detail::max_of(row, count);
     for (std::size_t j = 0; j < count; ++j)
         row[j] -= largest;
     detail::exp_in_place(row, count);
-    const Accumulator total = total_of_row(row, count);
-    const auto inverse_total = static_cast<Scalar>(Accumulator(1) / total);
+    const double total = detail::sum_of(row, count);
+    const auto inverse_total = static_cast<Scalar>(1.0 / total);
     for (std::size_t j = 0; j < count; ++j)
         row[j] *= inverse_total;
 }
@@ -75,7 +39,7 @@ template <class Scalar, class Accumulator> void softmax_row(Scalar* row, std::si
 // Inf (a fault the caller reports), not a wrong number. exp(max) / n is taken in double and
 // rounded to Scalar once (Inf when it leaves float's range).
 template <class Scalar> void unnormalized_row(Scalar* row, std::size_t count, double log_n) {
-    const Scalar largest = largest_in_row(row, count);
+    const Scalar largest = detail::max_of(row, count);
     for (std::size_t j = 0; j < count; ++j)
         row[j] -= largest;
     detail::exp_in_place(row, count);
@@ -88,60 +52,83 @@ template <class Scalar> void unnormalized_row(Scalar* row, std::size_t count, do
         row[j] *= scale;
 }
 
-// out += the head's attention through the general path, in Scalar; sums of weights in double.
+// result (n x d) += weights(beta Q K^T) V for the n x d row-major queries, keys and values.
+// `weights_row(row, count)` turns the count logits beta <q_k, k_j> of a row into weights in
+// place. `logits` holds one block x n workspace per thread (grown here, reused across calls).
+template <class Scalar, class WeightsRow>
+void add_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar* v_data,
+                const kernel::call_shape& shape, const attention_options& options,
+                std::vector<row_major_matrix<Scalar>>& logits, Scalar* out,
+                const WeightsRow& weights_row) {
+    using const_map = Eigen::Map<const row_major_matrix<Scalar>>;
+    const auto n = static_cast<Eigen::Index>(shape.n);
+    const auto d = static_cast<Eigen::Index>(shape.d);
+    const auto block = static_cast<Eigen::Index>(shape.block);
+    const auto beta = static_cast<Scalar>(options.beta);
+    const bool causal = options.causal; // token k attends to j <= k only
+    const const_map queries(q_data, n, d), keys(k_data, n, d), values(v_data, n, d);
+    Eigen::Map<row_major_matrix<Scalar>> result(out, n, d);
+    // Threads only when the work is worth them.
+    const int threads = detail::worth_parallel(shape.n, shape.d)
+                            ? std::max(detail::resolve_threads(options.threads), 1)
+                            : 1;
+    if (logits.size() < static_cast<std::size_t>(threads))
+        logits.resize(static_cast<std::size_t>(threads));
+    const Eigen::Index blocks = (n + block - 1) / block;
+
+    detail::for_each_dynamic(static_cast<std::size_t>(blocks), threads, [&](std::size_t item) {
+        const auto b = static_cast<Eigen::Index>(item);
+        const Eigen::Index first = b * block;
+        const Eigen::Index rows = std::min(block, n - first);
+        if (!shape.wanted(static_cast<std::size_t>(first), static_cast<std::size_t>(rows))) return;
+        // Causal: no query in this block sees a key beyond the block's last token.
+        const Eigen::Index cols = causal ? first + rows : n;
+        row_major_matrix<Scalar>& workspace =
+            logits[static_cast<std::size_t>(omp_get_thread_num())];
+        if (workspace.rows() < block || workspace.cols() < n) workspace.resize(block, n);
+        auto s = workspace.topLeftCorner(rows, cols);
+        s.noalias() = queries.middleRows(first, rows) * keys.topRows(cols).transpose();
+
+        for (Eigen::Index i = 0; i < rows; ++i) {
+            const Eigen::Index visible = causal ? first + i + 1 : cols;
+            const auto count = static_cast<std::size_t>(visible);
+            Scalar* row = &s(i, 0);
+            for (std::size_t j = 0; j < count; ++j)
+                row[j] *= beta;
+            weights_row(row, count);
+            for (Eigen::Index j = visible; j < cols; ++j)
+                row[j] = Scalar(0);
+        }
+        result.middleRows(first, rows).noalias() += s * values.topRows(cols);
+    });
+}
+
 template <class Scalar>
 void add_general_blocks(const Scalar* q_data, const Scalar* k_data, const Scalar* v_data,
-                        const attention_options& options, const detail::softmax_blocks_shape& shape,
-                        std::vector<detail::row_major_matrix<Scalar>>& logits, Scalar* out) {
-    const auto beta = static_cast<Scalar>(options.beta);
+                        const kernel::call_shape& shape, const attention_options& options,
+                        std::vector<row_major_matrix<Scalar>>& logits, Scalar* out) {
     if (options.kind == attention_kind::unnormalized) {
         const double log_n = std::log(static_cast<double>(shape.n));
-        detail::add_softmax_blocks(
-            q_data, k_data, v_data, beta, shape, logits, out,
+        add_blocks(
+            q_data, k_data, v_data, shape, options, logits, out,
             [log_n](Scalar* row, std::size_t count) { unnormalized_row(row, count, log_n); });
         return;
     }
-    detail::add_softmax_blocks(q_data, k_data, v_data, beta, shape, logits, out,
-                               softmax_row<Scalar, double>);
-}
-
-// The blocks of one call: the rows wanted, and threads only when the work is worth them.
-detail::softmax_blocks_shape blocks_of(const kernel::call_shape& shape,
-                                       const attention_options& options) {
-    return {shape.n,
-            shape.d,
-            shape.block,
-            options.causal,
-            detail::worth_parallel(shape.n, shape.d) ? detail::resolve_threads(options.threads) : 1,
-            shape.first_row,
-            shape.end_row};
+    add_blocks(q_data, k_data, v_data, shape, options, logits, out, softmax_row<Scalar>);
 }
 
 } // namespace
 
-bool kernel::add_general(general_workspace<double>& work, const call_shape& shape,
+void kernel::add_general(general_workspace<double>& work, const call_shape& shape,
                          const double* queries, const double* keys, const double* values,
-                         const attention_options& options, double* out, double* entropy,
-                         const detail::small_n_keys* keys_t) {
-    if (options.kind == attention_kind::softmax && detail::takes_small_n(shape.n, shape.d)) {
-        if (keys_t)
-            detail::add_small_n_attention(queries, *keys_t, values, shape.n, shape.d, options.beta,
-                                          options.causal, shape.first_row, shape.end_row, out,
-                                          entropy);
-        else
-            detail::add_small_n_attention(queries, keys, values, shape.n, shape.d, options.beta,
-                                          options.causal, shape.first_row, shape.end_row, out,
-                                          entropy);
-        return entropy != nullptr;
-    }
-    add_general_blocks(queries, keys, values, options, blocks_of(shape, options), work.logits, out);
-    return false;
+                         const attention_options& options, double* out) {
+    add_general_blocks(queries, keys, values, shape, options, work.logits, out);
 }
 
 void kernel::add_general(general_workspace<float>& work, const call_shape& shape,
                          const float* queries, const float* keys, const float* values,
                          const attention_options& options, float* out) {
-    add_general_blocks(queries, keys, values, options, blocks_of(shape, options), work.logits, out);
+    add_general_blocks(queries, keys, values, shape, options, work.logits, out);
 }
 
 } // namespace nadyn

@@ -1,8 +1,9 @@
 // The kernel's entry points: the loop over heads, each head's q, k and v projected and
-// shaped once, then handed to the symmetric path (Q = K) or the general one.
+// shaped once, then handed to the path kernel::choose_path() picks for it (src/kernel/choose.hpp).
 #include "heads.hpp"
 
 #include "../qkv_norm.hpp"
+#include "choose.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "small_n.hpp"
@@ -18,6 +19,34 @@ namespace {
 using row_map = Eigen::Map<matrix>;
 using const_row_map = Eigen::Map<const matrix>;
 using detail::same_projection;
+using path = attention_kernel::path;
+
+// out += the head's attention through the symmetric path `chosen`; false when it declines.
+bool add_symmetric_head(path chosen, kernel::symmetric_workspace& work,
+                        const kernel::call_shape& shape, const double* queries,
+                        const double* values, const attention_options& options, int threads,
+                        double* out) {
+    const double beta = options.beta;
+    switch (chosen) {
+    case path::symmetric:
+        return kernel::add_symmetric_tiles<double>(work, shape, queries, values, beta, threads,
+                                                   options.kind, out);
+    case path::symmetric_small_d:
+        return kernel::add_symmetric_small_d<double>(work, shape, queries, values, beta, threads,
+                                                     options.kind, out);
+    case path::single_precision_symmetric:
+        return kernel::add_symmetric_tiles<float>(work, shape, queries, values, beta, threads,
+                                                  options.kind, out);
+    case path::single_precision_symmetric_small_d:
+        return kernel::add_symmetric_small_d<float>(work, shape, queries, values, beta, threads,
+                                                    options.kind, out);
+    case path::general:
+    case path::small_n:
+    case path::single_precision:
+        break;
+    }
+    throw std::logic_error("add_symmetric_head: not a symmetric path");
+}
 
 // X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
 // every token; for a few tokens through the small-n loops, with M^T from the cache (m_t).
@@ -58,7 +87,8 @@ attention_kernel::attention_kernel(attention_kernel&&) noexcept = default;
 attention_kernel& attention_kernel::operator=(attention_kernel&&) noexcept = default;
 attention_kernel::attention_kernel(const attention_kernel& other)
     : m_n(other.m_n), m_d(other.m_d), m_block(other.m_block), m_tile(other.m_tile),
-      m_last_path(other.m_last_path), m_work(std::make_unique<kernel::workspaces>()) {}
+      m_last_path(other.m_last_path), m_forced_path(other.m_forced_path),
+      m_work(std::make_unique<kernel::workspaces>()) {}
 attention_kernel& attention_kernel::operator=(const attention_kernel& other) {
     if (this != &other) *this = attention_kernel(other);
     return *this;
@@ -83,7 +113,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     row_map(out, tokens.rows(), tokens.cols()).setZero();
     if (single) kernel::begin_single(work.single, shape, theta);
     // A frame's entropy comes from this call only with every row and each head's logits on
-    // the small-n loops (add_general says whether they were).
+    // the small-n loops.
     m_observed_entropy.reset();
     bool observing = m_observe_next && first == 0 && count == m_n && m_n > 0 && !single &&
                      options.kind == attention_kind::softmax && !weights.has_norm_noise();
@@ -98,24 +128,24 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     };
     bool tokens_transposed = false; // shaped.tokens_t holds this call's tokens
 
-    // One loop over the heads for both arithmetics: each head takes the symmetric path when it
-    // can (its tiles have a float variant), else the general one.
+    // One loop over the heads for both arithmetics, each head through the path chosen for it.
+    const int threads = detail::resolve_threads(options.threads);
     for (std::size_t h = 0; h < weights.heads.size(); ++h) {
         const attention_head& head = weights.heads[h];
         // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
         const bool same_keys =
             same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
-        const bool symmetric = same_keys && !options.causal && options.beta >= 0.0;
-        if (single && !symmetric) {
+        path chosen = kernel::choose_path(shape, options, same_keys, m_forced_path);
+        if (chosen == path::single_precision) {
             kernel::add_head_single(work.single, work.head, shape, theta, head, options);
-            m_last_path = path::single_precision;
+            m_last_path = chosen;
             continue;
         }
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
         const detail::small_n_keys* keys_t = nullptr;
-        if (small && !single && !same_keys && options.kind == attention_kind::softmax &&
+        if (chosen == path::small_n && small && !same_keys &&
             !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
             !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
             head.query_norm.empty() && head.key_norm.empty()) {
@@ -138,27 +168,40 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         }
         const double* v_data = operand(tokens, head.V, cached(h, 2, head.V), options,
                                        head.value_norm, shaped.values, options.value_norm);
-        // Per head: a head with Q = K takes the symmetric path whatever the others take.
-        if (symmetric && kernel::add_symmetric(work.symmetric, shape, q_data, v_data, options.beta,
-                                               detail::resolve_threads(options.threads),
-                                               options.kind, options.arithmetic, out)) {
-            m_last_path = single ? path::single_precision_symmetric : path::symmetric;
-            observing = false;
+        if (kernel::is_symmetric(chosen)) {
+            if (add_symmetric_head(chosen, work.symmetric, shape, q_data, v_data, options, threads,
+                                   out)) {
+                m_last_path = chosen;
+                observing = false;
+                continue;
+            }
+            // The spread of h is too large for the shared shift: the path the head would take
+            // if its queries and keys differed.
+            chosen = kernel::choose_path(shape, options, false);
+            if (chosen == path::single_precision) {
+                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+                m_last_path = chosen;
+                continue;
+            }
+        }
+        m_last_path = chosen;
+        if (chosen == path::small_n) {
+            double* entropy = observing ? work.frame_entropy.data() : nullptr;
+            if (keys_t)
+                detail::add_small_n_attention(q_data, *keys_t, v_data, m_n, m_d, options.beta,
+                                              options.causal, shape.first_row, shape.end_row, out,
+                                              entropy);
+            else
+                detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
+                                              options.causal, shape.first_row, shape.end_row, out,
+                                              entropy);
+            if (entropy)
+                for (const double row_entropy : work.frame_entropy)
+                    entropy_total += row_entropy;
             continue;
         }
-        if (single) { // the spread of h is too large for the shared shift
-            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
-            m_last_path = path::single_precision;
-            continue;
-        }
-        if (kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out,
-                                observing ? work.frame_entropy.data() : nullptr, keys_t)) {
-            for (const double entropy : work.frame_entropy)
-                entropy_total += entropy;
-        } else {
-            observing = false;
-        }
-        m_last_path = path::general;
+        kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out);
+        observing = false;
     }
     if (single) kernel::end_single(work.single, shape, out);
     if (observing)

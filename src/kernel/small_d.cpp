@@ -1,11 +1,11 @@
 // The small-d tiles of the symmetric path (src/kernel/small_d.hpp), in double and in float.
 #include "small_d.hpp"
 
+#include "../reductions.hpp"
 #include "dimension.hpp"
 #include "nadyn/attention.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -19,18 +19,11 @@ template <std::size_t D, class Scalar> std::size_t dimension(const small_operand
     return D == 0 ? op.d : D;
 }
 
+using detail::load;
+using detail::store;
+
 // The helpers on group vectors are always inlined: a call would spill the sums held in
 // vector registers across it.
-template <class Vector, class Scalar>
-[[gnu::always_inline]] inline void load(Vector& v, const Scalar* from) {
-    std::memcpy(&v, from, sizeof v);
-}
-
-template <class Vector, class Scalar>
-[[gnu::always_inline]] inline void store(Scalar* to, const Vector& v) {
-    std::memcpy(to, &v, sizeof v);
-}
-
 // sums[l] += v[l] for l < count: a whole vector, or the lanes that a partial group owns. The
 // sums are double; a float vector is widened first.
 template <class Vector>
@@ -427,7 +420,7 @@ constexpr small_path<Scalar> small_path_of{transpose_queries<Scalar, D>, weight_
 } // namespace
 
 template <class Scalar> const small_path<Scalar>& small_path_for(std::size_t d) {
-    return dispatch_dimension(d, [](auto constant) -> const small_path<Scalar>& {
+    return dispatch_dimension<small_dimensions>(d, [](auto constant) -> const small_path<Scalar>& {
         return small_path_of<Scalar, decltype(constant)::value>;
     });
 }

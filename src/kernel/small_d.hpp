@@ -66,8 +66,8 @@ template <class Scalar> struct small_path {
                             Scalar*, double*);
 };
 
-// The loops compiled for d (dispatch_dimension(): 2, 3, 4 and 8 have their own), for
-// Scalar = double or float.
+// The loops compiled for d (small_dimensions in src/kernel/dimension.hpp: 2, 3, 4 and 8 have
+// their own), for Scalar = double or float.
 template <class Scalar> const small_path<Scalar>& small_path_for(std::size_t d);
 
 } // namespace nadyn::kernel

@@ -2,6 +2,7 @@
 
 #include "../attention_entropy.hpp"
 #include "../reductions.hpp"
+#include "dimension.hpp"
 #include "exp.hpp"
 #include "nadyn/attention.hpp"
 
@@ -15,11 +16,12 @@ namespace nadyn::detail {
 
 namespace {
 
-// Eight doubles: one AVX-512 register (two AVX2 ones). GCC's vector extension keeps the
-// accumulators in registers, which plain arrays of partial sums did not (the compiler stored
-// them to the stack on every component, a store-to-load chain per FMA).
-constexpr std::size_t lanes = 8;
-using lane_vector = double __attribute__((vector_size(lanes * sizeof(double))));
+// Eight doubles (the reductions' lanes, src/reductions.hpp): one AVX-512 register (two AVX2
+// ones). GCC's vector extension keeps the accumulators in registers, which plain arrays of
+// partial sums did not (the compiler stored them to the stack on every component, a
+// store-to-load chain per FMA).
+constexpr std::size_t lanes = lane_count;
+using lane_vector = reduction_lanes;
 
 // Keys per pass of the logits loop: eight vectors of sums per query row, eight independent
 // FMA chains, enough to cover the FMA latency (four chains left it latency-bound).
@@ -27,16 +29,6 @@ constexpr std::size_t chunk_vectors = 8;
 constexpr std::size_t key_chunk = chunk_vectors * lanes;
 constexpr std::size_t padded_limit = (small_n_limit + key_chunk - 1) / key_chunk * key_chunk;
 constexpr std::size_t largest_d = 64;
-
-lane_vector load(const double* p) {
-    lane_vector v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-void store(double* p, const lane_vector& v) {
-    std::memcpy(p, &v, sizeof v);
-}
 
 // A loaded vector kept in a register for its several uses: without this GCC folds the load
 // into each FMA that reads it (one load per use), and the pair loop below then issues more
@@ -57,7 +49,7 @@ void logits_row(const double* q, const double* keys_t, std::size_t stride, std::
         for (std::size_t c = 0; c < d; ++c, column += stride) {
             const double qc = q[c];
             for (std::size_t u = 0; u < chunk_vectors; ++u)
-                s[u] += qc * load(column + u * lanes);
+                s[u] += qc * load_lanes(column + u * lanes);
         }
         for (std::size_t u = 0; u < chunk_vectors; ++u)
             store(row + j0 + u * lanes, beta * s[u]);
@@ -76,16 +68,16 @@ void add_weighted_values(const double* w, const double* values, std::size_t coun
         for (std::size_t s = 0; s < streams; ++s) {
             const double* v = values + (j + s) * V * lanes;
             for (std::size_t u = 0; u < V; ++u)
-                sum[s][u] += w[j + s] * load(v + u * lanes);
+                sum[s][u] += w[j + s] * load_lanes(v + u * lanes);
         }
     for (std::size_t s = 0; j < count; ++j, ++s) {
         const double* v = values + j * V * lanes;
         for (std::size_t u = 0; u < V; ++u)
-            sum[s][u] += w[j] * load(v + u * lanes);
+            sum[s][u] += w[j] * load_lanes(v + u * lanes);
     }
     for (std::size_t u = 0; u < V; ++u)
-        store(out + u * lanes,
-              load(out + u * lanes) + scale * ((sum[0][u] + sum[1][u]) + (sum[2][u] + sum[3][u])));
+        store(out + u * lanes, load_lanes(out + u * lanes) +
+                                   scale * ((sum[0][u] + sum[1][u]) + (sum[2][u] + sum[3][u])));
 }
 
 // One row's sums in one stream of add_weighted_values_pair(), d = V * lanes: named members,
@@ -99,12 +91,12 @@ template <> struct stream_sums<2> { lane_vector u0{}, u1{}; };
 template <std::size_t V>
 [[gnu::always_inline]] inline void add_key(stream_sums<V>& sum0, stream_sums<V>& sum1,
                                            const double* value, double a, double b) {
-    lane_vector x0 = load(value);
+    lane_vector x0 = load_lanes(value);
     keep_in_register(x0);
     sum0.u0 += a * x0;
     sum1.u0 += b * x0;
     if constexpr (V == 2) {
-        lane_vector x1 = load(value + lanes);
+        lane_vector x1 = load_lanes(value + lanes);
         keep_in_register(x1);
         sum0.u1 += a * x1;
         sum1.u1 += b * x1;
@@ -115,9 +107,9 @@ template <std::size_t V>
 template <std::size_t V>
 void add_stream_sums(double* out, double scale, const stream_sums<V>& s0, const stream_sums<V>& s1,
                      const stream_sums<V>& s2, const stream_sums<V>& s3) {
-    store(out, load(out) + scale * ((s0.u0 + s1.u0) + (s2.u0 + s3.u0)));
+    store(out, load_lanes(out) + scale * ((s0.u0 + s1.u0) + (s2.u0 + s3.u0)));
     if constexpr (V == 2)
-        store(out + lanes, load(out + lanes) + scale * ((s0.u1 + s1.u1) + (s2.u1 + s3.u1)));
+        store(out + lanes, load_lanes(out + lanes) + scale * ((s0.u1 + s1.u1) + (s2.u1 + s3.u1)));
 }
 
 // The same for two query rows at once (their FMA chains interleave; each value is loaded
@@ -149,51 +141,19 @@ using weighted_values_pair_loop = void (*)(const double*, const double*, const d
 
 // Pairs for d = 8 and 16 only: wider rows would need more registers than there are.
 weighted_values_pair_loop weighted_values_pair_for(std::size_t d) {
-    switch (d) {
-    case 8:
-        return add_weighted_values_pair<1>;
-    case 16:
-        return add_weighted_values_pair<2>;
-    default:
-        return nullptr;
-    }
-}
-
-// The largest of row[0..count), NaN entries skipped (a NaN logit still makes the row NaN
-// through its exponential), in vectors: std::max's scalar form does not vectorise.
-double row_max(const double* row, std::size_t count) {
-    constexpr double lowest = -std::numeric_limits<double>::infinity();
-    lane_vector m = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest};
-    std::size_t j = 0;
-    for (; j + lanes <= count; j += lanes) {
-        const lane_vector x = load(row + j);
-        m = x > m ? x : m;
-    }
-    double largest = lowest;
-    for (std::size_t l = 0; l < lanes; ++l)
-        largest = m[l] > largest ? m[l] : largest;
-    for (; j < count; ++j)
-        largest = row[j] > largest ? row[j] : largest;
-    return largest;
-}
-
-// The sum of row[0..count) in a fixed order: eight lanes, then the lanes, then the tail.
-double row_sum(const double* row, std::size_t count) {
-    lane_vector total = {};
-    std::size_t j = 0;
-    for (; j + lanes <= count; j += lanes)
-        total += load(row + j);
-    double sum = ((total[0] + total[4]) + (total[1] + total[5])) +
-                 ((total[2] + total[6]) + (total[3] + total[7]));
-    for (; j < count; ++j)
-        sum += row[j];
-    return sum;
+    return kernel::dispatch_dimension<kernel::lane_dimensions>(
+        d, [](auto D) -> weighted_values_pair_loop {
+            if constexpr (D != 0 && D <= 2 * lanes)
+                return add_weighted_values_pair<D / lanes>;
+            else
+                return nullptr;
+        });
 }
 
 // Two query rows' logits at once, each bitwise logits_row()'s (every logit is the same
 // chain of FMAs over the components; only the keys' columns are loaded once for both rows),
 // and each row's largest logit over its first n columns (n a multiple of lanes), taken as
-// row_max() takes it: the softmax then needs no pass of its own for the max.
+// max_of() takes it: the softmax then needs no pass of its own for the max.
 void logits_pair(const double* q0, const double* q1, const double* keys_t, std::size_t stride,
                  std::size_t d, double beta, std::size_t n, double* row0, double* row1,
                  double& largest0, double& largest1) {
@@ -206,7 +166,7 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
         for (std::size_t c = 0; c < d; ++c, column += stride) {
             const double a = q0[c], b = q1[c];
             for (std::size_t u = 0; u < chunk_vectors; ++u) {
-                lane_vector key = load(column + u * lanes);
+                lane_vector key = load_lanes(column + u * lanes);
                 keep_in_register(key); // one load for both rows
                 s0[u] += a * key;
                 s1[u] += b * key;
@@ -222,15 +182,12 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
             }
         }
     }
-    largest0 = largest1 = lowest;
-    for (std::size_t l = 0; l < lanes; ++l) {
-        largest0 = m0[l] > largest0 ? m0[l] : largest0;
-        largest1 = m1[l] > largest1 ? m1[l] : largest1;
-    }
+    largest0 = combine_maxima(m0);
+    largest1 = combine_maxima(m1);
 }
 
 // exp(row[j] - largest) in place for j < count (a multiple of lanes) and 1 / their sum, each
-// bitwise the separate passes' (the subtraction, detail::exp_in_place() and row_sum()): the
+// bitwise the separate passes' (the subtraction, detail::exp_in_place() and sum_then_tail()): the
 // same exponential for the same elements (whole groups of four vectors, the rest by
 // exp_lanes()) and the same order of the sum, in one pass over the row. Not inlined, so that
 // a profile shows the exponentials' share (bench/ensemble.py reports it); a call per row.
@@ -241,7 +198,7 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
     for (; j + 4 * lanes <= count; j += 4 * lanes) {
         kernel::group_vector x[4];
         for (std::size_t v = 0; v < 4; ++v)
-            x[v] = load(row + j + v * lanes) - largest;
+            x[v] = load_lanes(row + j + v * lanes) - largest;
         kernel::exp_groups(x);
         for (std::size_t v = 0; v < 4; ++v) {
             store(row + j + v * lanes, x[v]);
@@ -252,15 +209,13 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
         row[i] -= largest;
     kernel::exp_lanes(row + j, count - j);
     for (; j < count; j += lanes)
-        total += load(row + j);
-    const double sum = ((total[0] + total[4]) + (total[1] + total[5])) +
-                       ((total[2] + total[6]) + (total[3] + total[7]));
-    return 1.0 / sum;
+        total += load_lanes(row + j);
+    return 1.0 / combine_sums(total);
 #else
     for (std::size_t j = 0; j < count; ++j)
         row[j] -= largest;
     exp_in_place(row, count);
-    return 1.0 / row_sum(row, count);
+    return 1.0 / sum_then_tail(row, count);
 #endif
 }
 
@@ -303,18 +258,13 @@ void add_weighted_values_any(const double* w, const double* values, std::size_t 
 using weighted_values_loop = void (*)(const double*, const double*, std::size_t, double, double*);
 
 weighted_values_loop weighted_values_for(std::size_t d) {
-    switch (d) {
-    case 8:
-        return add_weighted_values<1>;
-    case 16:
-        return add_weighted_values<2>;
-    case 32:
-        return add_weighted_values<4>;
-    case 64:
-        return add_weighted_values<8>;
-    default:
-        return nullptr;
-    }
+    return kernel::dispatch_dimension<kernel::lane_dimensions>(
+        d, [](auto D) -> weighted_values_loop {
+            if constexpr (D != 0)
+                return add_weighted_values<D / lanes>;
+            else
+                return nullptr;
+        });
 }
 
 // The keys transposed into keys_t (d x stride, zeros beyond n); returns the stride (n
@@ -361,11 +311,11 @@ void add_rows(const double* queries, const double* keys_t, std::size_t stride, c
     // The softmax of `row` in place (max subtraction, log-sum-exp: beta up to 1e4 stays
     // finite); returns 1 / sum.
     auto softmax = [](double* row, std::size_t visible) {
-        const double largest = row_max(row, visible);
+        const double largest = max_of(row, visible);
         for (std::size_t j = 0; j < visible; ++j)
             row[j] -= largest;
         exp_in_place(row, visible);
-        return 1.0 / row_sum(row, visible);
+        return 1.0 / sum_then_tail(row, visible);
     };
     std::size_t k = first_row;
     // Without the mask, rows two at a time: each row's arithmetic is that of a row alone
@@ -479,7 +429,7 @@ void project_rows(const double* tokens, std::size_t n, const double* m_t, double
         lane_vector sum[group][V] = {};
         for (std::size_t c = 0; c < d; ++c)
             for (std::size_t u = 0; u < V; ++u) {
-                const lane_vector column = load(m_t + c * d + u * lanes);
+                const lane_vector column = load_lanes(m_t + c * d + u * lanes);
                 for (std::size_t g = 0; g < group; ++g)
                     sum[g][u] += tokens[(k + g) * d + c] * column;
             }
@@ -491,7 +441,7 @@ void project_rows(const double* tokens, std::size_t n, const double* m_t, double
         lane_vector sum[V] = {};
         for (std::size_t c = 0; c < d; ++c)
             for (std::size_t u = 0; u < V; ++u)
-                sum[u] += tokens[k * d + c] * load(m_t + c * d + u * lanes);
+                sum[u] += tokens[k * d + c] * load_lanes(m_t + c * d + u * lanes);
         for (std::size_t u = 0; u < V; ++u)
             store(out + k * d + u * lanes, sum[u]);
     }
@@ -504,18 +454,12 @@ namespace {
 using project_loop = void (*)(const double*, std::size_t, const double*, double*);
 
 project_loop project_rows_for(std::size_t d) {
-    switch (d) {
-    case 8:
-        return project_rows<1>;
-    case 16:
-        return project_rows<2>;
-    case 32:
-        return project_rows<4>;
-    case 64:
-        return project_rows<8>;
-    default:
-        return nullptr;
-    }
+    return kernel::dispatch_dimension<kernel::lane_dimensions>(d, [](auto D) -> project_loop {
+        if constexpr (D != 0)
+            return project_rows<D / lanes>;
+        else
+            return nullptr;
+    });
 }
 
 // m_t = M^T, row-major (row c holds M's column c: a token's projection is a sum of rows).
@@ -536,17 +480,6 @@ void small_n_project_transposed(const double* tokens, std::size_t n, std::size_t
                                 const double* m_t, matrix& out) {
     out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
     project_rows_for(d)(tokens, n, m_t, out.data());
-}
-
-bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
-                     matrix& out) {
-    if (!takes_small_n_projection(n, d) || m.rows() != static_cast<Eigen::Index>(d) ||
-        m.cols() != static_cast<Eigen::Index>(d))
-        return false;
-    alignas(64) double m_t[largest_d * largest_d];
-    transpose_map(m, m_t);
-    small_n_project_transposed(tokens, n, d, m_t, out);
-    return true;
 }
 
 small_n_weights::entry& small_n_weights::slot(std::size_t head, std::size_t which) {

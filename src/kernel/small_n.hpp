@@ -63,17 +63,14 @@ void small_n_logits(const double* queries, const double* keys, std::size_t n, st
                     double beta, std::size_t first_row, std::size_t rows, double* logits,
                     std::size_t leading);
 
-// out (n x d, row-major, resized) = tokens M^T, the projection M theta_k of every token, for
-// n <= small_n_limit and d in {8, 16, 32, 64}: returns false (out untouched) for other shapes,
-// which keep Eigen's product. Eigen's GEMM at 64 x 16 x 16 is mostly packing.
-bool small_n_project(const double* tokens, std::size_t n, std::size_t d, const matrix& m,
-                     matrix& out);
-
-// Whether small_n_project takes tokens of this shape.
+// Whether small_n_project_transposed() takes tokens of this shape: n <= small_n_limit and d in
+// {8, 16, 32, 64} (other shapes keep Eigen's product, whose GEMM at 64 x 16 x 16 is mostly
+// packing).
 [[nodiscard]] bool takes_small_n_projection(std::size_t n, std::size_t d);
 
-// The same with M given transposed (m_t: d x d row-major, row c holding M's column c), as
-// small_n_weights keeps it; the shape must pass takes_small_n_projection.
+// out (n x d, row-major, resized) = tokens M^T, the projection M theta_k of every token, with
+// M given transposed (m_t: d x d row-major, row c holding M's column c), as small_n_weights
+// keeps it; the shape must pass takes_small_n_projection().
 void small_n_project_transposed(const double* tokens, std::size_t n, std::size_t d,
                                 const double* m_t, matrix& out);
 

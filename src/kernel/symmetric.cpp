@@ -4,7 +4,6 @@
 #include "symmetric.hpp"
 
 #include "../reductions.hpp"
-#include "general.hpp"
 #include "nadyn/attention.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "small_d.hpp"
@@ -27,7 +26,6 @@ using detail::max_of_negated;
 using detail::worth_parallel;
 using kernel::largest_shift_spread;
 using kernel::single_tile;
-using kernel::small_dimension;
 
 // The unnormalised attention from the symmetric path's sums (docs/model.md §8): E_kj a_j =
 // exp(beta G_kj - h_k - max h), so out_k += exp(h_k + max h) / n * sum_j E_kj a_j v_j. `sums`
@@ -101,15 +99,13 @@ Scalar* add_lanes(std::vector<detail::row_major_matrix<Scalar>>& lane_sums, std:
 
 } // namespace
 
-namespace {
-
 // The small-d symmetric path (src/kernel/small_d.hpp): the operands and the lane sums are
 // held transposed and zero-padded to whole groups (rows of `stride`); the tiles' arithmetic
 // is Scalar (float with --precision float), h, a and the sums are double.
 template <class Scalar>
-bool add_symmetric_small(kernel::symmetric_workspace& work, const kernel::call_shape& shape,
-                         const double* q_data, const double* v_data, double beta,
-                         int threads_requested, attention_kind kind, double* out) {
+bool kernel::add_symmetric_small_d(symmetric_workspace& work, const call_shape& shape,
+                                   const double* q_data, const double* v_data, double beta,
+                                   int threads_requested, attention_kind kind, double* out) {
     const bool unnormalized = kind == attention_kind::unnormalized;
     const std::size_t n = shape.n, d = shape.d;
     work.half_diagonal.resize(n);
@@ -177,9 +173,9 @@ bool add_symmetric_small(kernel::symmetric_workspace& work, const kernel::call_s
 // The symmetric path for d > 16: GEMMs on tiles of E in Scalar (float with --precision
 // float), the denominators and h, a in double; the lane sums n x d in Scalar.
 template <class Scalar>
-bool add_symmetric_tiles(kernel::symmetric_workspace& work, const kernel::call_shape& shape,
-                         const double* q_data, const double* v_data, double beta,
-                         int threads_requested, attention_kind kind, double* out) {
+bool kernel::add_symmetric_tiles(symmetric_workspace& work, const call_shape& shape,
+                                 const double* q_data, const double* v_data, double beta,
+                                 int threads_requested, attention_kind kind, double* out) {
     using tile_matrix = detail::row_major_matrix<Scalar>;
     const bool unnormalized = kind == attention_kind::unnormalized;
     const std::size_t n = shape.n, d = shape.d;
@@ -327,21 +323,17 @@ bool add_symmetric_tiles(kernel::symmetric_workspace& work, const kernel::call_s
     return true;
 }
 
-} // namespace
-
-bool kernel::add_symmetric(symmetric_workspace& work, const call_shape& shape,
-                           const double* queries, const double* values, double beta, int threads,
-                           attention_kind kind, precision arithmetic, double* out) {
-    const bool in_float = arithmetic == precision::single_precision;
-    if (shape.d <= small_dimension)
-        return in_float ? add_symmetric_small<float>(work, shape, queries, values, beta, threads,
-                                                     kind, out)
-                        : add_symmetric_small<double>(work, shape, queries, values, beta, threads,
-                                                      kind, out);
-    return in_float
-               ? add_symmetric_tiles<float>(work, shape, queries, values, beta, threads, kind, out)
-               : add_symmetric_tiles<double>(work, shape, queries, values, beta, threads, kind,
-                                             out);
-}
+template bool kernel::add_symmetric_small_d<double>(symmetric_workspace&, const call_shape&,
+                                                    const double*, const double*, double, int,
+                                                    attention_kind, double*);
+template bool kernel::add_symmetric_small_d<float>(symmetric_workspace&, const call_shape&,
+                                                   const double*, const double*, double, int,
+                                                   attention_kind, double*);
+template bool kernel::add_symmetric_tiles<double>(symmetric_workspace&, const call_shape&,
+                                                  const double*, const double*, double, int,
+                                                  attention_kind, double*);
+template bool kernel::add_symmetric_tiles<float>(symmetric_workspace&, const call_shape&,
+                                                 const double*, const double*, double, int,
+                                                 attention_kind, double*);
 
 } // namespace nadyn

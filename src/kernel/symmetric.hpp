@@ -1,7 +1,9 @@
 #pragma once
 // The symmetric path (Q = K, src/kernel/symmetric.cpp): its tiling, fixed so that its sums
 // do not depend on the thread count, and its buffers.
-#include "general.hpp"
+#include "call.hpp"
+
+#include "nadyn/attention.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -53,10 +55,18 @@ struct symmetric_workspace {
 };
 
 // out += the head's attention through the symmetric path (queries = keys), its tiles in
-// `arithmetic`. Returns false (and does nothing) when the spread of the logits' diagonal is
-// too large for the shared shift; the caller then takes the general path.
-bool add_symmetric(symmetric_workspace& work, const call_shape& shape, const double* queries,
-                   const double* values, double beta, int threads, attention_kind kind,
-                   precision arithmetic, double* out);
+// Scalar (float with --precision float; h_k, a_k and the denominators in double either way):
+// add_symmetric_tiles() GEMMs on tiles of E (any d; chosen for d > small_dimension),
+// add_symmetric_small_d() register sub-blocks (d <= small_dimension, src/kernel/small_d.hpp).
+// Each returns false (and does nothing) when the spread of the logits' diagonal is too large
+// for the shared shift; the caller then takes the head through another path.
+template <class Scalar>
+bool add_symmetric_tiles(symmetric_workspace& work, const call_shape& shape, const double* queries,
+                         const double* values, double beta, int threads, attention_kind kind,
+                         double* out);
+template <class Scalar>
+bool add_symmetric_small_d(symmetric_workspace& work, const call_shape& shape,
+                           const double* queries, const double* values, double beta, int threads,
+                           attention_kind kind, double* out);
 
 } // namespace nadyn::kernel

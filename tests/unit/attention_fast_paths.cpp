@@ -5,6 +5,10 @@
 // No timing here: speed is measured by bench/ (scripts/benchmark.sh).
 #include "test_support.hpp"
 
+// The portable exp (kernel::exp_lanes, which detail::exp_in_place() is built from), compared
+// with the build's in every build.
+#include "../../src/kernel/exp.hpp"
+
 #include "nadyn/attention.hpp"
 #include "nadyn/random.hpp"
 #include "nadyn/system.hpp"
@@ -71,11 +75,16 @@ TEST_CASE("vectorised exp: within 1e-15 relative of std::exp on [-708, 709], 0 b
 TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes") {
     const attention_weights identity;
     // One tile, a partial second tile, many tiles (more pairs than lanes), uneven ends.
-    CHECK(check_against_reference(5, 4, 0, identity, 1.0) == attention_kernel::path::symmetric);
-    CHECK(check_against_reference(37, 3, 8, identity, 4.0) == attention_kernel::path::symmetric);
-    CHECK(check_against_reference(300, 16, 64, identity, 2.0) == attention_kernel::path::symmetric);
-    CHECK(check_against_reference(129, 7, 0, identity, 4.0) == attention_kernel::path::symmetric);
-    CHECK(check_against_reference(600, 5, 0, identity, 9.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(5, 4, 0, identity, 1.0) ==
+          attention_kernel::path::symmetric_small_d);
+    CHECK(check_against_reference(37, 3, 8, identity, 4.0) ==
+          attention_kernel::path::symmetric_small_d);
+    CHECK(check_against_reference(300, 16, 64, identity, 2.0) ==
+          attention_kernel::path::symmetric_small_d);
+    CHECK(check_against_reference(129, 7, 0, identity, 4.0) ==
+          attention_kernel::path::symmetric_small_d);
+    CHECK(check_against_reference(600, 5, 0, identity, 9.0) ==
+          attention_kernel::path::symmetric_small_d);
     CHECK(check_against_reference(64, 64, 16, identity, 8.0) == attention_kernel::path::symmetric);
 
     random_source source(5);
@@ -83,16 +92,17 @@ TEST_CASE("symmetric path (Q = K) equals the naive loop across tiles and lanes")
     shared.heads[0].Q = testing::random_matrix(source, 12, 0.3);
     shared.heads[0].K = shared.heads[0].Q;
     shared.heads[0].V = testing::random_matrix(source, 12, 0.3);
-    CHECK(check_against_reference(101, 12, 16, shared, 3.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(101, 12, 16, shared, 3.0) ==
+          attention_kernel::path::symmetric_small_d);
     attention_weights shared_identity_values = shared; // V = I
     shared_identity_values.heads[0].V = matrix();
     CHECK(check_against_reference(70, 12, 32, shared_identity_values, 3.0) ==
-          attention_kernel::path::symmetric);
+          attention_kernel::path::symmetric_small_d);
     // Two heads, the second general (Q != K): the heads' outputs add up.
     attention_weights two = shared;
     two.heads.push_back(
         {testing::random_matrix(source, 12, 0.3), testing::random_matrix(source, 12, 0.3), {}});
-    CHECK(check_against_reference(90, 12, 16, two, 3.0) == attention_kernel::path::general);
+    CHECK(check_against_reference(90, 12, 16, two, 3.0) == attention_kernel::path::small_n);
 }
 
 TEST_CASE("symmetric path: beta = 0 is the mean, beta = 1e4 the hard maximum") {
@@ -101,7 +111,7 @@ TEST_CASE("symmetric path: beta = 0 is the mean, beta = 1e4 the hard maximum") {
     std::vector<double> out(n * d);
     attention_kernel kernel(n, d, 16);
     kernel.compute(x.data(), attention_weights{}, {1e4, false}, out.data());
-    REQUIRE(kernel.last_path() == attention_kernel::path::symmetric);
+    REQUIRE(kernel.last_path() == attention_kernel::path::symmetric_small_d);
     double worst = 0.0;
     for (std::size_t i = 0; i < n * d; ++i) {
         REQUIRE(std::isfinite(out[i]));
@@ -137,16 +147,16 @@ TEST_CASE("symmetric path falls back to the general one when the shared shift co
         kernel.compute(x.data(), wide, {beta, false}, fast.data());
         reference_attention(x.data(), n, d, wide, {beta, false}, plain.data());
         CHECK(testing::max_abs_difference(fast, plain) < 1e-12);
-        CHECK(kernel.last_path() ==
-              (beta < 10.0 ? attention_kernel::path::symmetric : attention_kernel::path::general));
+        CHECK(kernel.last_path() == (beta < 10.0 ? attention_kernel::path::symmetric_small_d
+                                                 : attention_kernel::path::small_n));
     }
-    // Negative beta and the causal mask take the general path.
+    // Negative beta and the causal mask take the general path (its register loops at n = 50).
     kernel.compute(x.data(), attention_weights{}, {-1.0, false}, fast.data());
-    CHECK(kernel.last_path() == attention_kernel::path::general);
+    CHECK(kernel.last_path() == attention_kernel::path::small_n);
     reference_attention(x.data(), n, d, attention_weights{}, {-1.0, false}, plain.data());
     CHECK(testing::max_abs_difference(fast, plain) < 1e-12);
     kernel.compute(x.data(), attention_weights{}, {2.0, true}, fast.data());
-    CHECK(kernel.last_path() == attention_kernel::path::general);
+    CHECK(kernel.last_path() == attention_kernel::path::small_n);
 }
 
 TEST_CASE("both paths give bitwise the same result with one and with two threads") {
@@ -180,17 +190,18 @@ TEST_CASE("small d, one tile: every n around the groups of 8 and the single-tile
     for (std::size_t d : {1, 2, 3, 4, 5, 7, 8, 16})
         for (std::size_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 63, 64, 65, 70})
             CHECK(check_against_reference(n, d, 0, identity, 4.0) ==
-                  attention_kernel::path::symmetric);
+                  attention_kernel::path::symmetric_small_d);
     // Large beta: most of E underflows to 0 (exponents below -708), the diagonal stays 1.
     for (double beta : {60.0, 1e3, 1e4})
         CHECK(check_against_reference(37, 3, 0, identity, beta) ==
-              attention_kernel::path::symmetric);
+              attention_kernel::path::symmetric_small_d);
     random_source source(12);
     attention_weights shared; // Q = K given, V random: the weighted values are not the queries
     shared.heads[0].Q = testing::random_matrix(source, 3, 0.5);
     shared.heads[0].K = shared.heads[0].Q;
     shared.heads[0].V = testing::random_matrix(source, 3, 0.5);
-    CHECK(check_against_reference(29, 3, 0, shared, 2.0) == attention_kernel::path::symmetric);
+    CHECK(check_against_reference(29, 3, 0, shared, 2.0) ==
+          attention_kernel::path::symmetric_small_d);
 }
 
 TEST_CASE("small d, many tiles: tiles that are not whole groups of 8, and off-diagonal tiles") {
@@ -198,8 +209,9 @@ TEST_CASE("small d, many tiles: tiles that are not whole groups of 8, and off-di
     for (std::size_t block : {1, 3, 5, 8, 12, 20, 33})
         for (std::size_t d : {2, 3, 6})
             CHECK(check_against_reference(71, d, block, identity, 3.0) ==
-                  attention_kernel::path::symmetric);
-    CHECK(check_against_reference(200, 3, 0, identity, 5.0) == attention_kernel::path::symmetric);
+                  attention_kernel::path::symmetric_small_d);
+    CHECK(check_against_reference(200, 3, 0, identity, 5.0) ==
+          attention_kernel::path::symmetric_small_d);
 }
 
 TEST_CASE("small d: bitwise the same result with one, two and three threads") {
@@ -277,7 +289,7 @@ TEST_CASE("exp of this build and the portable exp agree with std::exp and each o
         x.push_back(special);
     std::vector<double> build = x, portable = x;
     detail::exp_in_place(build.data(), build.size());
-    detail::exp_in_place_portable(portable.data(), portable.size());
+    kernel::exp_lanes(portable.data(), portable.size());
     double worst_build = 0.0, worst_portable = 0.0, worst_between = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         const double exact = std::exp(x[i]);
@@ -288,7 +300,12 @@ TEST_CASE("exp of this build and the portable exp agree with std::exp and each o
     CHECK(worst_build < 1e-15);
     CHECK(worst_portable < 1e-15);
     CHECK(worst_between < 1e-15);
-    for (auto exp : {&detail::exp_in_place, &detail::exp_in_place_portable}) {
+    const auto portable_exp = [](double* values, std::size_t count) {
+        kernel::exp_lanes(values, count);
+    };
+    for (void (*exp)(double*, std::size_t) :
+         {static_cast<void (*)(double*, std::size_t)>(&detail::exp_in_place),
+          static_cast<void (*)(double*, std::size_t)>(portable_exp)}) {
         std::vector<double> edge = {0.0,
                                     -0.0,
                                     -708.5,
@@ -329,5 +346,5 @@ TEST_CASE("small-d sub-blocks exponentiated in registers: single tile and tiles,
             for (std::size_t n : {1, 2, 9, 17, 31, 32, 33, 64})
                 for (std::size_t block : {std::size_t{0}, std::size_t{8}, std::size_t{24}})
                     CHECK(check_against_reference(n, d, block, identity, beta) ==
-                          attention_kernel::path::symmetric);
+                          attention_kernel::path::symmetric_small_d);
 }

@@ -66,6 +66,11 @@ TEST_CASE("compute_rows: each path's rows bitwise those of compute()") {
     SUBCASE("general path, causal") {
         check_rows(150, 12, 16, general, {4.0, true}, attention_kernel::path::general);
     }
+    SUBCASE("general path for a few tokens: the small-n loops, one and two heads, causal") {
+        check_rows(100, 12, 0, general, plain, attention_kernel::path::small_n);
+        check_rows(101, 12, 0, heads, plain, attention_kernel::path::small_n);
+        check_rows(64, 12, 0, general, {4.0, true}, attention_kernel::path::small_n);
+    }
     SUBCASE("general path, unnormalised, two heads") {
         attention_options o = plain;
         o.kind = attention_kind::unnormalized;
@@ -80,12 +85,13 @@ TEST_CASE("compute_rows: each path's rows bitwise those of compute()") {
         check_rows(200, 24, 32, identity, o, attention_kernel::path::symmetric);
     }
     SUBCASE("symmetric path, small d, tiles of 24, default tiles") {
-        check_rows(211, 3, 24, identity, plain, attention_kernel::path::symmetric);
-        check_rows(700, 3, 0, identity, plain, attention_kernel::path::symmetric);
-        check_rows(300, 8, 40, identity, plain, attention_kernel::path::symmetric);
+        const auto path = attention_kernel::path::symmetric_small_d;
+        check_rows(211, 3, 24, identity, plain, path);
+        check_rows(700, 3, 0, identity, plain, path);
+        check_rows(300, 8, 40, identity, plain, path);
     }
     SUBCASE("symmetric path, one tile") {
-        check_rows(40, 3, 0, identity, plain, attention_kernel::path::symmetric);
+        check_rows(40, 3, 0, identity, plain, attention_kernel::path::symmetric_small_d);
     }
     SUBCASE("single precision") {
         attention_options o = plain;
@@ -95,20 +101,21 @@ TEST_CASE("compute_rows: each path's rows bitwise those of compute()") {
     SUBCASE("single precision, symmetric (float tiles, small d and GEMM)") {
         attention_options o = plain;
         o.arithmetic = precision::single_precision;
-        const auto path = attention_kernel::path::single_precision_symmetric;
+        const auto path = attention_kernel::path::single_precision_symmetric_small_d;
+        const auto gemm = attention_kernel::path::single_precision_symmetric;
         check_rows(211, 3, 24, identity, o, path);
         check_rows(700, 3, 0, identity, o, path);
         check_rows(300, 8, 40, identity, o, path);
         check_rows(40, 3, 0, identity, o, path);
-        check_rows(200, 24, 32, identity, o, path); // GEMM tiles in float
+        check_rows(200, 24, 32, identity, o, gemm); // GEMM tiles in float
         o.kind = attention_kind::unnormalized;
         check_rows(300, 5, 0, identity, o, path);
-        check_rows(200, 24, 32, identity, o, path);
+        check_rows(200, 24, 32, identity, o, gemm);
     }
     SUBCASE("threads do not matter") {
         attention_options o = plain;
         o.threads = 2;
-        check_rows(300, 16, 32, identity, o, attention_kernel::path::symmetric);
+        check_rows(300, 16, 32, identity, o, attention_kernel::path::symmetric_small_d);
     }
 }
 

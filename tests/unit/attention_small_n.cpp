@@ -44,7 +44,7 @@ void check_against_reference(std::size_t n, std::size_t d, const attention_weigh
     std::vector<double> fast(n * d), plain(n * d);
     attention_kernel kernel(n, d);
     kernel.compute(x.data(), w, {beta, causal}, fast.data());
-    CHECK(kernel.last_path() == attention_kernel::path::general);
+    CHECK(kernel.last_path() == attention_kernel::path::small_n);
     reference_attention(x.data(), n, d, w, {beta, causal}, plain.data());
     // Convex combinations of O(1) values (times the number of heads): 1e-12 absolute is
     // thousands of ulps, room for a different summation order, far below any real error.
@@ -92,7 +92,7 @@ TEST_CASE("small-n path: beta = 0 gives the mean of the values, beta = 1e4 the n
         for (std::size_t j = 0; j < n; ++j)
             if (j != k) REQUIRE(gram(Eigen::Index(k), Eigen::Index(j)) < 1.0 - 1e-2);
     kernel.compute(x.data(), sharp, {1e4, false}, out.data());
-    CHECK(kernel.last_path() == attention_kernel::path::general);
+    CHECK(kernel.last_path() == attention_kernel::path::small_n);
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t c = 0; c < d; ++c) {
             REQUIRE(std::isfinite(out[k * d + c]));
@@ -163,10 +163,12 @@ TEST_CASE("small-n projection equals Eigen's product; other shapes are declined"
         for (std::size_t n : {1U, 5U, 64U, 128U}) {
             CAPTURE(d);
             CAPTURE(n);
+            REQUIRE(detail::takes_small_n_projection(n, d));
             const state_type x = testing::uniform_start(n, d, 4);
             const matrix m = testing::random_matrix(source, d, 1.0);
+            const matrix m_t = m.transpose(); // row-major: row c holds M's column c
             matrix fast;
-            REQUIRE(detail::small_n_project(x.data(), n, d, m, fast));
+            detail::small_n_project_transposed(x.data(), n, d, m_t.data(), fast);
             const matrix plain =
                 Eigen::Map<const matrix>(x.data(), Eigen::Index(n), Eigen::Index(d)) *
                 m.transpose();
@@ -174,14 +176,8 @@ TEST_CASE("small-n projection equals Eigen's product; other shapes are declined"
             CHECK((fast - plain).cwiseAbs().maxCoeff() < 1e-13);
         }
     }
-    matrix untouched;
-    const state_type x = testing::uniform_start(129, 16, 4);
-    CHECK_FALSE(detail::small_n_project(x.data(), 129, 16, testing::random_matrix(source, 16, 1.0),
-                                        untouched));
-    const state_type y = testing::uniform_start(64, 12, 4);
-    CHECK_FALSE(detail::small_n_project(y.data(), 64, 12, testing::random_matrix(source, 12, 1.0),
-                                        untouched));
-    CHECK(untouched.size() == 0);
+    CHECK_FALSE(detail::takes_small_n_projection(129, 16));
+    CHECK_FALSE(detail::takes_small_n_projection(64, 12));
 }
 
 TEST_CASE("small-n path: Q folded into K when only one of them is given") {

@@ -142,11 +142,14 @@ TEST_CASE("symmetric paths, unnormalised: equal the naive loop to 1e-12 (tiles, 
             options.beta = beta;
             const comparison c = against_reference(n, d, block, identity, options);
             CHECK(c.relative_difference < 1e-12);
-            CHECK(c.path == attention_kernel::path::symmetric);
+            const attention_kernel::path expected = d <= 16
+                                                        ? attention_kernel::path::symmetric_small_d
+                                                        : attention_kernel::path::symmetric;
+            CHECK(c.path == expected);
             const comparison shared =
                 against_reference(n, d, block, random_heads(d, 2, true, 3 + n), options);
             CHECK(shared.relative_difference < 1e-12);
-            CHECK(shared.path == attention_kernel::path::symmetric);
+            CHECK(shared.path == expected);
         }
     }
 }
@@ -164,8 +167,9 @@ TEST_CASE("float path, unnormalised: within 1e-5 relative of the naive loop in d
             // beta <q, k> is a few units here: float's 6e-8 times a few, summed over 150 keys.
             CHECK(c.relative_difference < 1e-5);
             // Q = K without the mask: the symmetric path's float tiles (d = 12 <= 16).
-            CHECK(c.path == (shared && !causal ? attention_kernel::path::single_precision_symmetric
-                                               : attention_kernel::path::single_precision));
+            CHECK(c.path == (shared && !causal
+                                 ? attention_kernel::path::single_precision_symmetric_small_d
+                                 : attention_kernel::path::single_precision));
         }
     }
 }
@@ -187,15 +191,17 @@ TEST_CASE("heads with and without Q = K in one call: each head its own path, equ
             const comparison c = against_reference(n, d, 32, mixed, options);
             CHECK(c.relative_difference < 1e-12);
             // Which path each head took: the last head alone, then the mixed head order.
-            CHECK(c.path == attention_kernel::path::symmetric);
+            const attention_kernel::path symmetric = d <= 16
+                                                         ? attention_kernel::path::symmetric_small_d
+                                                         : attention_kernel::path::symmetric;
+            CHECK(c.path == symmetric);
             attention_weights general_last = mixed;
             std::swap(general_last.heads[1], general_last.heads[2]);
             CHECK(against_reference(n, d, 32, general_last, options).path ==
                   attention_kernel::path::general);
             attention_weights symmetric_alone;
             symmetric_alone.heads = {mixed.heads[0]};
-            CHECK(against_reference(n, d, 32, symmetric_alone, options).path ==
-                  attention_kernel::path::symmetric);
+            CHECK(against_reference(n, d, 32, symmetric_alone, options).path == symmetric);
 
             state_type x = testing::uniform_start(n, d, 7);
             std::vector<std::vector<double>> results;

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs the same `nadyn simulate` configurations with two binaries and compares every dataset
+# of their output files bitwise (dtype, shape and bytes; attributes, which hold timestamps
+# and provenance, are not compared). For changes that must not move a bit of the results
+# (refactorings of the kernel and the integrators): build the binary before the change, keep
+# a copy, build after, then
+#
+#   bash scripts/compare_outputs.sh /tmp/nadyn-before build/bin/nadyn
+#
+# The configurations cover every path of the attention kernel (src/kernel/choose.hpp):
+# small and large n, small and large d, one and four heads, double and float, the
+# integrators and the layers. Exit status 0 when every file matches, 1 otherwise.
+# NADYN_COMPARE_DIR=DIR keeps the files there (default: a temporary directory, removed).
+set -euo pipefail
+if [[ $# -ne 2 ]]; then
+    echo "usage: $0 BINARY_BEFORE BINARY_AFTER" >&2
+    exit 2
+fi
+before="$(realpath "$1")"
+after="$(realpath "$2")"
+python=/usr/bin/python3
+if [[ -n "${NADYN_COMPARE_DIR:-}" ]]; then
+    dir="$NADYN_COMPARE_DIR"
+    mkdir -p "$dir"
+else
+    dir="$(mktemp -d)"
+    trap 'rm -rf "$dir"' EXIT
+fi
+
+# name | flags (each run: --quiet --threads 2, the seed fixed by --seed 1, the default)
+configs=(
+    "peri_n64_d3|--scheme peri-ln --n 64 --d 3 --T 5"
+    "pre_n300_d3_dopri5|--scheme pre-ln --n 300 --d 3 --T 3 --integrator dopri5"
+    "post_n64_d16_h4|--scheme post-ln --n 64 --d 16 --heads 4 --weights gaussian --T 3"
+    "ngpt_n300_d16_h4_euler|--scheme ngpt --n 300 --d 16 --heads 4 --weights gaussian --T 2 --integrator euler"
+    "mix_n8_d2_causal|--scheme mix-ln --n 8 --d 2 --causal --T 5"
+    "sqrt_n300_d64|--scheme sqrt-scaling --n 300 --d 64 --T 1"
+    "nonorm_n64_d64_layers|--scheme no-norm --n 64 --d 64 --weights gaussian --integrator layers --dt 1 --T 12"
+    "peri_n300_d16_float|--scheme peri-ln --n 300 --d 16 --precision float --T 2"
+    "pre_n300_d64_h4_float|--scheme pre-ln --n 300 --d 64 --heads 4 --weights gaussian --precision float --T 1"
+    "post_n300_d64_float_causal|--scheme post-ln --n 300 --d 64 --precision float --causal --T 1"
+    "peri_n64_d8_h4_noise|--scheme peri-ln --n 64 --d 8 --heads 4 --weights symmetric --qkv-norm --norm-noise 0.1 --T 2"
+    "pre_n128_d16_h4_unnorm|--scheme pre-ln --n 128 --d 16 --heads 4 --weights gaussian --attention unnormalized --beta 0.5 --T 2"
+    "peri_n200_d3_layernorm|--scheme peri-ln --n 200 --d 3 --norm layernorm --T 3"
+    "post_n64_d64_sym_float|--scheme post-ln --n 64 --d 64 --weights symmetric --heads 4 --precision float --T 2"
+)
+
+compare() {
+    "$python" - "$1" "$2" <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+def datasets(path):
+    found = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                data = obj[()]
+                found[name] = (obj.dtype, obj.shape, np.asarray(data).tobytes())
+        f.visititems(visit)
+    return found
+
+a, b = datasets(sys.argv[1]), datasets(sys.argv[2])
+problems = []
+for name in sorted(set(a) | set(b)):
+    if name not in a or name not in b:
+        problems.append(f"{name}: only in {'after' if name not in a else 'before'}")
+    elif a[name][:2] != b[name][:2]:
+        problems.append(f"{name}: dtype/shape {a[name][:2]} vs {b[name][:2]}")
+    elif a[name][2] != b[name][2]:
+        problems.append(f"{name}: values differ")
+for p in problems:
+    print("   ", p)
+print(f"    {len(a)} datasets, {len(problems)} differ")
+sys.exit(1 if problems else 0)
+EOF
+}
+
+failed=0
+for entry in "${configs[@]}"; do
+    name="${entry%%|*}"
+    flags="${entry#*|}"
+    echo "$name: nadyn simulate $flags"
+    # shellcheck disable=SC2086 # the flags are words
+    "$before" simulate $flags --quiet --threads 2 --out "$dir/$name.before.h5" --force
+    # shellcheck disable=SC2086
+    "$after" simulate $flags --quiet --threads 2 --out "$dir/$name.after.h5" --force
+    if compare "$dir/$name.before.h5" "$dir/$name.after.h5"; then
+        echo "    bitwise equal"
+    else
+        echo "    DIFFERENT"
+        failed=1
+    fi
+done
+if [[ $failed -eq 0 ]]; then
+    echo "all ${#configs[@]} configurations bitwise equal"
+else
+    echo "some configurations differ" >&2
+fi
+exit $failed
