@@ -42,7 +42,7 @@ TEST_CASE("rk4 converges at order 4 for every scheme") {
         CAPTURE(e1);
         CAPTURE(e2);
         CAPTURE(e3);
-        // The criterion: ratios within 10% of 2^4 = 16.
+        // Order 4: halving dt divides the error by 2^4 = 16, here within 10%.
         CHECK(e1 / e2 == doctest::Approx(16.0).epsilon(0.10));
         CHECK(e2 / e3 == doctest::Approx(16.0).epsilon(0.10));
     }

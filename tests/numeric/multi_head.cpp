@@ -1,14 +1,15 @@
 // Multi-head attention (docs/model.md §7): the heads' mean and sum against independent
 // computations: H copies of one head give the one-head model, and the kernel with
 // several heads equals a plain loop over the heads of the reference attention.
+#include "../../src/kernel/general.hpp" // detail::worth_parallel
 #include "nadyn/attention.hpp"
 #include "nadyn/run.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
-#include <omp.h>
 
 #include <cmath>
+#include <string>
 
 using namespace nadyn;
 using namespace nadyn::testing;
@@ -86,11 +87,15 @@ TEST_CASE("H identical heads with sum give H times the attention output") {
 }
 
 TEST_CASE("the multi-head kernel equals a loop over the heads of the reference attention") {
-    const std::size_t n = 37, d = 5, heads = 3;
+    // n^2 (d + 16) > 4e6: the kernel deals its blocks (general path) and tiles (symmetric
+    // path, the "symmetric" family) to the threads asked for; below it every call runs on
+    // one thread and the thread counts compared here would all be one.
+    const std::size_t n = 453, d = 5, heads = 3;
+    REQUIRE(detail::worth_parallel(n, d));
     const state_type x = uniform_start(n, d, 6);
-    for (const char* family : {"gaussian", "symmetric", "orthogonal"}) {
+    for (const std::string family : {"gaussian", "symmetric", "orthogonal"}) {
         CAPTURE(family);
-        const attention_weights w = make_weights(gaussian_heads(heads, family), d, 2);
+        const attention_weights w = make_weights(gaussian_heads(heads, family.c_str()), d, 2);
         for (bool causal : {false, true}) {
             for (head_combine combine : {head_combine::mean, head_combine::sum}) {
                 CAPTURE(causal);
@@ -107,10 +112,15 @@ TEST_CASE("the multi-head kernel equals a loop over the heads of the reference a
                 }
                 std::vector<std::vector<double>> by_threads;
                 for (int threads : {1, 2, 3}) {
-                    omp_set_num_threads(threads);
+                    attention_options on_threads = options;
+                    on_threads.threads = threads;     // the call's own count
                     attention_kernel kernel(n, d, 8); // n is not a multiple of the block
                     std::vector<double> out(n * d);
-                    kernel.compute(x.data(), combine_heads(w, combine, d), options, out.data());
+                    kernel.compute(x.data(), combine_heads(w, combine, d), on_threads, out.data());
+                    // Q = K without a mask takes the symmetric tiles, the rest the blocks.
+                    const bool tiles = family == "symmetric" && !causal;
+                    CHECK(kernel.last_path() == (tiles ? attention_kernel::path::symmetric
+                                                       : attention_kernel::path::general));
                     by_threads.push_back(out);
                     CHECK(max_abs_difference(out, expected) < 1e-12);
                 }

@@ -1,5 +1,5 @@
-// The paper's tables as nadyn recomputes them (issue: reproduce the paper): the numbers
-// where theory gives a number.
+// The paper's tables as nadyn recomputes them (results/): the numbers where theory gives a
+// number.
 #include "nadyn/paper_tables.hpp"
 
 #include <doctest/doctest.h>

@@ -170,13 +170,13 @@ def test_every_keyword_default_is_the_clis(cli):
         assert f"    {row['name']} (" in nadyn.simulate.__doc__
 
 
-def test_issue_check_prints_the_clis_number(cli, tmp_path):
+def test_default_simulate_prints_the_clis_number(cli, tmp_path):
     # The CLI's default run (the summary line prints mean_cos with %.12g) ...
     result = cli_run(cli, "simulate", "--out", str(tmp_path / "default.h5"), "--quiet")
     printed = float(re.search(r"mean_cos = (\S+),", result.stdout).group(1))
     with h5py.File(tmp_path / "default.h5", "r", locking=False) as f:
         full = f["observables/mean_cos/value"][-1]
-    # ... and the issue's one-liner under Debian's python3, with this checkout's package.
+    # ... and docs/python.md's one-liner under Debian's python3, with this checkout's package.
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
     one_liner = subprocess.run(
         ["/usr/bin/python3", "-c", "import nadyn; print(nadyn.simulate().observables['mean_cos'][-1])"],
