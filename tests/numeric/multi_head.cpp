@@ -117,9 +117,10 @@ TEST_CASE("the multi-head kernel equals a loop over the heads of the reference a
                     attention_kernel kernel(n, d, 8); // n is not a multiple of the block
                     std::vector<double> out(n * d);
                     kernel.compute(x.data(), combine_heads(w, combine, d), on_threads, out.data());
-                    // Q = K without a mask takes the symmetric tiles, the rest the blocks.
+                    // Q = K without a mask takes the symmetric register tiles (d <= 16),
+                    // the rest the blocks.
                     const bool tiles = family == "symmetric" && !causal;
-                    CHECK(kernel.last_path() == (tiles ? attention_kernel::path::symmetric
+                    CHECK(kernel.last_path() == (tiles ? attention_kernel::path::symmetric_small_d
                                                        : attention_kernel::path::general));
                     by_threads.push_back(out);
                     CHECK(max_abs_difference(out, expected) < 1e-12);
