@@ -5,6 +5,7 @@
 // the trajectory of one process.
 #include "test_support.hpp"
 
+#include "../../src/kernel/call.hpp" // detail::worth_parallel
 #include "nadyn/attention.hpp"
 #include "nadyn/weights.hpp"
 
@@ -113,9 +114,11 @@ TEST_CASE("compute_rows: each path's rows bitwise those of compute()") {
         check_rows(200, 24, 32, identity, o, gemm);
     }
     SUBCASE("threads do not matter") {
+        // n^2 (d + 16) > 4e6: the tiles really go to two threads (below it, one thread).
+        REQUIRE(detail::worth_parallel(400, 16));
         attention_options o = plain;
         o.threads = 2;
-        check_rows(300, 16, 32, identity, o, attention_kernel::path::symmetric_small_d);
+        check_rows(400, 16, 32, identity, o, attention_kernel::path::symmetric_small_d);
     }
 }
 

@@ -5,6 +5,7 @@
 // the right-hand side turns into a numerical fault), never as a wrapped finite number.
 #include "test_support.hpp"
 
+#include "../../src/kernel/call.hpp" // detail::worth_parallel
 #include "nadyn/attention.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/integrate.hpp"
@@ -179,7 +180,9 @@ TEST_CASE("heads with and without Q = K in one call: each head its own path, equ
     // the identity (symmetric again): the sum equals the naive per-head loop, for softmax and
     // unnormalised weights, small d and GEMM tiles, and 1, 2, 3 threads give the same bits.
     for (const std::size_t d : {std::size_t{3}, std::size_t{24}}) {
-        const std::size_t n = 211;
+        // n^2 (d + 16) > 4e6, so that the threads compared below really share the work.
+        const std::size_t n = d <= 16 ? 480 : 400;
+        REQUIRE(detail::worth_parallel(n, d));
         attention_weights mixed = random_heads(d, 1, true, 41);
         const attention_weights other = random_heads(d, 1, false, 43);
         mixed.heads.push_back(other.heads[0]);
