@@ -1,4 +1,5 @@
-// nadyn table initial|terminal|random|all: the paper's tables, recomputed.
+// nadyn table NAME: the paper's tables recomputed (random, unselectable, all) and the
+// studies (studies/<name>/: initial, terminal, noise, ...), run through python/nadyn/study.py.
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
@@ -34,8 +35,7 @@ struct table_options {
     std::string out_dir = "results";
     std::string python = "/usr/bin/python3";
     bool no_figures = false;
-    double r0 = 1.0, alpha = 1.0; // terminal and random (and figure 1's scalar ODE)
-    terminal_table_settings terminal;
+    double r0 = 1.0, alpha = 1.0; // random (and figure 1's scalar ODE)
     random_table_settings random;
     std::vector<std::uint64_t> seeds{1, 2, 3};
     bool quick = false;
@@ -49,7 +49,7 @@ void require(bool ok, const std::string& message) {
 }
 
 // The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"terminal", "random", "all", "unselectable"};
+constexpr const char* built_in_tables[] = {"random", "all", "unselectable"};
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -57,13 +57,18 @@ bool is_built_in(const std::string& which) {
     return false;
 }
 
-// The names of the study folders under `root` (those with an experiment.toml), sorted.
+// A study folder has its experiment (experiment.toml) or experiments (experiments/*.toml).
+bool is_study(const std::filesystem::path& folder) {
+    return std::filesystem::is_regular_file(folder / "experiment.toml") ||
+           std::filesystem::is_directory(folder / "experiments");
+}
+
+// The names of the study folders under `root`, sorted.
 std::vector<std::string> study_names(const std::filesystem::path& root) {
     std::vector<std::string> names;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(root, error))
-        if (entry.is_directory() &&
-            std::filesystem::is_regular_file(entry.path() / "experiment.toml"))
+        if (entry.is_directory() && is_study(entry.path()))
             names.push_back(entry.path().filename().string());
     std::sort(names.begin(), names.end());
     return names;
@@ -76,7 +81,7 @@ std::vector<std::string> study_names(const std::filesystem::path& root) {
 int run_study(const table_options& o, const std::string& name, const std::vector<std::string>& sets,
               bool print) {
     const std::filesystem::path folder = std::filesystem::path(o.studies) / name;
-    if (!std::filesystem::is_regular_file(folder / "experiment.toml")) {
+    if (!is_study(folder)) {
         std::string known;
         for (const char* name : built_in_tables)
             known += std::string(known.empty() ? "" : ", ") + name;
@@ -161,9 +166,9 @@ random_progress random_progress_note(const random_table_settings& s,
     };
 }
 
-// The data behind the figures: reduced trajectories, terminal series, sphere snapshots.
-void write_figure_data(const std::filesystem::path& dir, const table_options& o,
-                       const std::vector<terminal_row>& terminal) {
+// The data behind the figures: reduced trajectories and sphere snapshots (the terminal
+// series and fits come from the terminal study).
+void write_figure_data(const std::filesystem::path& dir, const table_options& o) {
     std::filesystem::create_directories(dir);
     // (1) gamma(t) of the scalar ODE for every scheme (paper's setting).
     {
@@ -182,34 +187,6 @@ void write_figure_data(const std::filesystem::path& dir, const table_options& o,
             }
         }
         write_file(dir / "symmetric_start.csv", csv);
-    }
-    // (2) the terminal series and the fitted lines.
-    {
-        std::string series = "scheme,source,t,velocity,gap\n";
-        std::string fits = "scheme,source,law,parameter,log_prefactor,window_start,window_end\n";
-        for (const auto& row : terminal) {
-            const auto name = std::string(info(row.id).name);
-            const terminal_series reduced = reduced_terminal_series(row.id, o.terminal);
-            const terminal_series particles = particle_terminal_series(row.id, o.terminal);
-            for (auto [source, data] : {std::pair{"reduced", &reduced}, {"particles", &particles}})
-                for (std::size_t i = 0; i < data->t.size(); ++i) {
-                    char line[256];
-                    std::snprintf(line, sizeof line, "%s,%s,%.10g,%.17g,%.17g\n", name.c_str(),
-                                  source, data->t[i], data->velocity[i], data->gap[i]);
-                    series += line;
-                }
-            for (auto [source, fit, window] :
-                 {std::tuple{"reduced", &row.reduced, &row.reduced_window},
-                  {"particles", &row.particles, &row.particles_window}}) {
-                char line[256];
-                std::snprintf(line, sizeof line, "%s,%s,%s,%.10g,%.10g,%.10g,%.10g\n", name.c_str(),
-                              source, to_string(fit->law).data(), fit->parameter,
-                              fit->log_prefactor, window->start, window->end);
-                fits += line;
-            }
-        }
-        write_file(dir / "terminal_series.csv", series);
-        write_file(dir / "terminal_fits.csv", fits);
     }
     // (4) tokens on S^2 for post-ln and peri-ln: trajectory files with positions.
     for (scheme id : {scheme::post_ln, scheme::peri_ln}) {
@@ -265,18 +242,6 @@ std::string results_readme(const table_options& o, const std::string& initial_md
     text += "## 1. Initial velocity (`initial_velocity.md`, `initial_velocity.csv`)\n\n";
     text += initial_md + "\n";
     text += "## 2. Terminal velocity (`terminal_velocity.md`, `terminal_velocity.csv`)\n\n";
-    text += "Paper's claim: near one cluster gamma' decays as C e^{-2t} for post-ln and nGPT "
-            "(alpha = 1), as C/t^3 for pre-ln, peri-ln and mix-ln, and as "
-            "C e^{-4 sqrt t}/sqrt t for sqrt-scaling. Ours: the law's parameter fitted by least "
-            "squares on log gamma' (a, p or c) on the scalar ODE (integrated in the gap "
-            "u = 1 - gamma, so it follows u below 1e-250) and on an n-particle run from a small "
-            "cap (the paper's local cone start). The window starts where the tokens are near one "
-            "cluster (gap < 1e-3) and past a twentieth of its end, and ends where the gap "
-            "reaches round-off (1e-280 for the ODE, 1e-18 for particles, whose directions are "
-            "O(1) doubles). 'best law' fits all three laws on the same window and picks the "
-            "smallest residual. The csv's window columns are the scalar ODE's. The tests "
-            "require the fits within 2% (ODE) and 5% (particles) of theory and the predicted "
-            "law to win. `nadyn table terminal` reproduces it.\n\n";
     text += terminal_md + "\n";
     text += "## 3. Random weights (`random_weights.md`, `random_weights.csv`, figure 5)\n\n";
     text +=
@@ -357,10 +322,10 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
     app.add_option("which", o->which,
-                   "terminal | random | all | unselectable, or a study (a folder of "
-                   "--studies: initial, noise, clustering_time, ...)")
+                   "random | all | unselectable, or a study (a folder of --studies: "
+                   "initial, terminal, noise, clustering_time, ...)")
         ->required();
-    app.add_option("--format", o->format, "md | csv (terminal, random, and a study's table)")
+    app.add_option("--format", o->format, "md | csv (random, and a study's table)")
         ->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
         ->capture_default_str();
@@ -368,21 +333,8 @@ command add_table(CLI::App& app) {
     app.add_option("--python", o->python, "Python with h5py and matplotlib, for the figures")
         ->capture_default_str();
     // initial
-    app.add_option("--r0", o->r0, "terminal/random: initial magnitude")->capture_default_str();
-    app.add_option("--alpha", o->alpha, "terminal/random: nGPT alpha")->capture_default_str();
-    // terminal
-    app.add_option("--particles-n", o->terminal.n, "terminal: tokens of the particle run")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--particles-d", o->terminal.d, "terminal: dimension of the particle run")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--particles-beta", o->terminal.beta, "terminal: beta of the particle run")
-        ->capture_default_str();
-    app.add_option("--cap", o->terminal.cap, "terminal: angular radius of the cap start")
-        ->capture_default_str();
-    app.add_option("--t-switch", o->terminal.t_switch, "terminal: mix-ln switch time")
-        ->capture_default_str();
+    app.add_option("--r0", o->r0, "random: initial magnitude")->capture_default_str();
+    app.add_option("--alpha", o->alpha, "random: nGPT alpha")->capture_default_str();
     // random
     app.add_option("--random-n", o->random.n, "random: tokens")
         ->check(decimal_integer<std::size_t>())
@@ -429,19 +381,12 @@ command add_table(CLI::App& app) {
         }
         require(o->format == "md" || o->format == "csv",
                 "unknown format '" + o->format + "'; valid formats: md, csv");
-        o->terminal.r0 = o->random.r0 = o->r0;
-        o->terminal.alpha = o->random.alpha = o->alpha;
+        o->random.r0 = o->r0;
+        o->random.alpha = o->alpha;
         o->random.seeds = o->seeds;
-        validate(o->terminal);
         validate(o->random);
         const bool csv = o->format == "csv";
 
-        if (o->which == "terminal") {
-            const auto rows = terminal_velocity_table(o->terminal);
-            std::cout << (csv ? terminal_table_csv(rows)
-                              : terminal_table_markdown(rows, o->terminal));
-            return 0;
-        }
         if (o->which == "random") {
             // Markdown: the measurement rows as each scheme finishes, the verdicts (which need
             // every row) at the end. CSV: everything at the end.
@@ -470,11 +415,9 @@ command add_table(CLI::App& app) {
         note("initial velocity study");
         if (const int status = run_study(*o, "initial", {}, false); status != 0) return status;
         const std::string initial_md = study_section(dir, *o, "initial", "initial_velocity");
-        note("terminal velocity table (" + std::to_string(int(seconds_since(start))) + " s)");
-        const auto terminal = terminal_velocity_table(o->terminal);
-        const std::string terminal_md = terminal_table_markdown(terminal, o->terminal);
-        write_file(dir / "terminal_velocity.md", terminal_md);
-        write_file(dir / "terminal_velocity.csv", terminal_table_csv(terminal));
+        note("terminal velocity study (" + std::to_string(int(seconds_since(start))) + " s)");
+        if (const int status = run_study(*o, "terminal", {}, false); status != 0) return status;
+        const std::string terminal_md = study_section(dir, *o, "terminal", "terminal_velocity");
         note("random weights table (" + std::to_string(int(seconds_since(start))) + " s)");
         std::vector<std::pair<scheme, std::vector<random_run_result>>> random_runs;
         const auto random = random_weights_table(
@@ -504,7 +447,7 @@ command add_table(CLI::App& app) {
             return status;
         const std::string noise_md = study_section(dir, *o, "noise", "noise");
         note("figure data (" + std::to_string(int(seconds_since(start))) + " s)");
-        write_figure_data(dir / "data", *o, terminal);
+        write_figure_data(dir / "data", *o);
         write_file(dir / "README.md",
                    results_readme(*o, initial_md, terminal_md, random_md, unselectable_md, noise_md,
                                   seconds_since(start)));

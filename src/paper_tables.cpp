@@ -31,105 +31,6 @@ std::string format(const char* pattern, double value) {
 
 } // namespace
 
-// ---- terminal velocity ------------------------------------------------------------------
-
-terminal_series reduced_terminal_series(scheme id, const terminal_table_settings& s) {
-    // Horizons where each law has fallen far (the gap u is the state, so 1e-250 is fine).
-    std::vector<double> times;
-    const int samples = 600;
-    switch (predicted_law(id)) {
-    case decay_law::exponential:
-        for (int i = 0; i <= samples; ++i)
-            times.push_back(300.0 * i / samples);
-        break;
-    case decay_law::stretched:
-        for (int i = 0; i <= samples; ++i) {
-            const double root = 1.0 + 149.0 * i / samples; // sqrt(t + 1) from 1 to 150
-            times.push_back(i == 0 ? 0.0 : root * root - 1.0);
-        }
-        break;
-    case decay_law::polynomial:
-        times.push_back(0.0);
-        for (int i = 0; i <= samples; ++i)
-            times.push_back(std::pow(10.0, -2.0 + 7.0 * i / samples));
-        break;
-    }
-    const reduced_parameters p{{id, s.alpha, s.t_switch}, s.n_reduced, s.beta_reduced, s.r0};
-    terminal_series series;
-    for (const reduced_sample& sample : integrate_reduced(p, times, 1e-12, 0.0)) {
-        series.t.push_back(sample.t);
-        series.velocity.push_back(sample.velocity);
-        series.gap.push_back(sample.u);
-    }
-    return series;
-}
-
-terminal_series particle_terminal_series(scheme id, const terminal_table_settings& s) {
-    run_config c;
-    c.scheme_id = id;
-    c.n = s.n;
-    c.d = s.d;
-    c.beta = s.beta;
-    c.r0 = s.r0;
-    c.alpha = s.alpha;
-    c.t_switch = s.t_switch;
-    c.seed = s.seed;
-    c.init = {initial_kind::cap, s.cap, {}};
-    // Fixed steps small against the decay rate: an adaptive controller on absolute errors of
-    // O(1) coordinates would let the step grow to the stability limit near the cluster and
-    // bias the fitted rate.
-    switch (predicted_law(id)) {
-    case decay_law::exponential:
-        c.integration = {integrator_kind::rk4, 30.0, 0.01, 1e-8, 1e-10, 10};
-        break;
-    case decay_law::stretched:
-        c.integration = {integrator_kind::rk4, 200.0, 0.02, 1e-8, 1e-10, 25};
-        break;
-    case decay_law::polynomial:
-        c.integration = {integrator_kind::rk4, 3000.0, 0.05, 1e-8, 1e-10, 150};
-        break;
-    }
-    simulation run(c);
-    terminal_series series;
-    run.run([&](const state_type&, double t, std::int64_t, const frame_observables& o) {
-        series.t.push_back(t);
-        series.velocity.push_back(o.velocity);
-        series.gap.push_back(o.gap);
-    });
-    return series;
-}
-
-terminal_row terminal_row_for(scheme id, const terminal_table_settings& s) {
-    terminal_row row{};
-    row.id = id;
-    row.law = predicted_law(id);
-    row.theory = predicted_parameter(id);
-    const terminal_series reduced = reduced_terminal_series(id, s);
-    row.reduced_window = choose_window(reduced.t, reduced.velocity, reduced.gap, 1e-280, 1e-280);
-    // Particles: the gap is a mean of squared differences of O(1) coordinates, accurate
-    // while the differences (~ sqrt gap) stay far above 1e-16.
-    const terminal_series particles = particle_terminal_series(id, s);
-    row.particles_window =
-        choose_window(particles.t, particles.velocity, particles.gap, 1e-300, 1e-18);
-    if (!row.reduced_window.valid || !row.particles_window.valid)
-        throw std::runtime_error("terminal table: no fit window for " + std::string(info(id).name));
-    row.reduced = fit_law(row.law, reduced.t, reduced.velocity, row.reduced_window.start,
-                          row.reduced_window.end);
-    row.particles = fit_law(row.law, particles.t, particles.velocity, row.particles_window.start,
-                            row.particles_window.end);
-    row.best_reduced = rank_laws(reduced.t, reduced.velocity, row.reduced_window).front().law;
-    row.best_particles =
-        rank_laws(particles.t, particles.velocity, row.particles_window).front().law;
-    return row;
-}
-
-std::vector<terminal_row> terminal_velocity_table(const terminal_table_settings& s) {
-    std::vector<terminal_row> rows;
-    for (const auto& row : scheme_table)
-        if (row.in_paper_tables) rows.push_back(terminal_row_for(row.id, s));
-    return rows;
-}
-
 // ---- random weights ---------------------------------------------------------------------
 
 random_table_settings quick_random_settings() {
@@ -382,42 +283,6 @@ std::vector<random_row> random_weights_table(const random_table_settings& s,
 
 // ---- formatting -------------------------------------------------------------------------
 
-std::string terminal_table_csv(const std::vector<terminal_row>& rows) {
-    std::ostringstream out;
-    out << "scheme,law,theory,fit_reduced,fit_particles,window_start,window_end\n";
-    for (const auto& r : rows)
-        out << info(r.id).name << ',' << to_string(r.law) << ',' << r.theory << ','
-            << format("%.6f", r.reduced.parameter) << ',' << format("%.6f", r.particles.parameter)
-            << ',' << format("%.6g", r.reduced_window.start) << ','
-            << format("%.6g", r.reduced_window.end) << '\n';
-    return out.str();
-}
-
-std::string terminal_table_markdown(const std::vector<terminal_row>& rows,
-                                    const terminal_table_settings& s) {
-    std::ostringstream out;
-    out << "Terminal velocity gamma'(t) for large t. Scalar ODE: symmetric start, n = "
-        << s.n_reduced << ", beta = " << s.beta_reduced << ". Particles: n = " << s.n
-        << ", d = " << s.d << ", beta = " << s.beta << ", cap:" << s.cap << " start, seed "
-        << s.seed << ", rk4. r0 = " << s.r0 << ", alpha = " << s.alpha
-        << ", mix-ln t_switch = " << s.t_switch << ".\n\n"
-        << "| scheme | law (theory) | parameter (theory) | fit: scalar ODE | window (ODE) | fit: "
-           "particles | window (particles) | best law ODE | best law particles |\n"
-        << "|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& r : rows)
-        out << "| " << info(r.id).name << " | " << to_string(r.law) << ": " << formula(r.law)
-            << " | " << r.theory << " | " << format("%.4f", r.reduced.parameter) << " ("
-            << format("%+.2f%%", 100.0 * (r.reduced.parameter / r.theory - 1.0)) << ") | ["
-            << format("%.4g", r.reduced_window.start) << ", "
-            << format("%.4g", r.reduced_window.end) << "] | "
-            << format("%.4f", r.particles.parameter) << " ("
-            << format("%+.2f%%", 100.0 * (r.particles.parameter / r.theory - 1.0)) << ") | ["
-            << format("%.4g", r.particles_window.start) << ", "
-            << format("%.4g", r.particles_window.end) << "] | " << to_string(r.best_reduced)
-            << " | " << to_string(r.best_particles) << " |\n";
-    return out.str();
-}
-
 namespace {
 
 std::string plus_minus(const mean_spread& v, const char* pattern = "%.3g") {
@@ -553,12 +418,6 @@ void require_magnitude_and_alpha(double r0, double alpha) {
 }
 
 } // namespace
-
-void validate(const terminal_table_settings& s) {
-    require(s.n >= 2 && s.d >= 2, "particles-n and particles-d must be >= 2");
-    require(s.cap > 0 && s.cap < 1.5, "cap must be in (0, 1.5) radians");
-    require_magnitude_and_alpha(s.r0, s.alpha);
-}
 
 void validate(const random_table_settings& s) {
     require(s.n >= 2 && s.d >= 2 && s.layers >= 20,

@@ -1,8 +1,7 @@
 #pragma once
-// The tables of "Normalization in Attention Dynamics" (arXiv 2510.22026) still computed in
-// C++: terminal velocity (fitted decay laws on the scalar ODE and on a particle run from a
-// small cap), and the check with random per-layer weights on the discrete transformer.
-// (The initial velocity is the study studies/initial/.)
+// The random-weights check of "Normalization in Attention Dynamics" (arXiv 2510.22026), still
+// computed in C++: the discrete transformer with random per-layer weights. (The initial and
+// terminal velocities are the studies studies/initial/ and studies/terminal/.)
 #include "nadyn/fit.hpp"
 #include "nadyn/scheme.hpp"
 
@@ -13,34 +12,6 @@
 #include <vector>
 
 namespace nadyn {
-
-// ---- terminal velocity ------------------------------------------------------------------
-struct terminal_table_settings {
-    // The scalar ODE (symmetric start).
-    double n_reduced = 256, beta_reduced = 5.0;
-    // The particle run from a small cap (local cone start).
-    std::size_t n = 32, d = 3;
-    double beta = 1.0, cap = 0.5;
-    std::uint64_t seed = 1;
-    double r0 = 1.0, alpha = 1.0;
-    double t_switch = 1.0; // mix-ln: early, so the run is pre-ln in the terminal regime
-};
-struct terminal_series {
-    std::vector<double> t, velocity, gap;
-};
-struct terminal_row {
-    scheme id;
-    decay_law law;
-    double theory;
-    law_fit reduced, particles; // the predicted law fitted on each
-    fit_window reduced_window, particles_window;
-    decay_law best_reduced, best_particles; // smallest residual of the three laws
-};
-// The velocity series of the scalar ODE and of the particle run for one scheme.
-terminal_series reduced_terminal_series(scheme id, const terminal_table_settings& s);
-terminal_series particle_terminal_series(scheme id, const terminal_table_settings& s);
-terminal_row terminal_row_for(scheme id, const terminal_table_settings& s);
-std::vector<terminal_row> terminal_velocity_table(const terminal_table_settings& s);
 
 // ---- random weights ---------------------------------------------------------------------
 // The discrete transformer (--integrator layers) with Gaussian Q, K, V drawn per layer. How
@@ -62,7 +33,6 @@ struct random_table_settings {
 random_table_settings quick_random_settings();
 
 // The checks `nadyn table` and nadyn.table() share: input_error naming the bad setting.
-void validate(const terminal_table_settings& s);
 void validate(const random_table_settings& s);
 
 // Layers (first, last] of one window, with its name for the tables.
@@ -127,9 +97,6 @@ std::vector<random_row> random_weights_table(const random_table_settings& s,
                                              const random_progress& progress = {});
 
 // ---- formatting -------------------------------------------------------------------------
-std::string terminal_table_markdown(const std::vector<terminal_row>& rows,
-                                    const terminal_table_settings& s);
-std::string terminal_table_csv(const std::vector<terminal_row>& rows);
 // The random-weights table in Markdown: the description and the header of the measurement
 // table, one measurement row (printable as soon as the scheme is done), and the verdict table
 // (after every row); random_table_markdown is all three.

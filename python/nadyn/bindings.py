@@ -322,16 +322,38 @@ def table(name: str, **settings: Any) -> list[dict[str, Any]]:
 
     "initial"       gamma'(0): closed form, scalar ODE and particles (n, beta, r0, alpha)
     "initial-beta"  gamma'(0) against beta (betas=[...], default 0, 0.5, .., 10; n, r0, alpha)
-    "terminal"      fitted terminal laws (n_reduced, beta_reduced, n, d, beta, cap, seed, r0,
+    "terminal"      fitted terminal laws (the particle runs' n, d, beta, cap, seed, r0,
                     alpha, t_switch)
     "random"        random per-layer weights on the discrete transformer (n, d, layers,
                     beta, h, r0, alpha, seeds); minutes at the defaults
-    Settings default to `nadyn table`'s. "initial" and "initial-beta" run the study
-    studies/initial/ (nadyn.study) with the settings as overrides of its experiment.
+    Settings default to `nadyn table`'s. "initial", "initial-beta" and "terminal" run the
+    studies studies/initial/ and studies/terminal/ (nadyn.study) with the settings as
+    overrides of their experiments.
     """
     if name in ("initial", "initial-beta"):
         return _initial_study_rows(name, settings)
+    if name == "terminal":
+        return _terminal_study_rows(settings)
     return _core._table(name, **settings)
+
+
+def _terminal_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The terminal-velocity study's table with the particle runs' settings as --set."""
+    import tempfile
+
+    from . import study
+
+    keys = {"n": "run.n={}", "d": "run.d={}", "beta": "run.beta={!r}", "seed": "run.seed={}",
+            "r0": "run.r0={!r}", "alpha": "run.alpha={!r}", "t_switch": "run.t_switch={!r}",
+            "cap": 'run.init="cap:{!r}"'}
+    unknown = sorted(set(settings) - set(keys))
+    if unknown:
+        raise TypeError(f"nadyn.table('terminal'): unknown keyword '{unknown[0]}'; "
+                        f"valid keywords: {', '.join(sorted(keys))}")
+    sets = [keys[k].format(int(v) if k in ("n", "d", "seed") else float(v))
+            for k, v in settings.items()]
+    with tempfile.TemporaryDirectory(prefix="nadyn-study-") as out:
+        return study.run("terminal", out, sets, figures=False).table.to_dict("records")
 
 
 def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -61,8 +61,19 @@ class Study:
 
     name: str
     folder: pathlib.Path
-    experiment: pathlib.Path
+    # The experiments by label: {"": experiment.toml}, or {"<stem>": experiments/<stem>.toml}.
+    experiments: dict[str, pathlib.Path]
     module: Any
+
+    @property
+    def experiment(self) -> pathlib.Path:
+        """The experiment of a study that has one."""
+        return next(iter(self.experiments.values()))
+
+    def sweep_files(self, out: pathlib.Path) -> dict[str, pathlib.Path]:
+        """Where each experiment's sweep goes: data/<name>.h5 or data/<name>-<label>.h5."""
+        return {label: out / "data" / (f"{self.name}-{label}.h5" if label else f"{self.name}.h5")
+                for label in self.experiments}
 
     @property
     def title(self) -> str:
@@ -75,7 +86,8 @@ class Result:
 
     study: Study
     table: pd.DataFrame
-    sweep_file: pathlib.Path
+    sweep_file: pathlib.Path  # the first experiment's; sweep_files has every one by label
+    sweep_files: dict[str, pathlib.Path]
     extra_tables: dict[str, pd.DataFrame]
     markdown: pathlib.Path
     csv: pathlib.Path
@@ -83,6 +95,20 @@ class Result:
 
 
 REQUIRED_FILES = ("experiment.toml", "reduce.py", "README.md")
+
+
+def _experiments(folder: pathlib.Path) -> dict[str, pathlib.Path]:
+    """experiment.toml, or the files of experiments/ by stem (sorted); empty when neither."""
+    if (folder / "experiment.toml").is_file():
+        return {"": folder / "experiment.toml"}
+    if (folder / "experiments").is_dir():
+        return {p.stem: p for p in sorted((folder / "experiments").glob("*.toml"))}
+    return {}
+
+
+def _is_study(folder: pathlib.Path) -> bool:
+    return (folder.is_dir() and bool(_experiments(folder))
+            and all((folder / f).is_file() for f in REQUIRED_FILES[1:]))
 
 
 def default_studies_directory() -> pathlib.Path:
@@ -98,8 +124,7 @@ def available(directory: str | os.PathLike | None = None) -> list[str]:
     root = pathlib.Path(directory) if directory is not None else default_studies_directory()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir()
-                  if p.is_dir() and all((p / f).is_file() for f in REQUIRED_FILES))
+    return sorted(p.name for p in root.iterdir() if _is_study(p))
 
 
 def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -> Study:
@@ -111,17 +136,20 @@ def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -
         if not folder.is_dir():
             names = ", ".join(available(root)) or "none"
             raise StudyError(f"no study '{study}' (studies in {root}: {names})")
-    missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
+    missing = [f for f in REQUIRED_FILES[1:] if not (folder / f).is_file()]
+    if not _experiments(folder):
+        missing.insert(0, "experiment.toml")
     if missing:
         raise StudyError(f"'{folder}' is not a study: it lacks {', '.join(missing)} "
-                         f"(a study folder holds {', '.join(REQUIRED_FILES)})")
+                         f"(a study folder holds {', '.join(REQUIRED_FILES)}, or experiments/*.toml "
+                         "for several experiments)")
     name = folder.resolve().name
     spec = importlib.util.spec_from_file_location(f"nadyn_study_{name}", folder / "reduce.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if not callable(getattr(module, "reduce", None)):
         raise StudyError(f"'{folder / 'reduce.py'}' defines no reduce(data) function")
-    return Study(name=name, folder=folder, experiment=folder / "experiment.toml", module=module)
+    return Study(name=name, folder=folder, experiments=_experiments(folder), module=module)
 
 
 def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
@@ -136,10 +164,10 @@ def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
                      "or build it (scripts/setup.sh)")
 
 
-def run_sweep(study: Study, sweep_file: pathlib.Path, sets: Sequence[str] = (),
+def run_sweep(experiment: pathlib.Path, sweep_file: pathlib.Path, sets: Sequence[str] = (),
               nadyn: str | None = None, quiet: bool = True) -> None:
-    """``nadyn sweep`` on the study's experiment into ``sweep_file`` (replaced)."""
-    command = [nadyn_program(nadyn), "sweep", str(study.experiment)]
+    """``nadyn sweep`` on one experiment into ``sweep_file`` (replaced)."""
+    command = [nadyn_program(nadyn), "sweep", str(experiment)]
     for setting in sets:
         command += ["--set", setting]
     # The sweep's report goes to stderr: stdout carries the table only.
@@ -152,13 +180,25 @@ def run_sweep(study: Study, sweep_file: pathlib.Path, sets: Sequence[str] = (),
 
 
 def check_experiment(study: Study, sets: Sequence[str] = (), nadyn: str | None = None) -> None:
-    """``nadyn sweep --dry-run``: a bad key or value fails here, before any file is made."""
-    command = [nadyn_program(nadyn), "sweep", str(study.experiment), "--dry-run"]
-    for setting in sets:
-        command += ["--set", setting]
-    completed = subprocess.run(command, stdout=subprocess.DEVNULL)
-    if completed.returncode != 0:
-        raise subprocess.CalledProcessError(completed.returncode, command)
+    """``nadyn sweep --dry-run`` on every experiment: a bad key or value fails here, before
+    any file is made. ``sets`` apply to each experiment."""
+    for experiment in study.experiments.values():
+        command = [nadyn_program(nadyn), "sweep", str(experiment), "--dry-run"]
+        for setting in sets:
+            command += ["--set", setting]
+        completed = subprocess.run(command, stdout=subprocess.DEVNULL)
+        if completed.returncode != 0:
+            raise subprocess.CalledProcessError(completed.returncode, command)
+
+
+def open_sweeps(study: Study, sweep_files: dict[str, pathlib.Path] | str | os.PathLike):
+    """What reduce() gets: the Dataset of a study with one experiment, else a dict of
+    Datasets by experiment label."""
+    if not isinstance(sweep_files, dict):
+        sweep_files = {"": pathlib.Path(sweep_files)}
+    if list(sweep_files) == [""]:
+        return open_file(sweep_files[""])
+    return {label: open_file(path) for label, path in sweep_files.items()}
 
 
 def run_parameters(data, **point) -> dict[str, str]:
@@ -170,11 +210,12 @@ def run_parameters(data, **point) -> dict[str, str]:
     return dict(item.split("=", 1) for item in str(record.item()).split("; ") if "=" in item)
 
 
-def reduce_tables(study: Study, sweep_file: str | os.PathLike) -> dict[str, pd.DataFrame]:
-    """Every table of the study from a sweep file already run: ``reduce()`` returns one
-    DataFrame (the study's table) or a dict of them, the first being the study's table and
-    the others extra CSV files (name: file stem)."""
-    data = open_file(sweep_file)
+def reduce_tables(study: Study, sweep_file) -> dict[str, pd.DataFrame]:
+    """Every table of the study from its sweep file(s) already run (a path, or a dict of
+    paths by experiment label): ``reduce()`` returns one DataFrame (the study's table) or a
+    dict of them, the first being the study's table and the others extra CSV files (name:
+    the file's path under the output folder, without .csv)."""
+    data = open_sweeps(study, sweep_file)
     try:
         result = study.module.reduce(data)
     except ValueError as error:  # the reduction refuses this sweep (say, a missing axis value)
@@ -189,7 +230,7 @@ def reduce_tables(study: Study, sweep_file: str | os.PathLike) -> dict[str, pd.D
     return tables
 
 
-def reduce(study: Study, sweep_file: str | os.PathLike) -> pd.DataFrame:
+def reduce(study: Study, sweep_file) -> pd.DataFrame:
     """The study's table from a sweep file already run."""
     return next(iter(reduce_tables(study, sweep_file).values()))
 
@@ -233,15 +274,21 @@ def markdown_table(table: pd.DataFrame, digits: int = 4,
     return "\n".join([header, rule, *rows]) + "\n"
 
 
-def csv_text(study: Study, table: pd.DataFrame) -> str:
-    """The table as CSV: the study's ``FORMATS`` per column, full precision elsewhere."""
-    text = formatted(table, getattr(study.module, "FORMATS", None), digits=None, missing="")
+def csv_text(study: Study, table: pd.DataFrame, name: str | None = None) -> str:
+    """The table as CSV: per column the study's ``FORMATS`` (for an extra table ``name``,
+    ``TABLE_FORMATS[name]`` when given), full precision elsewhere."""
+    formats = getattr(study.module, "FORMATS", None)
+    if name is not None:
+        formats = getattr(study.module, "TABLE_FORMATS", {}).get(name, formats)
+    text = formatted(table, formats, digits=None, missing="")
     return text.to_csv(index=False)
 
 
 def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str:
     """The study's Markdown page: title, how it was made, the table, the note."""
-    how = f"Study `studies/{study.name}/` (experiment `studies/{study.name}/experiment.toml`"
+    experiments = ", ".join(f"`studies/{study.name}/{p.relative_to(study.folder)}`"
+                            for p in study.experiments.values())
+    how = f"Study `studies/{study.name}/` (experiment{'s' if len(study.experiments) > 1 else ''} {experiments}"
     how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
     how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
     parts = [f"# {study.title}\n", how + "\n",
@@ -265,7 +312,8 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
         sweep_file: str | os.PathLike | None = None, quiet: bool = True) -> Result:
     """Run a study: the sweep, the reduction, the files (see the module's documentation).
 
-    ``sweep_file``: reduce this sweep file instead of running the experiment.
+    ``sweep_file``: reduce this sweep file instead of running the experiment (for a study of
+    several experiments, a dict of files by label).
     """
     if not isinstance(study, Study):
         study = load(study)
@@ -273,29 +321,36 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     if sweep_file is None:
         check_experiment(study, sets, nadyn)
         (out / "data").mkdir(parents=True, exist_ok=True)
-        sweep_file = out / "data" / f"{study.name}.h5"
-        run_sweep(study, sweep_file, sets, nadyn=nadyn, quiet=quiet)
+        sweep_files = study.sweep_files(out)
+        for label, experiment in study.experiments.items():
+            run_sweep(experiment, sweep_files[label], sets, nadyn=nadyn, quiet=quiet)
     else:
         if sets:
             raise StudyError("--set applies to the experiment; with a given sweep file "
                              "there is nothing to run")
         out.mkdir(parents=True, exist_ok=True)
-    sweep_file = pathlib.Path(sweep_file)
-    tables = reduce_tables(study, sweep_file)
+        sweep_files = ({label: pathlib.Path(p) for label, p in sweep_file.items()}
+                       if isinstance(sweep_file, dict) else {"": pathlib.Path(sweep_file)})
+        if sorted(sweep_files) != sorted(study.experiments):
+            raise StudyError(f"{study.name}: give one sweep file per experiment "
+                             f"({', '.join(study.experiments) or 'experiment.toml'})")
+    tables = reduce_tables(study, sweep_files)
     main_name, table = next(iter(tables.items()))
     md, csv = out / f"{main_name}.md", out / f"{main_name}.csv"
     _write_whole(md, markdown(study, table, sets))
     _write_whole(csv, csv_text(study, table))
     for name, extra in list(tables.items())[1:]:
-        _write_whole(out / f"{name}.csv", csv_text(study, extra))
+        (out / f"{name}.csv").parent.mkdir(parents=True, exist_ok=True)
+        _write_whole(out / f"{name}.csv", csv_text(study, extra, name))
     figure = None
     if figures and callable(getattr(study.module, "figure", None)):
         import matplotlib
 
         matplotlib.use("Agg")
         figure = out / getattr(study.module, "FIGURE", f"{study.name}.png")
-        study.module.figure(table, open_file(sweep_file), figure)
-    return Result(study=study, table=table, sweep_file=sweep_file,
+        study.module.figure(table, open_sweeps(study, sweep_files), figure)
+    return Result(study=study, table=table, sweep_file=next(iter(sweep_files.values())),
+                  sweep_files=sweep_files,
                   extra_tables=dict(list(tables.items())[1:]), markdown=md, csv=csv,
                   figure=figure)
 

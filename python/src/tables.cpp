@@ -53,48 +53,8 @@ std::string name_of(scheme id) {
     return std::string(info(id).name);
 }
 
-py::dict fit_entries(py::dict row, const std::string& prefix, const law_fit& fit,
-                     const fit_window& window) {
-    row[py::str(prefix + "_law")] = std::string(to_string(fit.law));
-    row[py::str(prefix + "_parameter")] = fit.parameter;
-    row[py::str(prefix + "_log_prefactor")] = fit.log_prefactor;
-    row[py::str(prefix + "_rms_residual")] = fit.rms_residual;
-    row[py::str(prefix + "_samples")] = fit.samples;
-    row[py::str(prefix + "_window_start")] = window.start;
-    row[py::str(prefix + "_window_end")] = window.end;
-    return row;
-}
-
 py::list table(const std::string& name, const py::kwargs& given) {
     py::list rows;
-    if (name == "terminal") {
-        using S = terminal_table_settings;
-        const setters<S> fields{field("n_reduced", &S::n_reduced),
-                                field("beta_reduced", &S::beta_reduced),
-                                field("n", &S::n),
-                                field("d", &S::d),
-                                field("beta", &S::beta),
-                                field("cap", &S::cap),
-                                field("seed", &S::seed),
-                                field("r0", &S::r0),
-                                field("alpha", &S::alpha),
-                                field("t_switch", &S::t_switch)};
-        const auto s = settings_from(name, given, fields);
-        validate(s); // the checks and messages of `nadyn table`
-        const auto table = without_gil([&] { return terminal_velocity_table(s); });
-        for (const auto& r : table) {
-            py::dict row;
-            row["scheme"] = name_of(r.id);
-            row["law"] = std::string(to_string(r.law));
-            row["theory"] = r.theory;
-            fit_entries(row, "reduced", r.reduced, r.reduced_window);
-            fit_entries(row, "particles", r.particles, r.particles_window);
-            row["best_reduced"] = std::string(to_string(r.best_reduced));
-            row["best_particles"] = std::string(to_string(r.best_particles));
-            rows.append(row);
-        }
-        return rows;
-    }
     if (name == "random") {
         using S = random_table_settings;
         const setters<S> fields{field("n", &S::n),           field("d", &S::d),
@@ -140,8 +100,7 @@ py::list table(const std::string& name, const py::kwargs& given) {
 
 void bind_tables(py::module_& m) {
     m.def("_table", &table, py::arg("name"),
-          "The paper's tables computed in C++ as rows (use nadyn.table): 'terminal', "
-          "'random'.");
+          "The paper's table computed in C++ as rows (use nadyn.table): 'random'.");
 }
 
 } // namespace nadyn::python

@@ -1,5 +1,6 @@
-// The paper's tables as nadyn recomputes them (results/): the numbers where theory gives a
-// number.
+// The fits and the random-weights table as nadyn computes them (results/): the numbers where
+// theory gives a number. (The terminal table is the study studies/terminal/, tested in
+// tests/python/test_study.py.)
 #include "nadyn/paper_tables.hpp"
 
 #include <doctest/doctest.h>
@@ -8,52 +9,6 @@
 #include <cmath>
 
 using namespace nadyn;
-
-namespace {
-
-// The terminal laws (docs/model.md §3): exponential with rate 2 (post-ln, ngpt), power 3
-// (pre-ln, mix-ln, peri-ln), stretched exponential exp(-4 sqrt t) (sqrt-scaling).
-double expected_terminal_parameter(scheme id) {
-    switch (id) {
-    case scheme::post_ln:
-    case scheme::ngpt:
-        return 2.0;
-    case scheme::pre_ln:
-    case scheme::mix_ln:
-    case scheme::peri_ln:
-        return 3.0;
-    case scheme::no_norm: // no terminal law: the terminal table leaves it out
-        return 0.0;
-    case scheme::sqrt_scaling:
-        return 4.0;
-    }
-    return 0.0;
-}
-
-} // namespace
-
-TEST_CASE("terminal-velocity table: fitted laws match theory; the predicted law fits best") {
-    const terminal_table_settings settings;
-    const auto rows = terminal_velocity_table(settings);
-    REQUIRE(rows.size() == static_cast<std::size_t>(std::count_if(
-                               scheme_table.begin(), scheme_table.end(),
-                               [](const scheme_info& row) { return row.in_paper_tables; })));
-    for (const auto& row : rows) {
-        CAPTURE(info(row.id).name);
-        CAPTURE(row.reduced.parameter);
-        CAPTURE(row.particles.parameter);
-        const double expected = expected_terminal_parameter(row.id);
-        CHECK(row.theory == expected);
-        CHECK(std::abs(row.reduced.parameter / expected - 1.0) < 0.02);
-        CHECK(std::abs(row.particles.parameter / expected - 1.0) < 0.05);
-        CHECK(row.best_reduced == row.law);
-        CHECK(row.best_particles == row.law);
-        // The windows are where the velocity is well above round-off: several decades.
-        CHECK(row.reduced_window.end > 5.0 * row.reduced_window.start);
-    }
-    CHECK(terminal_table_csv(rows).rfind(
-              "scheme,law,theory,fit_reduced,fit_particles,window_start,window_end\n", 0) == 0);
-}
 
 TEST_CASE("fits recover the parameters of exact laws") {
     std::vector<double> t, exp_v, poly_v, stretched_v;

@@ -125,7 +125,7 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
                              capture_output=True, text=True)
     assert unknown.returncode == 2
     assert "unknown table or study 'no_such'" in unknown.stderr
-    assert "terminal" in unknown.stderr and "final_cos" in unknown.stderr
+    assert "random" in unknown.stderr and "final_cos" in unknown.stderr
 
     (studies / "final_cos" / "reduce.py").unlink()
     missing = subprocess.run(["/usr/bin/python3", "-m", "nadyn.study", "run",
@@ -135,7 +135,7 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     assert missing.returncode == 2
     assert "lacks reduce.py" in missing.stderr
 
-    built_in = subprocess.run([cli, "table", "terminal", "--set", "run.n=4"],
+    built_in = subprocess.run([cli, "table", "random", "--set", "run.n=4"],
                               capture_output=True, text=True)
     assert built_in.returncode == 2
     assert "built-in table" in built_in.stderr
@@ -230,3 +230,47 @@ def test_initial_study_needs_beta_5_or_a_single_beta(cli, tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert "beta = 5" in run.stderr
+
+
+# The terminal laws (docs/model.md §3.5), written out here: exponential with rate 2 (post-ln,
+# ngpt), power 3 (pre-ln, mix-ln, peri-ln), stretched exponential exp(-4 sqrt t) (sqrt-scaling).
+TERMINAL = {"post-ln": ("exponential", 2.0), "ngpt": ("exponential", 2.0),
+            "pre-ln": ("polynomial", 3.0), "mix-ln": ("polynomial", 3.0),
+            "peri-ln": ("polynomial", 3.0), "sqrt-scaling": ("stretched", 4.0)}
+
+
+def test_terminal_study_fits_the_predicted_laws(cli, tmp_path):
+    out = tmp_path / "out"
+    run = subprocess.run([cli, "table", "terminal", "--out-dir", str(out), "--format", "csv"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(out / "terminal_velocity.csv")
+    assert table.scheme.tolist() == list(TERMINAL)[:1] + ["pre-ln", "mix-ln", "peri-ln", "ngpt",
+                                                          "sqrt-scaling"]
+    for _, row in table.iterrows():
+        law, parameter = TERMINAL[row.scheme]
+        assert (row.law, row.theory) == (law, parameter)
+        assert abs(row.fit_reduced / parameter - 1) < 0.02
+        assert abs(row.fit_particles / parameter - 1) < 0.05
+        assert row.best_reduced == law and row.best_particles == law
+        # The windows are where the velocity is well above round-off: several decades.
+        assert row.window_end > 5 * row.window_start
+    # The fits again, here, from the series the study wrote (numpy least squares in the law's
+    # own variables): the same parameters to round-off.
+    series = pd.read_csv(out / "data" / "terminal_series.csv")
+    fits = pd.read_csv(out / "data" / "terminal_fits.csv")
+    for _, fit in fits.iterrows():
+        s = series[(series.scheme == fit.scheme) & (series.source == fit.source)]
+        s = s[(s.t >= fit.window_start * (1 - 1e-9)) & (s.t <= fit.window_end * (1 + 1e-9))
+              & (s.velocity > 0)]
+        t, v = s.t.to_numpy(), s.velocity.to_numpy()
+        if fit.law == "exponential":
+            x, y = t, np.log(v)
+        elif fit.law == "polynomial":
+            x, y = np.log(t), np.log(v)
+        else:
+            x = np.sqrt(t + 1)
+            y = np.log(v) + np.log(x)
+        slope = np.polyfit(x, y, 1)[0]
+        assert -slope == pytest.approx(fit.parameter, rel=1e-6), (fit.scheme, fit.source)
+    assert (out / "terminal_velocity.md").read_text().startswith("# Terminal velocity")
