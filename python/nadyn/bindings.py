@@ -337,36 +337,39 @@ def table(name: str, **settings: Any) -> list[dict[str, Any]]:
     return _core._table(name, **settings)
 
 
-def _terminal_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The terminal-velocity study's table with the particle runs' settings as --set."""
+def _study_table_keywords(name: str, settings: Mapping[str, Any], valid) -> None:
+    """TypeError naming the first keyword a study-backed nadyn.table(name) does not take."""
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        raise TypeError(f"nadyn.table('{name}'): unknown keyword '{unknown[0]}'; "
+                        f"valid keywords: {', '.join(sorted(valid))}")
+
+
+def _run_study(name: str, sets: list[str]):
+    """The study `name` run into a scratch folder (removed after), no figure: its Result."""
     import tempfile
 
     from . import study
 
+    with tempfile.TemporaryDirectory(prefix="nadyn-study-") as out:
+        return study.run(name, out, sets, figures=False)
+
+
+def _terminal_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The terminal-velocity study's table with the particle runs' settings as --set."""
     keys = {"n": "run.n={}", "d": "run.d={}", "beta": "run.beta={!r}", "seed": "run.seed={}",
             "r0": "run.r0={!r}", "alpha": "run.alpha={!r}", "t_switch": "run.t_switch={!r}",
             "cap": 'run.init="cap:{!r}"'}
-    unknown = sorted(set(settings) - set(keys))
-    if unknown:
-        raise TypeError(f"nadyn.table('terminal'): unknown keyword '{unknown[0]}'; "
-                        f"valid keywords: {', '.join(sorted(keys))}")
+    _study_table_keywords("terminal", settings, keys)
     sets = [keys[k].format(int(v) if k in ("n", "d", "seed") else float(v))
             for k, v in settings.items()]
-    with tempfile.TemporaryDirectory(prefix="nadyn-study-") as out:
-        return study.run("terminal", out, sets, figures=False).table.to_dict("records")
+    return _run_study("terminal", sets).table.to_dict("records")
 
 
 def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The initial-velocity study's table (or its beta points) with settings as --set."""
-    import tempfile
-
-    from . import study
-
-    valid = {"n", "r0", "alpha"} | ({"beta"} if name == "initial" else {"betas"})
-    unknown = sorted(set(settings) - valid)
-    if unknown:
-        raise TypeError(f"nadyn.table('{name}'): unknown keyword '{unknown[0]}'; "
-                        f"valid keywords: {', '.join(sorted(valid))}")
+    _study_table_keywords(name, settings,
+                          {"n", "r0", "alpha"} | ({"beta"} if name == "initial" else {"betas"}))
     sets = []
     if "n" in settings:
         sets += [f"run.n={int(settings['n'])}", f"run.d={int(settings['n'])}"]
@@ -379,11 +382,10 @@ def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str
         # The study's table is at beta = 5: swept too, and left out of the points returned.
         betas = [float(b) for b in settings["betas"]]
         sets.append("sweep.beta=[" + ",".join(repr(b) for b in sorted(set(betas) | {5.0})) + "]")
-    with tempfile.TemporaryDirectory(prefix="nadyn-study-") as out:
-        result = study.run("initial", out, sets, figures=False)
-        if name == "initial":
-            return result.table.to_dict("records")
-        points = result.extra_tables["initial_velocity_beta"]
-        if "betas" in settings:
-            points = points[points.beta.isin(betas)]
-        return points.to_dict("records")
+    result = _run_study("initial", sets)
+    if name == "initial":
+        return result.table.to_dict("records")
+    points = result.extra_tables["initial_velocity_beta"]
+    if "betas" in settings:
+        points = points[points.beta.isin(betas)]
+    return points.to_dict("records")

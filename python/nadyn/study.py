@@ -65,11 +65,6 @@ class Study:
     experiments: dict[str, pathlib.Path]
     module: Any
 
-    @property
-    def experiment(self) -> pathlib.Path:
-        """The experiment of a study that has one."""
-        return next(iter(self.experiments.values()))
-
     def sweep_files(self, out: pathlib.Path) -> dict[str, pathlib.Path]:
         """Where each experiment's sweep goes: data/<name>.h5 or data/<name>-<label>.h5."""
         return {label: out / "data" / (f"{self.name}-{label}.h5" if label else f"{self.name}.h5")
@@ -228,11 +223,6 @@ def reduce_tables(study: Study, sweep_file) -> dict[str, pd.DataFrame]:
     if not tables:
         raise StudyError(f"{study.name}: reduce() returned no table")
     return tables
-
-
-def reduce(study: Study, sweep_file) -> pd.DataFrame:
-    """The study's table from a sweep file already run."""
-    return next(iter(reduce_tables(study, sweep_file).values()))
 
 
 def _cell(value: Any, spec: str | None, digits: int, missing: str = "-") -> str:
