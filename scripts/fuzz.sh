@@ -96,6 +96,7 @@ for target in input_files cli_parse whole_files; do
     # The last progress line: executions so far, executions per second, crashes.
     grep -E '^#[0-9]+:' "$log" | tail -n 1 | sed "s/^/fuzz_$target /" >&2 || true
     ours=()
+    theirs=0 # inputs put down to libhdf5 (or not reproducible alone)
     while IFS= read -r -d '' artifact; do
         if [[ "$target" == cli_parse ]]; then
             ours+=("$artifact")
@@ -103,23 +104,29 @@ for target in input_files cli_parse whole_files; do
             echo "fuzz_$target: HDF5 alone fails on $(basename "$artifact") too" \
                  "(fuzz_hdf5_alone); kept in fuzz/crashes/hdf5/" >&2
             mv "$artifact" "$root/fuzz/crashes/hdf5/"
+            theirs=$((theirs + 1))
         else
             case "$(replay_owner "$artifact" "$target")" in
             hdf5)
                 echo "fuzz_$target: $(basename "$artifact") crashes inside libhdf5 on HDF5's" \
                      "own memory (the replay's report); kept in fuzz/crashes/hdf5/" >&2
-                mv "$artifact" "$root/fuzz/crashes/hdf5/" ;;
+                mv "$artifact" "$root/fuzz/crashes/hdf5/"
+                theirs=$((theirs + 1)) ;;
             none)
                 echo "fuzz_$target: $(basename "$artifact") does not crash when replayed" \
                      "alone (it needed the heap state of earlier inputs); kept in" \
                      "fuzz/crashes/unreproduced/" >&2
-                mv "$artifact" "$root/fuzz/crashes/unreproduced/" ;;
+                mv "$artifact" "$root/fuzz/crashes/unreproduced/"
+                theirs=$((theirs + 1)) ;;
             *) ours+=("$artifact") ;;
             esac
         fi
     done < <(find "$root/fuzz/crashes" -maxdepth 1 -type f -name "$target-*" -newer "$stamp" \
              -print0)
-    if ((status != 0 || ${#ours[@]})); then
+    # In fork mode libFuzzer exits with the status of a job that crashed as the time budget
+    # ran out (134 for an HDF5 abort): that is no bug of ours when every input that crashed
+    # was accounted for above. A failing status with no such input is.
+    if ((${#ours[@]} || (status != 0 && theirs == 0))); then
         tail -n 60 "$log" >&2
         for artifact in "${ours[@]}"; do echo "bug input: $artifact" >&2; done
         failed+=("$target")
