@@ -3,6 +3,7 @@
 // Input: byte 0 picks n in 1..8, byte 1 picks d in 2..9, the rest is written to a temporary
 // file that make_initial and make_weights read. A malformed file must end in input_error or
 // io_error; any other exception, a crash, a sanitizer report or a hang is a bug.
+#include "nadyn/input_files.hpp"
 #include "fuzz_support.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
@@ -28,8 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string& path = nadyn_fuzz::write_input(data + 2, size - 2);
     expect_clean_failure(
         [&] {
-            const auto state =
-                nadyn::make_initial(nadyn::initial_spec::parse("file:" + path), n, d, 1, 1.0);
+            const auto state = nadyn::make_initial(
+                nadyn::with_file_contents(nadyn::initial_spec::parse("file:" + path), n, d), n, d,
+                1, 1.0);
             // What make_initial promises: n unit rows and n positive, finite magnitudes.
             if (state.theta.size() != n * d || state.r.size() != n) std::abort();
             for (std::size_t k = 0; k < n; ++k) {
@@ -47,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "make_initial");
     expect_clean_failure(
         [&] {
-            const auto weights =
-                nadyn::make_weights(nadyn::weights_spec::parse("file:" + path), d, 1);
+            const auto weights = nadyn::make_weights(
+                nadyn::with_file_contents(nadyn::weights_spec::parse("file:" + path), d), d, 1);
             for (const auto& head : weights.heads)
                 for (const auto* m : {&head.Q, &head.K, &head.V})
                     if (m->size() != 0 &&

@@ -3,6 +3,7 @@
 #include "nadyn/detail/hdf5.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/norm.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/weights.hpp"
@@ -497,19 +498,22 @@ void experiment::check_input_files() const {
     const auto is_input = [](std::string_view axis) {
         return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
     };
-    for_each_combination(is_input, [&](const run_config& c, std::size_t index, std::size_t) {
-        try {
-            auto guard = detail::hdf5_lock();
-            if (c.init.kind == initial_kind::file)
-                (void)make_initial(c.init, c.n, c.d, c.seed, c.r0, c.norm);
-            if (c.weights.family == weights_family::file)
-                (void)make_weights(c.weights, c.d, c.seed, c.weights.per_layer ? 0 : -1);
-            if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
-        } catch (const input_error& error) {
-            throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
-                              "): " + error.what());
-        }
-    });
+    for_each_combination(
+        is_input, [&](const run_config& combination, std::size_t index, std::size_t) {
+            try {
+                auto guard = detail::hdf5_lock();
+                run_config c = combination;
+                read_input_files(c);
+                if (c.init.kind == initial_kind::file)
+                    (void)make_initial(c.init, c.n, c.d, c.seed, c.r0, c.norm);
+                if (c.weights.family == weights_family::file)
+                    (void)make_weights(c.weights, c.d, c.seed, c.weights.per_layer ? 0 : -1);
+                if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
+            } catch (const input_error& error) {
+                throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
+                                  "): " + error.what());
+            }
+        });
 }
 
 std::string experiment::digest() const {

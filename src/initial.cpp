@@ -1,12 +1,12 @@
 #include "nadyn/initial.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
 #include "nadyn/random.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 namespace nadyn {
 
@@ -161,9 +161,25 @@ std::string number_text(double value) {
 
 } // namespace
 
+void check_init_theta0_shape(const std::string& path, std::size_t n, std::size_t d,
+                             std::size_t rows, std::size_t cols) {
+    if (rows != n || cols != d)
+        throw input_error("dataset 'theta0' in init file '" + path + "' must be " +
+                          std::to_string(n) + " x " + std::to_string(d) + " (n x d), found " +
+                          std::to_string(rows) + " x " + std::to_string(cols));
+}
+
+void check_init_r0_shape(const std::string& path, std::size_t n, std::size_t rows,
+                         std::size_t cols) {
+    // One of them 1 first, so that the product cannot wrap around.
+    if ((cols != 1 && rows != 1) || rows * cols != n)
+        throw input_error("dataset 'r0' in init file '" + path +
+                          "' must have n = " + std::to_string(n) + " entries");
+}
+
 initial_spec initial_spec::parse(const std::string& text) {
-    if (text == "uniform") return {initial_kind::uniform, 0.0, {}};
-    if (text == "orthogonal") return {initial_kind::orthogonal, 0.0, {}};
+    if (text == "uniform") return {initial_kind::uniform, 0.0, {}, {}};
+    if (text == "orthogonal") return {initial_kind::orthogonal, 0.0, {}, {}};
     if (text.rfind("cap:", 0) == 0) {
         const std::string value = text.substr(4);
         std::size_t used = 0;
@@ -177,10 +193,10 @@ initial_spec initial_spec::parse(const std::string& text) {
             eps > std::numbers::pi)
             throw input_error("invalid cap radius in '" + text +
                               "'; expected cap:EPS with 0 < EPS <= pi (radians)");
-        return {initial_kind::cap, eps, {}};
+        return {initial_kind::cap, eps, {}, {}};
     }
     if (text.rfind("file:", 0) == 0 && text.size() > 5)
-        return {initial_kind::file, 0.0, text.substr(5)};
+        return {initial_kind::file, 0.0, text.substr(5), {}};
     throw input_error("unknown init '" + text +
                       "'; valid choices: uniform, orthogonal, cap:EPS, file:PATH");
 }
@@ -243,19 +259,14 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         break;
     }
     case initial_kind::file: {
-        auto theta0 = read_matrix_dataset(
-            spec.path, "theta0", false, [&](std::size_t rows, std::size_t cols) {
-                if (rows != n || cols != d)
-                    throw input_error("dataset 'theta0' in init file '" + spec.path + "' must be " +
-                                      std::to_string(n) + " x " + std::to_string(d) +
-                                      " (n x d), found " + std::to_string(rows) + " x " +
-                                      std::to_string(cols));
-            });
-        if (!theta0)
-            throw input_error("init file '" + spec.path +
-                              "' has no dataset 'theta0' (n x d directions)");
+        if (!spec.contents)
+            throw std::logic_error("init '" + spec.to_string() +
+                                   "' is not read: read_input_files (nadyn/input_files.hpp) reads "
+                                   "the file into the spec");
+        const initial_file_contents& file = *spec.contents;
+        check_init_theta0_shape(spec.path, n, d, file.rows, file.cols);
         for (std::size_t k = 0; k < n; ++k) {
-            const double* row = &theta0->values[k * d];
+            const double* row = &file.theta0[k * d];
             double* direction = &state.theta[k * d];
             if (centred) {
                 centre_file_row(row, direction, d, k, spec.path);
@@ -284,19 +295,14 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
             for (std::size_t a = 0; a < d; ++a)
                 direction[a] = row[a] * inverse;
         }
-        const auto n_entries = [&](std::size_t rows, std::size_t cols) {
-            // One of them 1 first, so that the product cannot wrap around.
-            if ((cols != 1 && rows != 1) || rows * cols != n)
-                throw input_error("dataset 'r0' in init file '" + spec.path +
-                                  "' must have n = " + std::to_string(n) + " entries");
-        };
         if (centred) project_to_centred_sphere(state.theta.data(), n, d, 1);
-        if (auto radii = read_matrix_dataset(spec.path, "r0", true, n_entries)) {
+        if (!file.r0.empty()) {
+            check_init_r0_shape(spec.path, n, file.r0.size(), 1);
             for (std::size_t k = 0; k < n; ++k) {
-                if (!(radii->values[k] > 0.0))
+                if (!(file.r0[k] > 0.0))
                     throw input_error("dataset 'r0' in init file '" + spec.path +
                                       "' must be positive (entry " + std::to_string(k) + ")");
-                state.r[k] = radii->values[k];
+                state.r[k] = file.r0[k];
             }
         }
         break;

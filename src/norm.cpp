@@ -2,7 +2,6 @@
 
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
 #include "reductions.hpp"
 
 #include <cmath>
@@ -21,28 +20,6 @@ std::string_view to_string(norm_kind kind) {
 
 std::string norm_names() {
     return "rms, layernorm";
-}
-
-layer_norm_affine read_layer_norm_affine(const std::string& path, std::size_t d) {
-    layer_norm_affine affine;
-    for (const auto& [name, member] :
-         {std::pair{"gain", &layer_norm_affine::gain}, {"bias", &layer_norm_affine::bias}}) {
-        const std::string dataset(name);
-        auto data =
-            read_matrix_dataset(path, dataset, true, [&](std::size_t rows, std::size_t cols) {
-                // One of them 1 first, so that the product cannot wrap around.
-                if ((rows != 1 && cols != 1) || rows * cols != d)
-                    throw input_error("dataset '" + dataset + "' in ln-params file '" + path +
-                                      "' must have d = " + std::to_string(d) + " entries, found " +
-                                      std::to_string(rows) + " x " + std::to_string(cols));
-            });
-        if (!data) continue; // (the reader refuses non-finite values)
-        affine.*member = std::move(data->values);
-    }
-    if (affine.identity())
-        throw input_error("ln-params file '" + path +
-                          "' has neither dataset 'gain' nor 'bias' (each d numbers)");
-    return affine;
 }
 
 void apply_affine(const layer_norm_affine& affine, const double* theta, double* y, std::size_t n,

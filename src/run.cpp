@@ -6,6 +6,7 @@
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/unselectable.hpp"
 #include "nadyn/version.hpp"
@@ -85,6 +86,7 @@ layer_norm_affine affine_of(const run_config& c) {
 
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
+    read_input_files(m_config);
     m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
                              m_config.weights.per_layer ? 0 : -1);
     m_affine = affine_of(m_config);

@@ -1,7 +1,6 @@
 #include "nadyn/weights.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
 #include "nadyn/random.hpp"
 
 #include <Eigen/QR>
@@ -10,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 namespace nadyn {
 
@@ -192,43 +192,6 @@ matrix draw(drawn kind, std::uint64_t seed, std::int64_t layer, std::size_t head
     return {};
 }
 
-// Q, K, V of H heads from a weights file: each dataset d x d (every head) or H x d x d.
-void read_heads(const weights_spec& spec, std::size_t d, attention_weights& weights) {
-    const std::size_t heads = weights.heads.size();
-    for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
-                                       {"K", &attention_head::K},
-                                       {"V", &attention_head::V}}) {
-        const std::string dataset(name);
-        auto data = read_matrix_stack_dataset(
-            spec.path, dataset, [&](std::size_t stack, std::size_t rows, std::size_t cols) {
-                if (rows != d || cols != d)
-                    throw input_error("dataset '" + dataset + "' in weights file '" + spec.path +
-                                      "' must be " + std::to_string(d) + " x " + std::to_string(d) +
-                                      " or H x " + std::to_string(d) + " x " + std::to_string(d) +
-                                      ", found " +
-                                      (stack != 0 ? std::to_string(stack) + " x " : "") +
-                                      std::to_string(rows) + " x " + std::to_string(cols));
-                if (stack != 0 && stack != heads)
-                    throw input_error(
-                        "dataset '" + dataset + "' in weights file '" + spec.path + "' holds " +
-                        std::to_string(stack) + " heads, but --heads is " + std::to_string(heads) +
-                        " (give --heads " + std::to_string(stack) + " or a d x d dataset)");
-            });
-        if (!data) continue;
-        const std::size_t size = d * d;
-        for (std::size_t h = 0; h < heads; ++h) {
-            matrix& m = weights.heads[h].*member;
-            m.resize(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-            const std::size_t offset = data->stack == 0 ? 0 : h * size;
-            std::copy(data->values.begin() + static_cast<std::ptrdiff_t>(offset),
-                      data->values.begin() + static_cast<std::ptrdiff_t>(offset + size), m.data());
-        }
-    }
-    if (weights.is_identity())
-        throw input_error("weights file '" + spec.path +
-                          "' has none of the datasets Q, K, V (each d x d or H x d x d)");
-}
-
 matrix identity_if_empty(const matrix& m, std::size_t d) {
     if (m.size() != 0) return m;
     return matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
@@ -254,7 +217,26 @@ attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uin
     const std::int64_t stream_layer = spec.per_layer ? layer : -1;
     attention_weights weights;
     weights.heads.assign(spec.heads, attention_head{});
-    if (spec.family == weights_family::file) read_heads(spec, d, weights);
+    if (spec.family == weights_family::file) {
+        if (!spec.contents)
+            throw std::logic_error("weights '" + spec.to_string() +
+                                   "' are not read: read_input_files (nadyn/input_files.hpp) "
+                                   "reads the file into the spec");
+        weights.heads = spec.contents->heads;
+        const auto read_for_this_shape = [&](const matrix& m) {
+            return m.size() == 0 || (std::size_t(m.rows()) == d && std::size_t(m.cols()) == d);
+        };
+        const bool fits = weights.heads.size() == spec.heads &&
+                          std::all_of(weights.heads.begin(), weights.heads.end(),
+                                      [&](const attention_head& head) {
+                                          return read_for_this_shape(head.Q) &&
+                                                 read_for_this_shape(head.K) &&
+                                                 read_for_this_shape(head.V);
+                                      });
+        if (!fits)
+            throw std::logic_error("weights '" + spec.to_string() +
+                                   "' were read for another d or number of heads");
+    }
     for (std::size_t h = 0; h < spec.heads; ++h) {
         attention_head& head = weights.heads[h];
         auto drawn_as = [&](drawn kind, slot which) {

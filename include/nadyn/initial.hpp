@@ -16,6 +16,7 @@
 #include "nadyn/norm.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,20 @@ namespace nadyn {
 
 enum class initial_kind { uniform, orthogonal, cap, file };
 
+// The numbers of an init file (file:PATH) as stored. The model takes numbers, not files:
+// read_input_files (nadyn/input_files.hpp, the file layer) reads them into the spec.
+struct initial_file_contents {
+    std::size_t rows = 0, cols = 0;
+    std::vector<double> theta0; // rows x cols, row-major, not yet normalised
+    std::vector<double> r0;     // one magnitude per row, or empty (the run's r0)
+};
+
 struct initial_spec {
     initial_kind kind = initial_kind::uniform;
     double cap_radius = 0.0; // radians, for cap
     std::string path;        // for file
+    // For file: the file's numbers (shared by the copies of a spec; not part of to_string).
+    std::shared_ptr<const initial_file_contents> contents;
 
     // uniform | orthogonal | cap:EPS | file:PATH; input_error otherwise.
     static initial_spec parse(const std::string& text);
@@ -38,6 +49,16 @@ struct initial_state {
     std::vector<double> r;     // n magnitudes
 };
 
+// An init file's shapes, checked by its reader before it reads a value and by make_initial:
+// input_error naming the file and the dataset. theta0 is n x d; r0 has n entries (rows x cols
+// with one of them 1).
+void check_init_theta0_shape(const std::string& path, std::size_t n, std::size_t d,
+                             std::size_t rows, std::size_t cols);
+void check_init_r0_shape(const std::string& path, std::size_t n, std::size_t rows,
+                         std::size_t cols);
+
+// file: needs spec.contents (std::logic_error without it); input_error when its shape is not
+// n x d, a row is zero (or constant under layernorm) or a magnitude is not positive.
 initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t d,
                            std::uint64_t seed, double r0, norm_kind norm = norm_kind::rms);
 

@@ -36,11 +36,6 @@ struct layer_norm_affine {
     [[nodiscard]] bool identity() const { return gain.empty() && bias.empty(); }
 };
 
-// Datasets `gain` and `bias` (each a vector of d finite numbers; an absent one keeps its
-// identity value, but the file must hold at least one) from the HDF5 file `path`;
-// input_error naming the file and the dataset otherwise.
-layer_norm_affine read_layer_norm_affine(const std::string& path, std::size_t d);
-
 // y_k = a ⊙ theta_k + b for n rows of d (what attention reads under layernorm).
 void apply_affine(const layer_norm_affine& affine, const double* theta, double* y, std::size_t n,
                   std::size_t d);

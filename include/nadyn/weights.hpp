@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,7 +75,11 @@ struct weights_spec {
     bool per_layer = false;    // a new draw for every layer (NAME-per-layer)
     bool random_alias = false; // spelled `random` / `random-per-layer` (recorded as written)
     std::string path;          // for file
-    std::size_t heads = 1;     // --heads
+    // For file: the file's Q, K, V by head (an empty matrix is the identity), read by
+    // read_input_files (nadyn/input_files.hpp, the file layer): the model takes numbers, not
+    // files. Shared by the copies of a spec; not part of to_string.
+    std::shared_ptr<const attention_weights> contents;
+    std::size_t heads = 1;                   // --heads
     value_family value = value_family::same; // --value
 
     // FAMILY, FAMILY-per-layer, random, random-per-layer or file:PATH (input_error
@@ -92,8 +97,8 @@ struct weights_spec {
 // layer l, or the ODE's interval [l tau, (l+1) tau)). Head h's matrix m (Q, K, V) comes from
 // the stream of (layer, h) positioned after m d^2 normals, so it depends on nothing else:
 // head 0 of a one-head run draws the numbers nadyn always drew, and adding a head, or
-// changing V's family, never changes the other matrices. file: datasets Q, K, V of an HDF5
-// file, d x d (shared by every head) or H x d x d; a missing one is the identity.
+// changing V's family, never changes the other matrices. file: spec.contents (std::logic_error
+// without it: read_input_files reads the datasets Q, K, V of the HDF5 file).
 // qk: V = Q^T K / ‖Q^T K‖_2 per head (input_error when Q^T K = 0).
 attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uint64_t seed,
                                std::int64_t layer = -1);

@@ -36,7 +36,8 @@ state_type state_of(const initial_state& s, std::size_t n, std::size_t d) {
 // theta_k(0) = h_k, the first n vectors of the Helmert basis of U (n <= d - 1).
 state_type helmert_start(std::size_t n, std::size_t d, double r0) {
     return state_of(
-        make_initial({initial_kind::orthogonal, 0.0, {}}, n, d, 0, r0, norm_kind::layernorm), n, d);
+        make_initial({initial_kind::orthogonal, 0.0, {}, {}}, n, d, 0, r0, norm_kind::layernorm), n,
+        d);
 }
 
 std::vector<particle_frame> simulate(const scheme_parameters& scheme, std::size_t d, double beta,

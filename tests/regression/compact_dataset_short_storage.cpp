@@ -7,6 +7,7 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
+#include "nadyn/input_files.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>
@@ -19,7 +20,8 @@ using namespace nadyn;
 TEST_CASE("the fuzz input: theta0 with 0 bytes of compact storage is refused") {
     const auto c = nadyn_test::unpack_input_files("compact_dataset_short_storage.fuzz");
     try {
-        (void)make_initial(initial_spec::parse("file:" + c.path), c.n, c.d, 1, 1.0);
+        (void)make_initial(with_file_contents(initial_spec::parse("file:" + c.path), c.n, c.d), c.n,
+                           c.d, 1, 1.0);
         FAIL("no input_error");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("damaged") != std::string::npos);
@@ -42,7 +44,8 @@ TEST_CASE("an intact compact theta0 still reads") {
     H5Pclose(plist);
     H5Sclose(space);
     H5Fclose(file);
-    const initial_state s = make_initial(initial_spec::parse("file:" + path), 2, 3, 1, 1.0);
+    const initial_state s =
+        make_initial(with_file_contents(initial_spec::parse("file:" + path), 2, 3), 2, 3, 1, 1.0);
     const double expected[6] = {0.6, 0.0, 0.8, 0.0, 1.0, 0.0};
     for (int i = 0; i < 6; ++i)
         CHECK(std::abs(s.theta[i] - expected[i]) <= 1e-15);

@@ -9,6 +9,7 @@
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/initial.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/weights.hpp"
 
 #include <doctest/doctest.h>
@@ -65,7 +66,7 @@ TEST_CASE("init and weights files of the wrong, huge shape fail on the shape") {
     const std::string init = scratch("theta0");
     write_empty_dataset(init, "theta0", 2, hsize_t{1} << 40);
     try {
-        (void)make_initial(initial_spec::parse("file:" + init), 2, 3, 1, 1.0);
+        (void)read_initial_file(init, 2, 3);
         FAIL("no input_error");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("must be 2 x 3 (n x d), found 2 x 1099511627776") !=
@@ -74,7 +75,7 @@ TEST_CASE("init and weights files of the wrong, huge shape fail on the shape") {
     const std::string weights = scratch("Q");
     write_empty_dataset(weights, "Q", 3, hsize_t{1} << 40);
     try {
-        (void)make_weights(weights_spec::parse("file:" + weights), 3, 1);
+        (void)read_weights_file(weights, 3, 1);
         FAIL("no input_error");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("must be 3 x 3 or H x 3 x 3, found 3 x 1099511627776") !=
@@ -85,7 +86,8 @@ TEST_CASE("init and weights files of the wrong, huge shape fail on the shape") {
 TEST_CASE("the fuzz input: theta0 declared 2 x 6557241057451442178") {
     const auto c = nadyn_test::unpack_input_files("theta0_huge_shape.fuzz");
     try {
-        (void)make_initial(initial_spec::parse("file:" + c.path), c.n, c.d, 1, 1.0);
+        (void)make_initial(with_file_contents(initial_spec::parse("file:" + c.path), c.n, c.d), c.n,
+                           c.d, 1, 1.0);
         FAIL("no input_error");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("found 2 x 6557241057451442178") != std::string::npos);

@@ -6,6 +6,7 @@
 #include "fuzz_inputs.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/weights.hpp"
 
 #include <doctest/doctest.h>
@@ -17,7 +18,7 @@ using namespace nadyn;
 TEST_CASE("the fuzz input: a 26740-byte float type is refused") {
     const auto c = nadyn_test::unpack_input_files("number_type_too_wide.fuzz");
     try {
-        (void)make_weights(weights_spec::parse("file:" + c.path), c.d, 1);
+        (void)read_weights_file(c.path, c.d, 1);
         FAIL("no input_error");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("a number type of 26740 bytes") != std::string::npos);

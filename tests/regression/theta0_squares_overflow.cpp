@@ -6,6 +6,7 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
+#include "nadyn/input_files.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>
@@ -46,7 +47,8 @@ TEST_CASE("theta0 rows far from unit length normalise to their direction") {
     const std::string path = std::string(NADYN_TEST_TMPDIR) + "/regression_theta0_scales.h5";
     // Directions (1, -1, 3)/sqrt 11, (1, 0, 2)/sqrt 5 and (1, 2, 2)/3 at three scales.
     write_theta0(path, {1e200, -1e200, 3e200, 1e-170, 0.0, 2e-170, 1.0, 2.0, 2.0}, 3, 3);
-    const initial_state s = make_initial(initial_spec::parse("file:" + path), 3, 3, 1, 1.0);
+    const initial_state s =
+        make_initial(with_file_contents(initial_spec::parse("file:" + path), 3, 3), 3, 3, 1, 1.0);
     const double expected[3][3] = {{1 / std::sqrt(11.0), -1 / std::sqrt(11.0), 3 / std::sqrt(11.0)},
                                    {1 / std::sqrt(5.0), 0.0, 2 / std::sqrt(5.0)},
                                    {1.0 / 3, 2.0 / 3, 2.0 / 3}};
@@ -58,12 +60,15 @@ TEST_CASE("theta0 rows far from unit length normalise to their direction") {
 TEST_CASE("a zero theta0 row is still refused, however it is scaled") {
     const std::string path = std::string(NADYN_TEST_TMPDIR) + "/regression_theta0_zero.h5";
     write_theta0(path, {1e300, 0.0, 0.0, 0.0}, 2, 2);
-    CHECK_THROWS_AS(make_initial(initial_spec::parse("file:" + path), 2, 2, 1, 1.0), input_error);
+    CHECK_THROWS_AS(
+        make_initial(with_file_contents(initial_spec::parse("file:" + path), 2, 2), 2, 2, 1, 1.0),
+        input_error);
 }
 
 TEST_CASE("the fuzz input: theta0 entries up to 1e254 give unit rows") {
     const auto c = nadyn_test::unpack_input_files("theta0_squares_overflow.fuzz");
-    const initial_state s = make_initial(initial_spec::parse("file:" + c.path), c.n, c.d, 1, 1.0);
+    const initial_state s = make_initial(
+        with_file_contents(initial_spec::parse("file:" + c.path), c.n, c.d), c.n, c.d, 1, 1.0);
     REQUIRE(s.theta.size() == c.n * c.d);
     for (std::size_t k = 0; k < c.n; ++k)
         CHECK(std::abs(squared_norm(s.theta, k, c.d) - 1.0) <= 1e-12);

@@ -9,7 +9,9 @@
 
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <numbers>
+#include <stdexcept>
 
 using namespace nadyn;
 
@@ -141,6 +143,47 @@ TEST_CASE("init and weights specs parse, print back, and reject unknown names") 
     }
     for (const auto& row : scheme_table)
         CHECK(parse_scheme(row.name) == row.id);
+}
+
+TEST_CASE("file: specs take the file's numbers from the spec, not from a file") {
+    // The model layer reads no files (input_files.hpp does): these numbers stand for a file.
+    initial_spec init = initial_spec::parse("file:start.h5");
+    CHECK_THROWS_AS(make_initial(init, 2, 3, 1, 1.0), std::logic_error);
+    auto numbers = std::make_shared<initial_file_contents>();
+    numbers->rows = 2;
+    numbers->cols = 3;
+    numbers->theta0 = {3.0, 0.0, 4.0, 0.0, -2.0, 0.0};
+    numbers->r0 = {0.5, 2.0};
+    init.contents = numbers;
+    const initial_state s = make_initial(init, 2, 3, 1, 1.0);
+    const std::vector<double> unit_rows{0.6, 0.0, 0.8, 0.0, -1.0, 0.0}; // rows / |rows|
+    for (std::size_t i = 0; i < unit_rows.size(); ++i)
+        CHECK(s.theta[i] == doctest::Approx(unit_rows[i]).epsilon(1e-15));
+    CHECK(s.r == std::vector<double>{0.5, 2.0});
+    try {
+        (void)make_initial(init, 3, 3, 1, 1.0);
+        FAIL("no input_error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()) ==
+              "dataset 'theta0' in init file 'start.h5' must be 3 x 3 (n x d), found 2 x 3");
+    }
+    numbers->r0 = {0.5, 0.0};
+    CHECK_THROWS_WITH_AS(make_initial(init, 2, 3, 1, 1.0),
+                         "dataset 'r0' in init file 'start.h5' must be positive (entry 1)",
+                         input_error);
+
+    weights_spec weights = weights_spec::parse("file:w.h5");
+    weights.heads = 2;
+    CHECK_THROWS_AS(make_weights(weights, 3, 1), std::logic_error);
+    auto heads = std::make_shared<attention_weights>();
+    heads->heads.assign(2, attention_head{});
+    heads->heads[1].K = matrix::Identity(3, 3) * 2.0;
+    weights.contents = heads;
+    const attention_weights w = make_weights(weights, 3, 1);
+    CHECK(w.heads[0].K.size() == 0);
+    CHECK(w.heads[1].K == matrix::Identity(3, 3) * 2.0);
+    // Read for 3 dimensions, used at 4.
+    CHECK_THROWS_AS(make_weights(weights, 4, 1), std::logic_error);
 }
 
 TEST_CASE("random weights: entries of variance 1/d, per-layer draws differ and repeat") {

@@ -3,6 +3,7 @@
 // files with H x d x d datasets, and the mean over heads.
 #include "cli_support.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/random.hpp"
 #include "nadyn/weights.hpp"
 
@@ -134,7 +135,7 @@ TEST_CASE("orthogonal matrices satisfy Q^T Q = I; symmetric gives Q^T K symmetri
         for (const auto& head : s.heads) {
             const matrix qk = head.Q.transpose() * head.K;
             // FMA (the default build's instruction set) rounds Q^T K and K^T Q differently.
-        CHECK((qk - qk.transpose()).cwiseAbs().maxCoeff() <= 1e-15 * qk.cwiseAbs().maxCoeff());
+            CHECK((qk - qk.transpose()).cwiseAbs().maxCoeff() <= 1e-15 * qk.cwiseAbs().maxCoeff());
             const Eigen::SelfAdjointEigenSolver<matrix> eigen(qk);
             CHECK(eigen.eigenvalues().minCoeff() > -1e-12);
             CHECK(head.V.size() == static_cast<Eigen::Index>(d * d));
@@ -190,21 +191,22 @@ TEST_CASE("weights files: d x d for every head, H x d x d per head, mismatches r
     }
     const std::string stacked = scratch("stacked");
     write_h5(stacked, {{"Q", {2, 3, 3}, values_of(q)}, {"K", {2, 3, 3}, values_of(k)}});
-    const auto w = make_weights(spec_of("file:" + stacked, 2), d, 1);
+    const auto w = make_weights(with_file_contents(spec_of("file:" + stacked, 2), d), d, 1);
     for (std::size_t h = 0; h < 2; ++h) {
         CHECK(w.heads[h].Q == q[h]);
         CHECK(w.heads[h].K == k[h]);
         CHECK(w.heads[h].V.size() == 0);
     }
     // A value family overrides the file's (absent) V, per head.
-    const auto tied = make_weights(spec_of("file:" + stacked, 2, value_family::qk), d, 1);
+    const auto tied =
+        make_weights(with_file_contents(spec_of("file:" + stacked, 2, value_family::qk), d), d, 1);
     CHECK(tied.heads[1].V.isApprox(
         q[1].transpose() * k[1] /
             Eigen::JacobiSVD<matrix>(q[1].transpose() * k[1]).singularValues()(0),
         1e-14));
     // Three heads asked of a file holding two.
     try {
-        (void)make_weights(spec_of("file:" + stacked, 3), d, 1);
+        (void)with_file_contents(spec_of("file:" + stacked, 3), d);
         FAIL("no exception");
     } catch (const input_error& e) {
         CHECK(std::string(e.what()).find("holds 2 heads, but --heads is 3") != std::string::npos);
@@ -212,17 +214,19 @@ TEST_CASE("weights files: d x d for every head, H x d x d per head, mismatches r
     // A d x d dataset serves every head.
     const std::string shared = scratch("shared");
     write_h5(shared, {{"Q", {3, 3}, values_of({q[0]})}});
-    const auto s = make_weights(spec_of("file:" + shared, 4), d, 1);
+    const auto s = make_weights(with_file_contents(spec_of("file:" + shared, 4), d), d, 1);
     for (const auto& head : s.heads)
         CHECK(head.Q == q[0]);
     // Q^T K = 0 cannot be normalised.
     const std::string zero = scratch("zero");
     write_h5(zero, {{"Q", {3, 3}, std::vector<double>(9, 0.0)}});
-    CHECK_THROWS_AS(make_weights(spec_of("file:" + zero, 1, value_family::qk), d, 1), input_error);
+    CHECK_THROWS_AS(
+        make_weights(with_file_contents(spec_of("file:" + zero, 1, value_family::qk), d), d, 1),
+        input_error);
     // Neither 2-D nor 3-D.
     const std::string flat = scratch("flat");
     write_h5(flat, {{"Q", {9}, values_of({q[0]})}});
-    CHECK_THROWS_AS(make_weights(spec_of("file:" + flat), d, 1), input_error);
+    CHECK_THROWS_AS(with_file_contents(spec_of("file:" + flat), d), input_error);
 }
 
 TEST_CASE("the mean over heads scales each V by 1/H; sum and one head leave them") {
