@@ -26,10 +26,6 @@ command add_reduced(CLI::App& app);
 command add_table(CLI::App& app);
 command add_rerun(CLI::App& app);
 command add_sweep(CLI::App& app);
-// `nadyn table unselectable` (apps/standalone_tables.cpp): writes unselectable.md,
-// .csv and the figure to out_dir; md or csv also to stdout.
-int run_unselectable_table(const std::string& out_dir, const std::vector<std::uint64_t>& seeds,
-                           const std::string& python, bool figures, bool csv);
 
 // CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
 // is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer

@@ -1,12 +1,12 @@
-// nadyn table NAME: the paper's tables recomputed (random, unselectable, all) and the
-// studies (studies/<name>/: initial, terminal, noise, ...), run through python/nadyn/study.py.
+// nadyn table NAME: the paper's tables recomputed (random, all) and the
+// studies (studies/<name>/: initial, terminal, noise, unselectable, ...), run through
+// python/nadyn/study.py.
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
 #include "nadyn/paper_tables.hpp"
 #include "nadyn/reduced.hpp"
 #include "nadyn/run.hpp"
-#include "nadyn/unselectable_table.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -49,7 +49,7 @@ void require(bool ok, const std::string& message) {
 }
 
 // The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"random", "all", "unselectable"};
+constexpr const char* built_in_tables[] = {"random", "all"};
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -57,10 +57,11 @@ bool is_built_in(const std::string& which) {
     return false;
 }
 
-// A study folder has its experiment (experiment.toml) or experiments (experiments/*.toml).
+// A study folder has its reduction and README (and an experiment, or PARAMETERS in
+// reduce.py for a study that runs no sweep: python/nadyn/study.py checks the rest).
 bool is_study(const std::filesystem::path& folder) {
-    return std::filesystem::is_regular_file(folder / "experiment.toml") ||
-           std::filesystem::is_directory(folder / "experiments");
+    return std::filesystem::is_regular_file(folder / "reduce.py") &&
+           std::filesystem::is_regular_file(folder / "README.md");
 }
 
 // The names of the study folders under `root`, sorted.
@@ -289,7 +290,7 @@ std::string results_readme(const table_options& o, const std::string& initial_md
     text += random_md + "\n";
     text += "## 4. Unselectable keys (`unselectable.md`, `unselectable.csv`, "
             "`fig_unselectable.png`)\n\n";
-    text += unselectable_table_claim() + "\n" + unselectable_md + "\n";
+    text += unselectable_md + "\n";
     text += "## 5. Noise on the norms (`noise.md`, `noise.csv`, `fig_noise.png`)\n\n";
     text += noise_md + "\n";
     text += "## Figures\n\nMade by `/usr/bin/python3 scripts/figures.py results` from the files in "
@@ -309,9 +310,8 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "5. `fig5_random_mean_cos.png`: mean_cos against layer (log axis) with random "
             "weights per layer, all six schemes, mean over seeds and the min-max band.\n"
             "6. `fig_unselectable.png`: the fraction of unselectable keys against n, one line "
-            "per d, raw and after LayerNorm's scaling (made by "
-            "`/usr/bin/python3 scripts/figure_unselectable.py results` from "
-            "`unselectable.csv`).\n"
+            "per d, raw and after LayerNorm's scaling (drawn by the study, "
+            "`studies/unselectable/reduce.py`).\n"
             "7. `fig_noise.png`: argmax_flips against sigma, pre-ln and QKV-Norm, sparse and "
             "isotropic attention (drawn by the study, `studies/noise/reduce.py`).\n";
     return text;
@@ -322,8 +322,8 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
     app.add_option("which", o->which,
-                   "random | all | unselectable, or a study (a folder of --studies: "
-                   "initial, terminal, noise, clustering_time, ...)")
+                   "random | all, or a study (a folder of --studies: "
+                   "initial, terminal, noise, unselectable, clustering_time, ...)")
         ->required();
     app.add_option("--format", o->format, "md | csv (random, and a study's table)")
         ->capture_default_str();
@@ -345,7 +345,7 @@ command add_table(CLI::App& app) {
     app.add_option("--layers", o->random.layers, "random: number of layers")
         ->check(decimal_integer<std::size_t>())
         ->capture_default_str();
-    app.add_option("--seeds", o->seeds, "random, unselectable: seeds")->capture_default_str();
+    app.add_option("--seeds", o->seeds, "random: seeds")->capture_default_str();
     app.add_flag("--quick", o->quick,
                  "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
                  "cores); --random-n, --random-d, --layers, --seeds given explicitly still apply");
@@ -354,7 +354,7 @@ command add_table(CLI::App& app) {
                "  nadyn table initial                  # gamma'(0): closed form, ODE, particles\n"
                "  nadyn table terminal --format csv > terminal.csv\n"
                "  nadyn table random --quick           # under a minute on 2 cores\n"
-               "  nadyn table unselectable --seeds 1 2 3\n"
+               "  nadyn table unselectable --set seeds=[1,2,3]   # a study without a sweep\n"
                "  nadyn table all --out-dir results    # every table and figure (README: results)\n"
                "  nadyn table clustering_time --set sweep.seed.range=[1,2]   # a study");
 
@@ -369,9 +369,6 @@ command add_table(CLI::App& app) {
         if (!is_built_in(o->which)) return run_study(*o, o->which, o->sets, true);
         require(o->sets.empty(), "--set applies to a study's experiment; '" + o->which +
                                      "' is a built-in table (its settings are its own flags)");
-        if (o->which == "unselectable") // docs/model.md §12: Gaussian keys, raw and on the sphere
-            return run_unselectable_table(o->out_dir, o->seeds, o->python, !o->no_figures,
-                                          o->format == "csv");
         if (o->quick) {
             const random_table_settings quick = quick_random_settings();
             if (sub->get_option("--random-n")->count() == 0) o->random.n = quick.n;
@@ -432,14 +429,12 @@ command add_table(CLI::App& app) {
         std::filesystem::create_directories(dir / "data");
         write_file(dir / "data" / "random_mean_cos.csv",
                    random_mean_cos_csv(random_runs, o->random));
-        note("unselectable keys table (" + std::to_string(int(seconds_since(start))) + " s)");
-        unselectable_table_settings unselectable_settings;
-        if (o->quick) unselectable_settings.seeds = quick_random_settings().seeds;
-        const auto unselectable = unselectable_table(unselectable_settings);
-        const std::string unselectable_md =
-            unselectable_table_markdown(unselectable, unselectable_settings);
-        write_file(dir / "unselectable.md", unselectable_md);
-        write_file(dir / "unselectable.csv", unselectable_table_csv(unselectable));
+        note("unselectable keys study (" + std::to_string(int(seconds_since(start))) + " s)");
+        std::vector<std::string> unselectable_sets;
+        if (o->quick) unselectable_sets.emplace_back("seeds=[1,2]");
+        if (const int status = run_study(*o, "unselectable", unselectable_sets, false); status != 0)
+            return status;
+        const std::string unselectable_md = study_section(dir, *o, "unselectable", "unselectable");
         note("noise study (" + std::to_string(int(seconds_since(start))) + " s)");
         std::vector<std::string> noise_sets;
         if (o->quick) noise_sets.emplace_back("sweep.seed=[1,2]");
@@ -452,7 +447,7 @@ command add_table(CLI::App& app) {
                    results_readme(*o, initial_md, terminal_md, random_md, unselectable_md, noise_md,
                                   seconds_since(start)));
         if (!o->no_figures) {
-            for (const char* name : {"figures.py", "figure_unselectable.py"}) {
+            for (const char* name : {"figures.py"}) {
                 const std::filesystem::path script =
                     std::filesystem::path(NADYN_SOURCE_DIR) / "scripts" / name;
                 const std::string command = o->python + " " + script.string() + " " + dir.string();

@@ -1,5 +1,7 @@
 #include "nadyn/unselectable.hpp"
 
+#include "nadyn/random.hpp"
+
 #include <Eigen/LU>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <glpk.h>
@@ -387,6 +389,21 @@ double unselectable_fraction(const double* inputs, std::size_t n, std::size_t d,
         sum += unselectable_fraction(keys.data(), n, d);
     }
     return sum / static_cast<double>(weights.heads.size());
+}
+
+namespace {
+
+// Streams of the study's keys, away from the simulation's (initial, weights, layers).
+constexpr std::uint64_t unselectable_stream = 1u << 20;
+
+} // namespace
+
+std::vector<double> gaussian_keys(std::uint64_t seed, std::size_t n, std::size_t d) {
+    random_source source(stream_seed(seed, unselectable_stream + 4096 * n + d));
+    std::vector<double> keys(n * d);
+    for (double& x : keys)
+        x = source.normal();
+    return keys;
 }
 
 } // namespace nadyn

@@ -31,6 +31,7 @@
 #include "nadyn/weights.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace nadyn {
@@ -48,5 +49,10 @@ double unselectable_fraction(const double* inputs, std::size_t n, std::size_t d,
 
 // Whether key j is unselectable (in the convex hull of the other keys), one program.
 bool unselectable_key(const double* keys, std::size_t n, std::size_t d, std::size_t j);
+
+// n x d standard normal keys of (seed, n, d), from a stream of their own (away from the
+// simulation's initial state, weights and layers): the keys of the unselectable study
+// (studies/unselectable/).
+std::vector<double> gaussian_keys(std::uint64_t seed, std::size_t n, std::size_t d);
 
 } // namespace nadyn

@@ -17,6 +17,12 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
 ``README.md``
     what the study measures, the claim it checks and where the claim comes from.
 
+A study that is not a run of the dynamics (say, a computation on random keys) has no
+experiment: its ``reduce.py`` defines ``PARAMETERS`` (a dict of defaults, each one
+overridable with ``--set KEY=VALUE``, VALUE a TOML value such as ``[1, 2, 3]``) and
+``reduce(parameters)`` computes the table with the library's compiled functions
+(``nadyn._core``); ``figure(table, parameters, path)`` likewise.
+
 Running a study runs the sweep (``nadyn sweep experiment.toml --set ...``) into
 ``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
 and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild.
@@ -81,7 +87,7 @@ class Result:
 
     study: Study
     table: pd.DataFrame
-    sweep_file: pathlib.Path  # the first experiment's; sweep_files has every one by label
+    sweep_file: pathlib.Path | None  # the first experiment's (None: no sweep); sweep_files has every one by label
     sweep_files: dict[str, pathlib.Path]
     extra_tables: dict[str, pd.DataFrame]
     markdown: pathlib.Path
@@ -102,8 +108,7 @@ def _experiments(folder: pathlib.Path) -> dict[str, pathlib.Path]:
 
 
 def _is_study(folder: pathlib.Path) -> bool:
-    return (folder.is_dir() and bool(_experiments(folder))
-            and all((folder / f).is_file() for f in REQUIRED_FILES[1:]))
+    return folder.is_dir() and all((folder / f).is_file() for f in REQUIRED_FILES[1:])
 
 
 def default_studies_directory() -> pathlib.Path:
@@ -132,8 +137,6 @@ def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -
             names = ", ".join(available(root)) or "none"
             raise StudyError(f"no study '{study}' (studies in {root}: {names})")
     missing = [f for f in REQUIRED_FILES[1:] if not (folder / f).is_file()]
-    if not _experiments(folder):
-        missing.insert(0, "experiment.toml")
     if missing:
         raise StudyError(f"'{folder}' is not a study: it lacks {', '.join(missing)} "
                          f"(a study folder holds {', '.join(REQUIRED_FILES)}, or experiments/*.toml "
@@ -144,6 +147,10 @@ def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -
     spec.loader.exec_module(module)
     if not callable(getattr(module, "reduce", None)):
         raise StudyError(f"'{folder / 'reduce.py'}' defines no reduce(data) function")
+    if not _experiments(folder) and not isinstance(getattr(module, "PARAMETERS", None), dict):
+        raise StudyError(f"'{folder}' is not a study: it lacks experiment.toml (or "
+                         "experiments/*.toml), and its reduce.py defines no PARAMETERS dict "
+                         "(a study that runs no sweep)")
     return Study(name=name, folder=folder, experiments=_experiments(folder), module=module)
 
 
@@ -205,12 +212,39 @@ def run_parameters(data, **point) -> dict[str, str]:
     return dict(item.split("=", 1) for item in str(record.item()).split("; ") if "=" in item)
 
 
+def study_parameters(study: Study, sets: Sequence[str] = ()) -> dict[str, Any]:
+    """The PARAMETERS of a study that runs no sweep, with ``sets`` (``KEY=VALUE``, VALUE a
+    TOML value) applied; StudyError names an unknown key or a value that does not parse."""
+    import tomllib
+
+    parameters = dict(study.module.PARAMETERS)
+    for setting in sets:
+        key, equals, text = setting.partition("=")
+        key = key.strip()
+        if not equals or key not in parameters:
+            raise StudyError(f"{study.name}: --set {setting}: expected KEY=VALUE with KEY one of "
+                             f"{', '.join(parameters)}")
+        try:
+            value = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError as error:
+            raise StudyError(f"{study.name}: --set {setting}: '{text}' is not a TOML value "
+                             f"({error})") from None
+        default = parameters[key]
+        if type(value) is not type(default) and not (
+                isinstance(default, float) and isinstance(value, int)):
+            raise StudyError(f"{study.name}: --set {setting}: {key} is a "
+                             f"{type(default).__name__} (default {default!r})")
+        parameters[key] = value
+    return parameters
+
+
 def reduce_tables(study: Study, sweep_file) -> dict[str, pd.DataFrame]:
     """Every table of the study from its sweep file(s) already run (a path, or a dict of
     paths by experiment label): ``reduce()`` returns one DataFrame (the study's table) or a
     dict of them, the first being the study's table and the others extra CSV files (name:
-    the file's path under the output folder, without .csv)."""
-    data = open_sweeps(study, sweep_file)
+    the file's path under the output folder, without .csv). For a study that runs no sweep,
+    ``sweep_file`` is its parameters (:func:`study_parameters`)."""
+    data = sweep_file if not study.experiments else open_sweeps(study, sweep_file)
     try:
         result = study.module.reduce(data)
     except ValueError as error:  # the reduction refuses this sweep (say, a missing axis value)
@@ -278,7 +312,10 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str
     """The study's Markdown page: title, how it was made, the table, the note."""
     experiments = ", ".join(f"`studies/{study.name}/{p.relative_to(study.folder)}`"
                             for p in study.experiments.values())
-    how = f"Study `studies/{study.name}/` (experiment{'s' if len(study.experiments) > 1 else ''} {experiments}"
+    if study.experiments:
+        how = f"Study `studies/{study.name}/` (experiment{'s' if len(study.experiments) > 1 else ''} {experiments}"
+    else:
+        how = f"Study `studies/{study.name}/` (a computation of `reduce.py`, no sweep"
     how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
     how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
     parts = [f"# {study.title}\n", how + "\n",
@@ -308,6 +345,10 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     if not isinstance(study, Study):
         study = load(study)
     out = pathlib.Path(out_dir)
+    if not study.experiments:
+        if sweep_file is not None:
+            raise StudyError(f"{study.name} runs no sweep: there is no sweep file to reduce")
+        return _run_computation(study, out, sets, figures)
     if sweep_file is None:
         check_experiment(study, sets, nadyn)
         (out / "data").mkdir(parents=True, exist_ok=True)
@@ -325,6 +366,22 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
             raise StudyError(f"{study.name}: give one sweep file per experiment "
                              f"({', '.join(study.experiments) or 'experiment.toml'})")
     tables = reduce_tables(study, sweep_files)
+    return _write(study, out, sets, tables, figures, sweep_files,
+                  lambda: open_sweeps(study, sweep_files))
+
+
+def _run_computation(study: Study, out: pathlib.Path, sets: Sequence[str],
+                     figures: bool) -> Result:
+    """A study without an experiment: reduce(PARAMETERS with ``sets``), then the files."""
+    parameters = study_parameters(study, sets)
+    tables = reduce_tables(study, parameters)  # bad parameters fail here, before any file
+    out.mkdir(parents=True, exist_ok=True)
+    return _write(study, out, sets, tables, figures, {}, lambda: parameters)
+
+
+def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
+           tables: dict[str, pd.DataFrame], figures: bool,
+           sweep_files: dict[str, pathlib.Path], figure_data) -> Result:
     main_name, table = next(iter(tables.items()))
     md, csv = out / f"{main_name}.md", out / f"{main_name}.csv"
     _write_whole(md, markdown(study, table, sets))
@@ -338,8 +395,8 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
 
         matplotlib.use("Agg")
         figure = out / getattr(study.module, "FIGURE", f"{study.name}.png")
-        study.module.figure(table, open_sweeps(study, sweep_files), figure)
-    return Result(study=study, table=table, sweep_file=next(iter(sweep_files.values())),
+        study.module.figure(table, figure_data(), figure)
+    return Result(study=study, table=table, sweep_file=next(iter(sweep_files.values()), None),
                   sweep_files=sweep_files,
                   extra_tables=dict(list(tables.items())[1:]), markdown=md, csv=csv,
                   figure=figure)

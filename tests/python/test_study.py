@@ -17,6 +17,7 @@ import pytest
 
 from conftest import REPO
 
+import nadyn
 import nadyn.study as study
 
 CLUSTERING = REPO / "studies" / "clustering_time"
@@ -274,3 +275,47 @@ def test_terminal_study_fits_the_predicted_laws(cli, tmp_path):
         slope = np.polyfit(x, y, 1)[0]
         assert -slope == pytest.approx(fit.parameter, rel=1e-6), (fit.scheme, fit.source)
     assert (out / "terminal_velocity.md").read_text().startswith("# Terminal velocity")
+
+
+def test_unselectable_fraction_counts_the_points_inside_the_hull():
+    keys = nadyn._core.unselectable
+    # The corners of a square are vertices; its centre, and a point on an edge, are not.
+    square = [[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]]
+    assert keys.fraction(square) == 0.0
+    assert keys.fraction(square + [[0.0, 0.0]]) == pytest.approx(1 / 5, abs=0)
+    assert keys.fraction(square + [[0.0, 0.0], [1.0, 0.0]]) == pytest.approx(2 / 6, abs=0)
+    # Points on a circle: all vertices.
+    angles = np.linspace(0.0, 2.0 * np.pi, 17)[:-1]
+    assert keys.fraction(np.stack([np.cos(angles), np.sin(angles)], axis=1)) == 0.0
+    drawn = keys.gaussian_keys(3, 5, 4)
+    assert drawn.shape == (5, 4)
+    assert np.array_equal(drawn, keys.gaussian_keys(3, 5, 4))
+    assert not np.array_equal(drawn, keys.gaussian_keys(4, 5, 4))
+    with pytest.raises(ValueError, match="n x d array"):
+        keys.fraction(np.zeros(3))
+
+
+def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
+    run = subprocess.run([cli, "table", "unselectable", "--out-dir", str(tmp_path),
+                          "--set", "n=[8, 16]", "--set", "d=[2, 16]", "--set", "seeds=[1, 2]",
+                          "--format", "csv"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "unselectable.csv")
+    assert list(table.columns) == ["n", "d", "seeds", "raw_mean", "raw_spread", "sphere_mean",
+                                   "sphere_spread"]
+    assert len(table) == 4
+    # LayerNorm's scaling puts the keys on a sphere, a strictly convex surface.
+    assert (table.sphere_mean == 0).all() and (table.sphere_spread == 0).all()
+    # n <= d + 1 Gaussian points are affinely independent: every one is a vertex.
+    assert (table[table.n <= table.d + 1].raw_mean == 0).all()
+    # In the plane most of 8 or 16 Gaussian points are inside their hull.
+    assert (table[table.d == 2].raw_mean > 0.2).all()
+    assert (tmp_path / "fig_unselectable.png").is_file()
+
+    bad = subprocess.run([cli, "table", "unselectable", "--out-dir", str(tmp_path / "bad"),
+                          "--set", "seeds=[0]"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "seeds must be a list of positive integers" in bad.stderr
+    unknown = subprocess.run([cli, "table", "unselectable", "--out-dir", str(tmp_path / "bad"),
+                              "--set", "k=3"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "KEY one of n, d, seeds" in unknown.stderr
+    assert not (tmp_path / "bad").exists()
