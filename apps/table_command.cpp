@@ -88,6 +88,7 @@ int run_study(const table_options& o, const std::string& name, const std::vector
         std::string known;
         for (const char* name : built_in_tables)
             known += std::string(known.empty() ? "" : ", ") + name;
+        known += ", random"; // the study random_weights
         for (const auto& name : study_names(o.studies))
             known += ", " + name;
         throw input_error("unknown table or study '" + name + "' (valid: " + known + ")");

@@ -136,7 +136,8 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     assert missing.returncode == 2
     assert "lacks reduce.py" in missing.stderr
 
-    built_in = subprocess.run([cli, "table", "random", "--set", "run.n=4"],
+    built_in = subprocess.run([cli, "table", "unselectable", "--set", "run.n=4",
+                               "--out-dir", str(tmp_path / "unselectable")],
                               capture_output=True, text=True)
     assert built_in.returncode == 2
     assert "built-in table" in built_in.stderr
