@@ -116,9 +116,12 @@ def reduce(data):
         if name not in data:
             raise ValueError(f"the sweep lacks the observable {name} (observe = "
                              "\"pair_change,angle\" in the experiment)")
+    for axis in ("scheme", "seed"):
+        if axis not in data.dims:
+            raise ValueError(f"the sweep has no '{axis}' axis; the study sweeps scheme and seed")
     seeds = [int(s) for s in data.seed.values]
     rows, curves = [], []
-    for scheme in SCHEMES:
+    for scheme in [str(s) for s in data.scheme.values]:  # the experiment's order
         runs = [run_measures(data.sel(scheme=scheme, seed=seed)) for seed in seeds]
         row = {"scheme": scheme}
         for what in ("gain", "pair_change"):
@@ -171,13 +174,14 @@ def figure(table, data, path):
     colours = dict(zip(SCHEMES, ["C0", "C1", "C2", "C3", "C4", "C5"]))
     fig, ax = plt.subplots(figsize=(3.4, 3.0), layout="constrained")
     layers = np.arange(data.sizes["time"])[1:]
-    for scheme in SCHEMES:
+    for scheme in [str(s) for s in data.scheme.values]:
         # Log layer axis from layer 1: the early layers, where the schemes differ most, get
         # as much room as the deep ones.
         curves = data.mean_cos.sel(scheme=scheme).transpose("seed", "time").values[:, 1:]
-        ax.fill_between(layers, curves.min(axis=0), curves.max(axis=0), color=colours[scheme],
+        colour = colours.get(scheme, "k")
+        ax.fill_between(layers, curves.min(axis=0), curves.max(axis=0), color=colour,
                         alpha=0.25, lw=0)
-        ax.plot(layers, curves.mean(axis=0), color=colours[scheme], lw=1.3,
+        ax.plot(layers, curves.mean(axis=0), color=colour, lw=1.3,
                 ls="--" if scheme == "mix-ln" else "-", label=scheme)
     ax.set(xlabel="layer (log scale)", ylabel="mean cosine of the tokens", ylim=(-0.02, 1.02),
            xlim=(1, layers.max()), xscale="log")
