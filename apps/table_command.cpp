@@ -1,10 +1,9 @@
-// nadyn table NAME: the paper's tables recomputed (random, all) and the
-// studies (studies/<name>/: initial, terminal, noise, unselectable, ...), run through
+// nadyn table NAME: every table at once (all) and the studies (studies/<name>/: initial,
+// terminal, random, noise, unselectable, ...), run through
 // python/nadyn/study.py.
 #include "commands.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/paper_tables.hpp"
 #include "nadyn/reduced.hpp"
 #include "nadyn/run.hpp"
 
@@ -35,10 +34,6 @@ struct table_options {
     std::string out_dir = "results";
     std::string python = "/usr/bin/python3";
     bool no_figures = false;
-    double r0 = 1.0, alpha = 1.0; // random (and figure 1's scalar ODE)
-    random_table_settings random;
-    std::vector<std::uint64_t> seeds{1, 2, 3};
-    bool quick = false;
     // Studies (studies/<name>/: experiment, reduction, figure; python/nadyn/study.py).
     std::vector<std::string> sets;
     std::string studies = std::string(NADYN_SOURCE_DIR) + "/studies";
@@ -48,8 +43,14 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw input_error(message);
 }
 
-// The tables computed here; any other name is a study folder under --studies.
-constexpr const char* built_in_tables[] = {"random", "all"};
+// The tables computed here; any other name is a study folder under --studies (`random`
+// is the study random_weights, under its table's name).
+constexpr const char* built_in_tables[] = {"all"};
+
+// A table's name for a study whose folder is named otherwise.
+std::string study_folder(const std::string& which) {
+    return which == "random" ? "random_weights" : which;
+}
 
 bool is_built_in(const std::string& which) {
     for (const char* name : built_in_tables)
@@ -86,6 +87,7 @@ int run_study(const table_options& o, const std::string& name, const std::vector
         std::string known;
         for (const char* name : built_in_tables)
             known += std::string(known.empty() ? "" : ", ") + name;
+        known += ", random"; // the study random_weights
         for (const auto& name : study_names(o.studies))
             known += ", " + name;
         throw input_error("unknown table or study '" + name + "' (valid: " + known + ")");
@@ -153,23 +155,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One line on stderr before each run of the random-weights table.
-random_progress random_progress_note(const random_table_settings& s,
-                                     std::chrono::steady_clock::time_point start) {
-    std::size_t schemes = 0; // the paper's random-weights check covers its six schemes
-    for (const auto& entry : scheme_table)
-        schemes += entry.in_paper_tables ? 1 : 0;
-    const std::size_t total = schemes * s.seeds.size();
-    return [total, start, &s](scheme id, std::size_t seed_index, std::size_t done) {
-        note("random weights: " + std::string(info(id).name) + ", seed " +
-             std::to_string(s.seeds[seed_index]) + " (run " + std::to_string(done + 1) + "/" +
-             std::to_string(total) + ", " + std::to_string(int(seconds_since(start))) + " s)");
-    };
-}
-
 // The data behind the figures: reduced trajectories and sphere snapshots (the terminal
 // series and fits come from the terminal study).
-void write_figure_data(const std::filesystem::path& dir, const table_options& o) {
+void write_figure_data(const std::filesystem::path& dir) {
     std::filesystem::create_directories(dir);
     // (1) gamma(t) of the scalar ODE for every scheme (paper's setting).
     {
@@ -178,8 +166,8 @@ void write_figure_data(const std::filesystem::path& dir, const table_options& o)
         for (int i = 0; i <= 400; ++i)
             times.push_back(60.0 * i / 400.0);
         for (const auto& row : scheme_table) {
-            reduced_parameters p{
-                {row.id, o.alpha, 15.0}, 256.0, 5.0, o.r0}; // the initial table's start
+            // The initial study's start: n = 256, beta = 5, r0 = alpha = 1, t_switch = 15.
+            reduced_parameters p{{row.id, 1.0, 15.0}, 256.0, 5.0, 1.0};
             for (const auto& s : integrate_reduced(p, times)) {
                 char line[256];
                 std::snprintf(line, sizeof line, "%s,%.10g,%.17g,%.17g,%.17g,%.17g\n",
@@ -215,22 +203,24 @@ std::string read_whole(const std::filesystem::path& path) {
 
 // A study's part of results/README.md, from its files: its README (the claim, the method,
 // what we see) without the heading, then its table as written into `dir`, heading dropped.
+// `command`: the name `nadyn table` runs it by (default: the study's own).
 std::string study_section(const std::filesystem::path& dir, const table_options& o,
-                          const std::string& name, const std::string& table) {
+                          const std::string& name, const std::string& table,
+                          const std::string& command = "") {
     auto without_heading = [](const std::string& text) {
         if (text.rfind('#', 0) != 0) return text;
         const auto body = text.find_first_not_of('\n', text.find('\n'));
         return body == std::string::npos ? std::string() : text.substr(body);
     };
-    return "From the study `studies/" + name + "/`, run by `nadyn table " + name + "`.\n\n" +
+    return "From the study `studies/" + name + "/`, run by `nadyn table " +
+           (command.empty() ? name : command) + "`.\n\n" +
            without_heading(read_whole(std::filesystem::path(o.studies) / name / "README.md")) +
            "\n" + without_heading(read_whole(dir / (table + ".md")));
 }
 
-std::string results_readme(const table_options& o, const std::string& initial_md,
-                           const std::string& terminal_md, const std::string& random_md,
-                           const std::string& unselectable_md, const std::string& noise_md,
-                           double seconds) {
+std::string results_readme(const std::string& initial_md, const std::string& terminal_md,
+                           const std::string& random_md, const std::string& unselectable_md,
+                           const std::string& noise_md, double seconds) {
     std::string text;
     text += "# Results: the tables and figures of \"Normalization in Attention Dynamics\"\n\n";
     text += "Generated by `nadyn table all` (";
@@ -245,48 +235,6 @@ std::string results_readme(const table_options& o, const std::string& initial_md
     text += "## 2. Terminal velocity (`terminal_velocity.md`, `terminal_velocity.csv`)\n\n";
     text += terminal_md + "\n";
     text += "## 3. Random weights (`random_weights.md`, `random_weights.csv`, figure 5)\n\n";
-    text +=
-        "Paper's claim: its validation with Kaiming-initialised weights (d = 512, one head, "
-        "beta = sqrt d) describes each scheme in words: post-ln moves moderately early and "
-        "collapses fast; pre-ln slow and slow; peri-ln fast early, slow collapse; nGPT (alpha = "
-        "1) fast and fast; mix-ln moderate and slow (the column 'paper' below). These are words, "
-        "not numbers over a stated range of layers, so we measure the early speed over three "
-        "stated windows and say in which of them our verdict equals the paper's.\n\n"
-        "Ours: the discrete transformer (`--integrator layers`, h = 1) with Q, K, V drawn "
-        "afresh for every layer, tokens uniform on the sphere. The clustering speed is measured "
-        "only by quantities that a common rotation of all tokens leaves unchanged: the gain of "
-        "mean_cos per layer and the mean change of the pairwise cosines per layer, over layer "
-        "1, layers 1-5 and the first 10% of the layers. The mean angle a token moves per layer "
-        "is kept as a separate column ('absolute angle') because it is not a clustering speed: "
-        "with weights redrawn every layer, each fresh V rotates an already collapsed cluster as "
-        "a whole (post-ln has collapsed by about layer 15 and then still 'moves' about 0.8 rad "
-        "per layer), which an angle counts and a cosine does not. Verdicts are relative, as the "
-        "paper's are: 'fast' above 1.5x, 'slow' below 1/1.5x the median over the six schemes in "
-        "the same window. 'Collapse' is the best of the three laws fitted to the gap over the "
-        "last half of the layers (exponential = fast, polynomial or stretched = slow). The "
-        "verdict column says, per scheme, in which windows our early verdict equals the "
-        "paper's, and whether the collapse verdict does; figure 5 shows mean_cos against layer "
-        "(mean and min-max band over the seeds).\n\n"
-        "What the verdicts depend on:\n\n"
-        "- r0. pre-ln's layer is y = r theta + h A: at r0 = 1 its first layer is exactly "
-        "post-ln's (y = theta + h A), so their layer-1 gains are equal, and pre-ln slows only "
-        "as r grows (the step h A is divided by a growing r). A larger r0 makes pre-ln (and "
-        "peri-ln, y = r theta + h A/|A|) slow from the first layer; a smaller one makes them "
-        "fast. mix-ln is post-ln until its switch (a quarter of the layers), so its early "
-        "windows equal post-ln's.\n"
-        "- alpha h for nGPT. Its layer is theta <- LN(theta + alpha h (A/|A| - theta)): with "
-        "alpha = h = 1 the old direction drops out and every token jumps to A/|A| in one layer, "
-        "the largest step any scheme takes; 'fast' is then built into the update, not a "
-        "property of the dynamics. With alpha h < 1 it is a convex step of size alpha h.\n"
-        "- peri-ln normalises the update to length h: with r = 1 and h = 1 a token turns by "
-        "half the angle between theta and A (about 45 degrees for a random A) in layer 1, far "
-        "more than post-ln's step h A, which is short with random weights (A averages many "
-        "random vectors); as r grows the same unit step turns it less, so peri-ln is fastest "
-        "in the first layers and its lead shrinks over longer windows.\n\n"
-        "`nadyn table random` reproduces it (";
-    text += std::to_string(o.random.seeds.size()) +
-            " seeds; it prints each scheme's row as it finishes and the verdicts at the end; "
-            "`--quick` runs a smaller version in under a minute).\n\n";
     text += random_md + "\n";
     text += "## 4. Unselectable keys (`unselectable.md`, `unselectable.csv`, "
             "`fig_unselectable.png`)\n\n";
@@ -308,7 +256,8 @@ std::string results_readme(const table_options& o, const std::string& initial_md
             "4. `fig4_sphere_snapshots.png`: 64 tokens on S^2 (beta = 4, uniform start) at a few "
             "times for post-ln and peri-ln.\n"
             "5. `fig5_random_mean_cos.png`: mean_cos against layer (log axis) with random "
-            "weights per layer, all six schemes, mean over seeds and the min-max band.\n"
+            "weights per layer, all six schemes, mean over seeds and the min-max band (drawn by "
+            "the study, `studies/random_weights/reduce.py`).\n"
             "6. `fig_unselectable.png`: the fraction of unselectable keys against n, one line "
             "per d, raw and after LayerNorm's scaling (drawn by the study, "
             "`studies/unselectable/reduce.py`).\n"
@@ -322,38 +271,20 @@ std::string results_readme(const table_options& o, const std::string& initial_md
 command add_table(CLI::App& app) {
     auto o = std::make_shared<table_options>();
     app.add_option("which", o->which,
-                   "random | all, or a study (a folder of --studies: "
-                   "initial, terminal, noise, unselectable, clustering_time, ...)")
+                   "all, or a study (a folder of --studies: initial, terminal, random "
+                   "(= random_weights), noise, unselectable, clustering_time, ...)")
         ->required();
-    app.add_option("--format", o->format, "md | csv (random, and a study's table)")
-        ->capture_default_str();
+    app.add_option("--format", o->format, "md | csv (a study's table)")->capture_default_str();
     app.add_option("--out-dir", o->out_dir, "Where `all` writes tables, data and figures")
         ->capture_default_str();
     app.add_flag("--no-figures", o->no_figures, "`all`: skip the Python figure script");
     app.add_option("--python", o->python, "Python with h5py and matplotlib, for the figures")
         ->capture_default_str();
-    // initial
-    app.add_option("--r0", o->r0, "random: initial magnitude")->capture_default_str();
-    app.add_option("--alpha", o->alpha, "random: nGPT alpha")->capture_default_str();
-    // random
-    app.add_option("--random-n", o->random.n, "random: tokens")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--random-d", o->random.d, "random: dimension")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--layers", o->random.layers, "random: number of layers")
-        ->check(decimal_integer<std::size_t>())
-        ->capture_default_str();
-    app.add_option("--seeds", o->seeds, "random: seeds")->capture_default_str();
-    app.add_flag("--quick", o->quick,
-                 "random (and all): n = 64, d = 256, 100 layers, seeds 1 2 (under a minute on 2 "
-                 "cores); --random-n, --random-d, --layers, --seeds given explicitly still apply");
 
     app.footer("Examples:\n"
                "  nadyn table initial                  # gamma'(0): closed form, ODE, particles\n"
                "  nadyn table terminal --format csv > terminal.csv\n"
-               "  nadyn table random --quick           # under a minute on 2 cores\n"
+               "  nadyn table random --set sweep.seed=[1]   # the random-weights study, one seed\n"
                "  nadyn table unselectable --set seeds=[1,2,3]   # a study without a sweep\n"
                "  nadyn table all --out-dir results    # every table and figure (README: results)\n"
                "  nadyn table clustering_time --set sweep.seed.range=[1,2]   # a study");
@@ -364,43 +295,10 @@ command add_table(CLI::App& app) {
     app.add_option("--studies", o->studies,
                    "The folder of studies (default: studies/ of nadyn's source tree)");
 
-    CLI::App* sub = &app;
-    return [o, sub]() {
-        if (!is_built_in(o->which)) return run_study(*o, o->which, o->sets, true);
-        require(o->sets.empty(), "--set applies to a study's experiment; '" + o->which +
-                                     "' is a built-in table (its settings are its own flags)");
-        if (o->quick) {
-            const random_table_settings quick = quick_random_settings();
-            if (sub->get_option("--random-n")->count() == 0) o->random.n = quick.n;
-            if (sub->get_option("--random-d")->count() == 0) o->random.d = quick.d;
-            if (sub->get_option("--layers")->count() == 0) o->random.layers = quick.layers;
-            if (sub->get_option("--seeds")->count() == 0) o->seeds = quick.seeds;
-        }
-        require(o->format == "md" || o->format == "csv",
-                "unknown format '" + o->format + "'; valid formats: md, csv");
-        o->random.r0 = o->r0;
-        o->random.alpha = o->alpha;
-        o->random.seeds = o->seeds;
-        validate(o->random);
-        const bool csv = o->format == "csv";
-
-        if (o->which == "random") {
-            // Markdown: the measurement rows as each scheme finishes, the verdicts (which need
-            // every row) at the end. CSV: everything at the end.
-            const auto start = std::chrono::steady_clock::now();
-            if (!csv) std::cout << random_table_header(o->random) << std::flush;
-            const auto rows = random_weights_table(
-                o->random,
-                [&](const random_row& row, const std::vector<random_run_result>&) {
-                    if (!csv) std::cout << random_measurement_row(row, o->random) << std::flush;
-                },
-                random_progress_note(o->random, start));
-            std::cout << (csv ? random_table_csv(rows, o->random)
-                              : random_verdict_table(rows, o->random));
-            note("random weights table done in " + std::to_string(int(seconds_since(start))) +
-                 " s");
-            return 0;
-        }
+    return [o]() {
+        if (!is_built_in(o->which)) return run_study(*o, study_folder(o->which), o->sets, true);
+        require(o->sets.empty(), "--set applies to a study; 'all' runs every study with its "
+                                 "own settings");
 
         // all: every table, the figure data, the figures and results/README.md.
         const auto start = std::chrono::steady_clock::now();
@@ -415,36 +313,22 @@ command add_table(CLI::App& app) {
         note("terminal velocity study (" + std::to_string(int(seconds_since(start))) + " s)");
         if (const int status = run_study(*o, "terminal", {}, false); status != 0) return status;
         const std::string terminal_md = study_section(dir, *o, "terminal", "terminal_velocity");
-        note("random weights table (" + std::to_string(int(seconds_since(start))) + " s)");
-        std::vector<std::pair<scheme, std::vector<random_run_result>>> random_runs;
-        const auto random = random_weights_table(
-            o->random,
-            [&](const random_row& row, const std::vector<random_run_result>& runs) {
-                random_runs.emplace_back(row.id, runs);
-            },
-            random_progress_note(o->random, start));
-        const std::string random_md = random_table_markdown(random, o->random);
-        write_file(dir / "random_weights.md", random_md);
-        write_file(dir / "random_weights.csv", random_table_csv(random, o->random));
-        std::filesystem::create_directories(dir / "data");
-        write_file(dir / "data" / "random_mean_cos.csv",
-                   random_mean_cos_csv(random_runs, o->random));
+        note("random weights study (" + std::to_string(int(seconds_since(start))) + " s)");
+        if (const int status = run_study(*o, "random_weights", {}, false); status != 0)
+            return status;
+        const std::string random_md =
+            study_section(dir, *o, "random_weights", "random_weights", "random");
         note("unselectable keys study (" + std::to_string(int(seconds_since(start))) + " s)");
-        std::vector<std::string> unselectable_sets;
-        if (o->quick) unselectable_sets.emplace_back("seeds=[1,2]");
-        if (const int status = run_study(*o, "unselectable", unselectable_sets, false); status != 0)
+        if (const int status = run_study(*o, "unselectable", {}, false); status != 0)
             return status;
         const std::string unselectable_md = study_section(dir, *o, "unselectable", "unselectable");
         note("noise study (" + std::to_string(int(seconds_since(start))) + " s)");
-        std::vector<std::string> noise_sets;
-        if (o->quick) noise_sets.emplace_back("sweep.seed=[1,2]");
-        if (const int status = run_study(*o, "noise", noise_sets, false); status != 0)
-            return status;
+        if (const int status = run_study(*o, "noise", {}, false); status != 0) return status;
         const std::string noise_md = study_section(dir, *o, "noise", "noise");
         note("figure data (" + std::to_string(int(seconds_since(start))) + " s)");
-        write_figure_data(dir / "data", *o);
+        write_figure_data(dir / "data");
         write_file(dir / "README.md",
-                   results_readme(*o, initial_md, terminal_md, random_md, unselectable_md, noise_md,
+                   results_readme(initial_md, terminal_md, random_md, unselectable_md, noise_md,
                                   seconds_since(start)));
         if (!o->no_figures) {
             for (const char* name : {"figures.py"}) {

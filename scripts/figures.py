@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""The five figures of results/README.md: /usr/bin/python3 scripts/figures.py RESULTS_DIR
+"""Figures 1-4 of results/README.md: /usr/bin/python3 scripts/figures.py RESULTS_DIR
 
 Reads the files `nadyn table all` writes (RESULTS_DIR/initial_velocity_beta.csv and
-RESULTS_DIR/data/*) and writes RESULTS_DIR/fig{1,2,3,4,5}_*.png, with Debian's numpy, h5py and
-matplotlib only. The PNGs carry no timestamp or version: same data, same bytes.
+RESULTS_DIR/data/*) and writes RESULTS_DIR/fig{1,2,3,4}_*.png, with Debian's numpy, h5py and
+matplotlib only (figure 5 is drawn by the study studies/random_weights/). The PNGs carry no
+timestamp or version: same data, same bytes.
 
 Each figure makes one point and is sized for print: 3.4 in wide (one paper column) or 7 in
 (a full-width figure), 8-point text, 200 dpi.
@@ -30,8 +31,7 @@ SPHERE_TIMES = [0.0, 2.0, 5.0, 20.0]
 # No Software/creation-time chunks, so the bytes depend only on the data.
 PNG_METADATA = {"Software": None}
 INPUTS = ["data/symmetric_start.csv", "data/terminal_series.csv", "data/terminal_fits.csv",
-          "initial_velocity_beta.csv", "data/sphere_post-ln.h5", "data/sphere_peri-ln.h5",
-          "data/random_mean_cos.csv"]
+          "initial_velocity_beta.csv", "data/sphere_post-ln.h5", "data/sphere_peri-ln.h5"]
 COLUMN = 3.4  # inches: one column of a two-column paper
 FULL = 7.0    # inches: a figure across both columns
 STYLE = {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
@@ -204,30 +204,6 @@ def fig3_initial_velocity(results, data):
     save(fig, results, "fig3_initial_velocity_beta.png")
 
 
-def fig5_random_mean_cos(results, data):
-    """mean_cos against layer with random weights per layer: mean over seeds and the band."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 3.0), layout="constrained")
-    seeds = np.unique(data["seed"])
-    for s in SCHEMES:
-        rows = select(data, scheme=s)
-        layers = np.unique(rows["layer"])
-        curves = np.array([rows["mean_cos"][rows["seed"] == seed] for seed in seeds])
-        # Log layer axis from layer 1: the early layers, where the schemes differ most, get
-        # as much room as the deep ones.
-        layers, curves = layers[1:], curves[:, 1:]
-        ax.fill_between(layers, curves.min(axis=0), curves.max(axis=0), color=COLOURS[s],
-                        alpha=0.25, lw=0)
-        ax.plot(layers, curves.mean(axis=0), color=COLOURS[s], lw=1.3,
-                ls="--" if s == "mix-ln" else "-", label=s)
-    ax.set(xlabel="layer (log scale)", ylabel="mean cosine of the tokens", ylim=(-0.02, 1.02),
-           xlim=(1, layers.max()), xscale="log")
-    ax.set_title("Random weights per layer: how fast tokens cluster\n(line: mean over %d "
-                 "seeds, band: min to max)" % len(seeds))
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3)
-    save(fig, results, "fig5_random_mean_cos.png")
-
-
 def read_sphere(path):
     """(parameters, frame times, positions (frames, n, d)) of an H5MD trajectory."""
     with h5py.File(path, "r") as f:
@@ -287,7 +263,6 @@ def main():
     fig3_initial_velocity(results, read_csv(path("initial_velocity_beta.csv")))
     fig4_sphere(results, [read_sphere(path("data/sphere_%s.h5" % s))
                           for s in ("post-ln", "peri-ln")])
-    fig5_random_mean_cos(results, read_csv(path("data/random_mean_cos.csv")))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (the `sanitize`
-# preset: RelWithDebInfo, build-sanitize/). The nadyn binary that the cli/ tests and
-# numeric/paper_tables spawn is built sanitized too, and inherits the options below.
+# preset: RelWithDebInfo, build-sanitize/). The nadyn binary that the cli/ tests
+# spawn is built sanitized too, and inherits the options below.
 #
 #   bash scripts/test-sanitize.sh [CTEST ARGS...]     e.g. -R cli/
 set -euo pipefail

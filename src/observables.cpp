@@ -23,6 +23,8 @@ std::vector<double> frame_observables::values() const {
 
 double frame_observables::optional_value(std::string_view name) const {
     if (name == "unselectable") return unselectable;
+    if (name == "pair_change") return pair_change;
+    if (name == "angle") return angle;
     throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
 }
 
@@ -183,6 +185,74 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     out.min_cos = *std::min_element(thread_min.begin(), thread_min.end());
     out.clusters = static_cast<double>(roots);
     return out;
+}
+
+void observables_calculator::set_previous_frame(const double* theta) {
+    m_previous.assign(theta, theta + m_n * m_d);
+}
+
+void observables_calculator::compute_motion(const double* theta, bool pair_change,
+                                            frame_observables& out) {
+    const std::size_t n = m_n, d = m_d;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out.angle = nan;
+    out.pair_change = nan;
+    if (m_previous.size() == n * d && n > 0) {
+        double angle = 0.0;
+        for (std::size_t k = 0; k < n; ++k) {
+            double chord2 = 0.0;
+            for (std::size_t c = 0; c < d; ++c) {
+                const double diff = theta[k * d + c] - m_previous[k * d + c];
+                chord2 += diff * diff;
+            }
+            angle += 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0));
+        }
+        out.angle = angle / static_cast<double>(n);
+        if (pair_change && n >= 2) {
+            // Both Gram matrices in the same row blocks as compute(); one partial sum per
+            // block, added in block order, so the thread count does not change the result.
+            const std::size_t blocks = (n + m_block - 1) / m_block;
+            const int team = blocks > 1 ? detail::resolve_threads(m_threads) : 1;
+            const auto threads = static_cast<std::size_t>(team);
+            if (m_gram.size() < threads) m_gram.resize(threads);
+            if (m_previous_gram.size() < threads) m_previous_gram.resize(threads);
+            std::vector<double> block_sum(blocks, 0.0);
+            using const_map = Eigen::Map<const matrix>;
+            const auto rows_n = static_cast<Eigen::Index>(n), cols_d = static_cast<Eigen::Index>(d);
+            const const_map now(theta, rows_n, cols_d), before(m_previous.data(), rows_n, cols_d);
+#pragma omp parallel num_threads(team) if (team > 1)
+            {
+                const auto me = static_cast<std::size_t>(omp_get_thread_num());
+                std::vector<double>& gram = m_gram[me];
+                std::vector<double>& previous_gram = m_previous_gram[me];
+                gram.resize(m_block * n);
+                previous_gram.resize(m_block * n);
+#pragma omp for schedule(dynamic, 1)
+                for (std::size_t b = 0; b < blocks; ++b) {
+                    const std::size_t first = b * m_block;
+                    const std::size_t rows = std::min(m_block, n - first);
+                    const std::size_t cols = first + rows; // lower triangle
+                    const auto r0 = static_cast<Eigen::Index>(first);
+                    const auto r = static_cast<Eigen::Index>(rows);
+                    const auto c = static_cast<Eigen::Index>(cols);
+                    Eigen::Map<matrix> g(gram.data(), r, c), p(previous_gram.data(), r, c);
+                    g.noalias() = now.middleRows(r0, r) * now.topRows(c).transpose();
+                    p.noalias() = before.middleRows(r0, r) * before.topRows(c).transpose();
+                    double sum = 0.0;
+                    for (std::size_t i = 0; i < rows; ++i)
+                        for (std::size_t j = 0; j < first + i; ++j)
+                            sum += std::abs(gram[i * cols + j] - previous_gram[i * cols + j]);
+                    block_sum[b] = sum;
+                }
+            }
+            double total = 0.0;
+            for (const double sum : block_sum)
+                total += sum;
+            const double nn = static_cast<double>(n);
+            out.pair_change = total / (0.5 * nn * (nn - 1.0));
+        }
+    }
+    set_previous_frame(theta);
 }
 
 } // namespace nadyn

@@ -472,11 +472,13 @@ const std::array registry{
     parameter_spec{
         "observe",
         "--observe", value_type::name,
-        "Optional observables, comma-separated: unselectable (n linear programs per frame) | "
-        "none",
+        "Optional observables, comma-separated: unselectable (n linear programs per frame), "
+        "pair_change, angle (the motion since the previous frame) | none",
         "optional observables computed at every frame besides the standard ones (none, or a "
         "comma-separated list: unselectable = fraction of keys in the convex hull of the "
-        "other keys, docs/model.md section 12)",
+        "other keys, docs/model.md section 12; pair_change = mean change of the pairwise "
+        "cosines and angle = mean angle a token moved since the previous recorded frame, "
+        "docs/model.md section 5)",
         "", "", false, false, "none",
         [](run_config& c, std::string_view t) { c.observe = parse_observables(t); },
         [](const run_config& c) -> parameter_value { return observables_text(c.observe); },

@@ -228,6 +228,12 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     // Optional observables (--observe): the keys are those of the attention's input.
     const bool unselectable = c.observes("unselectable");
     std::vector<double> keys;
+    // The motion since the previous recorded frame; a resumed run's is the file's last kept
+    // frame (read_resume), so its next frame measures what an uninterrupted run's does.
+    const bool pair_change = c.observes("pair_change");
+    const bool motion = pair_change || c.observes("angle");
+    if (motion && resume && m_resume_previous.size() == c.n * c.d)
+        calculator.set_previous_frame(m_resume_previous.data());
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -255,6 +261,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
             summary.last.unselectable =
                 unselectable_fraction(input, c.n, c.d, system.weights(), keys);
         }
+        if (motion) calculator.compute_motion(directions(x), pair_change, summary.last);
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -535,6 +542,9 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         keep = on_cadence(last) ? frames : frames - 1;
         from.frame_kept = keep == frames;
         const auto theta = file.positions(last);
+        // The frame before the next one written: the last frame the file keeps (keep >= 1:
+        // frame 0 is always on the cadence).
+        m_resume_previous = keep == frames ? theta : file.positions(keep - 1);
         const auto r = file.magnitudes(last);
         std::copy(theta.begin(), theta.end(), m_state.begin());
         std::copy(r.begin(), r.end(), m_state.begin() + static_cast<std::ptrdiff_t>(c.n * c.d));

@@ -15,6 +15,7 @@
 // gap = variance = velocity = 0.
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -117,15 +118,35 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
 //                 for no-norm), that lie in the convex hull of the other keys (no query can
 //                 select them; docs/model.md §12, unselectable.hpp), mean over the heads.
 //                 n linear programs per frame.
-inline constexpr std::array<std::string_view, 1> optional_observable_names{"unselectable"};
+//   pair_change   mean over pairs k < l of |<theta_k, theta_l> - <theta'_k, theta'_l>|, theta'
+//                 the directions of the previous recorded frame: how much the pairwise
+//                 cosines moved since it (a rotation of every token together moves none).
+//                 NaN at the first frame of a run. A second Gram pass per frame, in blocks.
+//   angle         mean over k of the angle between theta_k and theta'_k,
+//                 2 asin(|theta_k - theta'_k| / 2): how far each token moved since the
+//                 previous recorded frame, rotations included. NaN at the first frame.
+// Both keep the previous frame's directions (n d doubles); a resumed run takes them from
+// the file's last kept frame, so it continues as an uninterrupted run would.
+inline constexpr std::array<std::string_view, 3> optional_observable_names{"unselectable",
+                                                                           "pair_change", "angle"};
 
 // What each optional observable means (as observable_table), in the same order.
-inline constexpr std::array<observable_info, 1> optional_observable_table{{
+inline constexpr std::array<observable_info, 3> optional_observable_table{{
     {"unselectable",
      "fraction of the keys attention uses, K_h y_j (y_j = theta_j, or r_j theta_j for no-norm), "
      "that lie in the convex hull of the other keys, so that no query can select them; mean over "
      "the heads (docs/model.md section 12)",
      "1"},
+    {"pair_change",
+     "mean over pairs k < l of |<theta_k, theta_l> - <theta'_k, theta'_l>| with theta' the "
+     "directions of the previous recorded frame: the change of the pairwise cosines since that "
+     "frame, which a common rotation of all tokens leaves at 0; NaN at the first frame",
+     "1"},
+    {"angle",
+     "mean over tokens of the angle between theta_k and its direction theta'_k at the previous "
+     "recorded frame, 2 asin(|theta_k - theta'_k| / 2); counts rotations of the whole cloud too; "
+     "NaN at the first frame",
+     "rad"},
 }};
 
 static_assert(
@@ -142,7 +163,11 @@ struct frame_observables {
     double step_size = 0;
     double step_error = 0;
     double argmax_flips = 0, attention_entropy = 0; // attention_observables.hpp
-    double unselectable = 0; // only when requested (optional_observable_names)
+    // Only when requested (optional_observable_names); the motion since the previous
+    // recorded frame is NaN where there is none.
+    double unselectable = 0;
+    double pair_change = std::numeric_limits<double>::quiet_NaN();
+    double angle = std::numeric_limits<double>::quiet_NaN();
     // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;
     // The value of an optional observable (one of optional_observable_names).
@@ -162,13 +187,24 @@ class observables_calculator {
     // The cheap part only (no pairwise pass): mean_cos, gap, variance, velocity.
     frame_observables compute_moments(const double* theta, const double* dtheta) const;
 
+    // The motion since the previous recorded frame: sets out.angle, and out.pair_change when
+    // `pair_change` (a second blocked Gram pass), from theta and the directions of the
+    // previous call (or of set_previous_frame); NaN when there are none. Then keeps theta as
+    // the previous frame. The result does not depend on the thread count.
+    void compute_motion(const double* theta, bool pair_change, frame_observables& out);
+    // The previous recorded frame without measuring anything (a resumed run: the file's last
+    // kept frame).
+    void set_previous_frame(const double* theta);
+
   private:
     std::size_t m_n, m_d, m_block;
     std::vector<double> m_initial;
     double m_cluster_eps;
-    int m_threads;                           // 0: omp_get_max_threads() at each call
-    std::vector<std::vector<double>> m_gram; // block x n per thread
-    std::vector<std::vector<int>> m_parents; // union-find forest per thread
+    int m_threads;                                    // 0: omp_get_max_threads() at each call
+    std::vector<std::vector<double>> m_gram;          // block x n per thread
+    std::vector<std::vector<int>> m_parents;          // union-find forest per thread
+    std::vector<double> m_previous;                   // n x d, empty before the first frame
+    std::vector<std::vector<double>> m_previous_gram; // block x n per thread
 };
 
 } // namespace nadyn

@@ -108,6 +108,9 @@ class simulation {
     layer_norm_affine m_affine;
     state_type m_state;
     std::vector<double> m_theta_initial;
+    // The directions of a resumed file's last kept frame (read_resume): the previous frame of
+    // the optional observables pair_change and angle.
+    std::vector<double> m_resume_previous;
     std::vector<double> m_r_initial;
 };
 

@@ -325,16 +325,19 @@ def table(name: str, **settings: Any) -> list[dict[str, Any]]:
     "terminal"      fitted terminal laws (the particle runs' n, d, beta, cap, seed, r0,
                     alpha, t_switch)
     "random"        random per-layer weights on the discrete transformer (n, d, layers,
-                    beta, h, r0, alpha, seeds); minutes at the defaults
-    Settings default to `nadyn table`'s. "initial", "initial-beta" and "terminal" run the
-    studies studies/initial/ and studies/terminal/ (nadyn.study) with the settings as
-    overrides of their experiments.
+                    beta (default sqrt d), h, r0, alpha, seeds); minutes at the defaults
+    Settings default to `nadyn table`'s. Each runs its study (studies/initial/,
+    studies/terminal/, studies/random_weights/; nadyn.study) with the settings as overrides
+    of its experiment.
     """
     if name in ("initial", "initial-beta"):
         return _initial_study_rows(name, settings)
     if name == "terminal":
         return _terminal_study_rows(settings)
-    return _core._table(name, **settings)
+    if name == "random":
+        return _random_study_rows(settings)
+    raise ValueError(f"unknown table '{name}'; valid tables: initial, initial-beta, terminal, "
+                     "random")
 
 
 def _study_table_keywords(name: str, settings: Mapping[str, Any], valid) -> None:
@@ -364,6 +367,31 @@ def _terminal_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     sets = [keys[k].format(int(v) if k in ("n", "d", "seed") else float(v))
             for k, v in settings.items()]
     return _run_study("terminal", sets).table.to_dict("records")
+
+
+def _random_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The random-weights study's table with the settings as --set: `layers` layers of step
+    `h` are T = layers * h, and beta follows d (sqrt d) unless given."""
+    _study_table_keywords("random", settings,
+                          {"n", "d", "layers", "beta", "h", "r0", "alpha", "seeds"})
+    sets = []
+    for key in ("n", "d"):
+        if key in settings:
+            sets.append(f"run.{key}={int(settings[key])}")
+    for key in ("r0", "alpha"):
+        if key in settings:
+            sets.append(f"run.{key}={float(settings[key])!r}")
+    if "beta" in settings:
+        sets.append(f"run.beta={float(settings['beta'])!r}")
+    elif "d" in settings:
+        sets.append(f"run.beta={math.sqrt(int(settings['d']))!r}")
+    if "h" in settings or "layers" in settings:
+        h = float(settings.get("h", 1.0))
+        layers = int(settings.get("layers", 200))
+        sets += [f"run.dt={h!r}", f"run.T={layers * h!r}"]
+    if "seeds" in settings:
+        sets.append("sweep.seed=[" + ",".join(str(int(s)) for s in settings["seeds"]) + "]")
+    return _run_study("random_weights", sets).table.to_dict("records")
 
 
 def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str, Any]]:

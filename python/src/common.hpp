@@ -32,7 +32,6 @@ py::object run_watching_signals(const std::function<void(const std::atomic<bool>
 
 void bind_simulate(py::module_& m);
 void bind_sweep(py::module_& m);
-void bind_tables(py::module_& m);
 void bind_fits(py::module_& m);
 void bind_unselectable(py::module_& m);
 

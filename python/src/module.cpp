@@ -229,7 +229,6 @@ PYBIND11_MODULE(_core, m) {
 
     bind_simulate(m);
     bind_sweep(m);
-    bind_tables(m);
     bind_fits(m);
     bind_unselectable(m);
 }

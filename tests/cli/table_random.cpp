@@ -1,49 +1,54 @@
-// nadyn table random: the measurement rows, the verdicts after them, progress on stderr, and
-// --quick's preset (overridden by explicit flags).
+// nadyn table random: the study studies/random_weights/ under its table's name, its
+// settings as --set; the flags of the table it replaced are refused.
 #include "cli_support.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace nadyn_test;
 
-TEST_CASE("table random prints a row per scheme, then the verdicts, with progress") {
-    const run_result r = run_nadyn({"table", "random", "--quick", "--random-n", "12", "--random-d",
-                                    "8", "--layers", "20", "--seeds", "1", "2"});
-    INFO(r.err);
-    REQUIRE(r.status == 0);
-    // The explicit flags win over --quick's preset.
-    CHECK(contains(r.out, "n = 12, d = 8, one head"));
-    CHECK(contains(r.out, "20 layers"));
-    CHECK(contains(r.out, "2 seeds"));
-    CHECK(contains(r.out, "gain, layer 1"));
-    CHECK(contains(r.out, "absolute angle, first 10% (rad/layer)"));
-    const auto lines = split_lines(r.out);
-    std::size_t measurement_rows = 0, verdict_rows = 0;
-    bool in_verdicts = false;
-    for (const auto& line : lines) {
-        if (line.rfind("Verdicts:", 0) == 0) in_verdicts = true;
-        for (const char* scheme :
-             {"post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"})
-            if (line.rfind("| " + std::string(scheme) + " |", 0) == 0)
-                ++(in_verdicts ? verdict_rows : measurement_rows);
-    }
-    CHECK(measurement_rows == 6);
-    CHECK(verdict_rows == 6);
-    CHECK(contains(r.out, "early agrees"));
-    // One progress line per run (6 schemes x 2 seeds) on stderr, as each starts: small runs
-    // go side by side, so they may start in any order, but each starts exactly once.
-    CHECK(contains(r.err, "(run 1/12,"));
-    CHECK(contains(r.err, "(run 12/12,"));
-    for (const char* scheme : {"post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"})
-        for (const char* seed : {"1", "2"}) {
-            const std::string run = std::string(scheme) + ", seed " + seed + " (run ";
-            CHECK_MESSAGE(count_of(r.err, run) == 1, run);
-        }
-
-    const run_result csv = run_nadyn({"table", "random", "--format", "csv", "--random-n", "8",
-                                      "--random-d", "4", "--layers", "20", "--seeds", "1"});
+TEST_CASE("table random runs the random-weights study: a row per scheme, settings as --set") {
+    const std::string dir = scratch_dir("table_random");
+    const run_result csv =
+        run_nadyn({"table", "random", "--format", "csv", "--no-figures", "--out-dir", dir, "--set",
+                   "run.n=12", "--set", "run.d=8", "--set", "run.beta=2.8284271247461903", "--set",
+                   "run.T=20", "--set", "sweep.seed=[1,2]"});
+    INFO(csv.err);
     REQUIRE(csv.status == 0);
     const auto rows = split_lines(csv.out);
     REQUIRE(rows.size() == 7);
     CHECK(rows[0].rfind("scheme,gain_layer1,gain_layer1_spread,", 0) == 0);
+    CHECK(rows[0].find(",collapse_votes,") != std::string::npos);
+    for (const char* scheme : {"post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"})
+        CHECK_MESSAGE(count_of(csv.out, std::string("\n") + scheme + ",") == 1, scheme);
+    // Two seeds voted on each collapse law.
+    CHECK(count_of(csv.out, "/2,") == 6);
+    // The files of a study: its table, the sweep, the per-layer data of figure 5.
+    CHECK(read_text(dir + "/random_weights.csv") == csv.out);
+    CHECK(read_text(dir + "/random_weights.md").rfind("# Random weights", 0) == 0);
+    const std::string curves = read_text(dir + "/data/random_mean_cos.csv");
+    CHECK(curves.rfind("scheme,seed,layer,mean_cos\n", 0) == 0);
+    CHECK(line_count(curves) == 1 + 6 * 2 * 21); // six schemes, two seeds, layers 0..20
+    CHECK(!read_text(dir + "/data/random_weights.h5").empty());
+}
+
+TEST_CASE("table random refuses the flags of the C++ table it replaced, and bad settings") {
+    const std::string dir = scratch_dir("table_random_bad");
+    for (const auto& flags : std::vector<std::vector<std::string>>{{"--random-n", "12"},
+                                                                   {"--random-d", "8"},
+                                                                   {"--layers", "20"},
+                                                                   {"--quick"},
+                                                                   {"--r0", "2"},
+                                                                   {"--alpha", "0.5"}}) {
+        std::vector<std::string> args{"table", "random", "--out-dir", dir};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const run_result r = run_nadyn(args);
+        INFO(flags[0] << ": " << r.err);
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, flags[0]));
+    }
+    const run_result bad = run_nadyn({"table", "random", "--out-dir", dir, "--set", "run.n=0"});
+    INFO(bad.err);
+    CHECK(bad.status == 2);
+    CHECK(line_count(bad.err) == 1);
+    CHECK(list_files(dir).empty()); // nothing written
 }

@@ -456,6 +456,24 @@ def test_initial_table_rows(cli, tmp_path):
         nadyn.table("initial", temperature=1)
 
 
+def test_random_table_rows(cli, tmp_path):
+    rows = nadyn.table("random", n=12, d=8, layers=20, seeds=[1, 2])
+    assert [row["scheme"] for row in rows] == SCHEMES[:6]
+    # The same study through the command line: beta = sqrt(d), 20 layers of h = 1.
+    csv = cli_run(cli, "table", "random", "--set", "run.n=12", "--set", "run.d=8",
+                  "--set", f"run.beta={math.sqrt(8)!r}", "--set", "run.T=20",
+                  "--set", "sweep.seed=[1,2]", "--out-dir", str(tmp_path), "--format", "csv",
+                  "--no-figures").stdout.splitlines()
+    assert csv[0] == ",".join(rows[0])  # the same columns, in the same order
+    for row, line in zip(rows, csv[1:], strict=True):
+        fields = line.split(",")
+        assert fields[0] == row["scheme"]
+        assert float(fields[1]) == pytest.approx(row["gain_layer1"], rel=1e-5)
+        assert fields[-1].strip('"') == row["verdict"]
+    with pytest.raises(TypeError, match="unknown keyword 'quick'"):
+        nadyn.table("random", quick=True)
+
+
 def test_positions_none_and_threads():
     t = nadyn.simulate(n=6, T=0.5, positions="none", threads=1)
     assert t.ys is None and t.r.shape == (len(t), 6)

@@ -177,7 +177,7 @@ def test_command_line(simulate, tmp_path):
 
 
 # The particle runs of `nadyn table terminal`: n = 32, d = 3, beta = 1, a cap of radius 0.5,
-# rk4 with steps small against the decay (src/paper_tables.cpp); the polynomial ones end at
+# rk4 with steps small against the decay (studies/terminal/experiments/); the polynomial ones end at
 # T = 1000 instead of 3000 (p within 0.4% of 3 there, against 0.13% at 3000).
 TERMINAL_RUNS = {
     "exponential": ("--T", "30", "--dt", "0.01", "--every", "10"),

@@ -136,10 +136,12 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     assert missing.returncode == 2
     assert "lacks reduce.py" in missing.stderr
 
-    built_in = subprocess.run([cli, "table", "random", "--set", "run.n=4"],
-                              capture_output=True, text=True)
-    assert built_in.returncode == 2
-    assert "built-in table" in built_in.stderr
+    every = subprocess.run([cli, "table", "all", "--set", "run.n=4",
+                            "--out-dir", str(tmp_path / "all")],
+                           capture_output=True, text=True)
+    assert every.returncode == 2
+    assert "'all' runs every study with its own settings" in every.stderr
+    assert not (tmp_path / "all").exists()
 
 
 def test_studies_are_listed():
@@ -319,3 +321,134 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
                               "--set", "k=3"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "KEY one of n, d, seeds" in unknown.stderr
     assert not (tmp_path / "bad").exists()
+
+
+# ---- the motion observables and the random-weights study ---------------------------------
+
+def motion(positions):
+    """pair_change and angle of every frame from the stored directions (frames, n, d), with
+    numpy apart from the library: frame 0 has no previous frame (NaN)."""
+    frames, n, _ = positions.shape
+    pair_change, angle = [np.nan], [np.nan]
+    lower = np.tril_indices(n, -1)
+    for i in range(1, frames):
+        now, before = positions[i], positions[i - 1]
+        pair_change.append(np.mean(np.abs((now @ now.T)[lower] - (before @ before.T)[lower])))
+        cosines = np.clip(np.sum(now * before, axis=1), -1.0, 1.0)
+        angle.append(np.mean(np.arccos(cosines)))
+    return np.array(pair_change), np.array(angle)
+
+
+def read_run(path):
+    with h5py.File(path, "r") as f:
+        return ({name: f[f"observables/{name}/value"][()] for name in f["observables"]},
+                f["particles/tokens/position/value"][()])
+
+
+@pytest.mark.parametrize("integrator", [["--integrator", "layers", "--dt", "1", "--T", "12"],
+                                        ["--integrator", "rk4", "--dt", "0.1", "--T", "3"]])
+def test_motion_observables_match_numpy_from_the_positions(cli, simulate, integrator):
+    for every in ("1", "3"):
+        path = simulate(f"motion-{integrator[1]}-{every}.h5", "--scheme", "pre-ln", "--n", "20",
+                        "--d", "6", "--beta", "3", "--weights", "random-per-layer",
+                        "--every", every, "--observe", "pair_change,angle", "--positions",
+                        "all", *integrator)
+        observables, positions = read_run(path)
+        expected_change, expected_angle = motion(positions)
+        # Relative to the previous recorded frame, whatever the frame interval.
+        assert np.isnan(observables["pair_change"][0]) and np.isnan(observables["angle"][0])
+        np.testing.assert_allclose(observables["pair_change"][1:], expected_change[1:],
+                                   rtol=1e-11)
+        np.testing.assert_allclose(observables["angle"][1:], expected_angle[1:], rtol=1e-9)
+        assert (observables["pair_change"][1:] > 0).all()
+
+
+def test_motion_observables_continue_bitwise_through_resume(cli, simulate):
+    flags = ["--scheme", "peri-ln", "--n", "16", "--d", "5", "--integrator", "layers",
+             "--dt", "1", "--every", "2", "--weights", "random-per-layer", "--observe",
+             "angle,pair_change", "--positions", "all"]
+    whole = simulate("whole.h5", *flags, "--T", "12")
+    part = simulate("part.h5", *flags, "--T", "6")
+    subprocess.run([cli, "simulate", "--resume", str(part), "--T", "12", "--quiet"], check=True,
+                   capture_output=True)
+    for name in ("pair_change", "angle", "mean_cos"):
+        a, b = read_run(whole)[0][name], read_run(part)[0][name]
+        assert a.tobytes() == b.tobytes(), name
+
+
+def test_sweep_stores_only_the_motion_observables_asked_for(cli, tmp_path):
+    for observe in ("none", "angle"):
+        experiment = tmp_path / f"{observe}.toml"
+        experiment.write_text('[run]\nn = 8\nd = 3\nT = 2\nintegrator = "layers"\ndt = 1\n'
+                              f'positions = "none"\nobserve = "{observe}"\n'
+                              '[sweep]\nseed = [1, 2]\n')
+        subprocess.run([cli, "sweep", str(experiment), "--out", str(tmp_path / f"{observe}.h5"),
+                        "--quiet"], check=True, capture_output=True)
+    assert "angle" not in nadyn.open(tmp_path / "none.h5")
+    data = nadyn.open(tmp_path / "angle.h5")
+    assert "pair_change" not in data
+    # NaN at every run's first frame, which has no previous frame.
+    angle = data.angle.transpose("seed", "time").values
+    assert np.isnan(angle[:, 0]).all() and (angle[:, 1:] > 0).all()
+
+
+RANDOM = REPO / "studies" / "random_weights"
+RANDOM_SMALL = ["run.n=12", "run.d=8", "run.beta=2.8284271247461903", "run.T=20",
+                "sweep.seed=[1,2]"]
+
+
+def test_random_weights_study_matches_single_runs(cli, tmp_path):
+    result = study.run(RANDOM, tmp_path / "out", RANDOM_SMALL, figures=True, nadyn=cli)
+    table = result.table.set_index("scheme")
+    assert list(table.index) == ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt",
+                                 "sqrt-scaling"]
+    assert result.figure.name == "fig5_random_mean_cos.png" and result.figure.stat().st_size
+    curves = result.extra_tables["data/random_mean_cos"]
+    # Windows of 20 layers: layer 1, layers 1-5, the first 10% = layers 1-2.
+    windows = {"layer1": 1, "layers1_5": 5, "first10pct": 2}
+    for scheme in table.index:
+        runs = []
+        for seed in (1, 2):
+            path = tmp_path / f"{scheme}-{seed}.h5"
+            subprocess.run([cli, "simulate", "--scheme", scheme, "--n", "12", "--d", "8",
+                            "--beta", "2.8284271247461903", "--integrator", "layers",
+                            "--dt", "1", "--T", "20", "--weights", "random-per-layer",
+                            "--seed", str(seed), "--positions", "all", "--out", str(path),
+                            "--quiet"], check=True, capture_output=True)
+            observables, positions = read_run(path)
+            change, angle = motion(positions)
+            mean_cos = observables["mean_cos"]
+            np.testing.assert_array_equal(
+                curves[(curves.scheme == scheme) & (curves.seed == seed)].mean_cos, mean_cos)
+            runs.append({f"gain_{key}": (mean_cos[last] - mean_cos[0]) / last
+                         for key, last in windows.items()}
+                        | {f"pair_change_{key}": change[1:last + 1].mean()
+                           for key, last in windows.items()}
+                        | {"angle_first10pct": angle[1:3].mean(), "final_mean_cos": mean_cos[-1]})
+        for column in runs[0]:
+            values = [run[column] for run in runs]
+            assert table.loc[scheme, column] == pytest.approx(np.mean(values), rel=1e-9,
+                                                              abs=1e-15), (scheme, column)
+            assert table.loc[scheme, column + "_spread"] == pytest.approx(
+                np.std(values, ddof=1), rel=1e-6, abs=1e-14), (scheme, column)
+        assert table.loc[scheme, "collapse_votes"].endswith("/2")
+    # The identities of the model at r0 = 1: pre-ln's first layer, y = r theta + h A, is
+    # post-ln's, y = theta + h A; mix-ln is post-ln before its switch (T/4 = 5 layers).
+    assert table.loc["pre-ln", "gain_layer1"] == table.loc["post-ln", "gain_layer1"]
+    for key in windows:
+        assert table.loc["mix-ln", f"gain_{key}"] == table.loc["post-ln", f"gain_{key}"]
+    # The gain is a signed mean change of the pairwise cosines: never above the absolute one.
+    for key in windows:
+        assert (table[f"pair_change_{key}"] >= table[f"gain_{key}"].abs() - 1e-15).all()
+
+
+def test_random_weights_verdicts_are_relative_to_the_median():
+    module = study.load(RANDOM).module
+    # Median 1: above 1.5 fast, below 1/1.5 slow, between moderate.
+    assert [module.speed_word(v, 1.0) for v in (1.6, 1.5, 0.67, 0.66)] == [
+        "fast", "moderate", "moderate", "slow"]
+    assert module.verdict(["fast", "fast", "moderate"], "slow", ("fast", "slow")) == (
+        "early agrees over layer 1 and layers 1-5 only; collapse agrees")
+    assert module.verdict(["slow"] * 3, "fast", ("moderate", "slow")) == (
+        "early disagrees in every window; collapse disagrees")
+    assert module.verdict(["slow"] * 3, "none", None) == "n/a (not in the paper's table)"

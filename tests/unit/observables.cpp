@@ -116,3 +116,61 @@ TEST_CASE("a single token is one cluster") {
     CHECK(o.clusters == 1.0);
     CHECK(o.r_max == 2.0);
 }
+
+TEST_CASE("pair_change and angle equal their pairwise definitions, for any thread count") {
+    const std::size_t n = 300, d = 5; // 300 > 2 blocks of 128: the blocked pass is exercised
+    const state_type a = testing::uniform_start(n, d, 11, 1.0);
+    const state_type b = testing::uniform_start(n, d, 12, 1.0);
+    double change = 0.0, angle = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+        for (std::size_t l = 0; l < k; ++l)
+            change += std::abs(dot(&b[k * d], &b[l * d], d) - dot(&a[k * d], &a[l * d], d));
+        angle += std::acos(std::clamp(dot(&a[k * d], &b[k * d], d), -1.0, 1.0));
+    }
+    const double pairs = 0.5 * double(n) * double(n - 1);
+    std::vector<frame_observables> by_threads;
+    for (int threads : {1, 2, 3}) {
+        CAPTURE(threads);
+        observables_calculator calc(n, d, std::vector<double>(a.begin(), a.begin() + n * d), 1e-3,
+                                    0, threads);
+        frame_observables first, second;
+        calc.compute_motion(a.data(), true, first);
+        // The first frame has no previous one.
+        CHECK(std::isnan(first.pair_change));
+        CHECK(std::isnan(first.angle));
+        calc.compute_motion(b.data(), true, second);
+        CHECK(second.pair_change == doctest::Approx(change / pairs).epsilon(1e-12));
+        CHECK(second.angle == doctest::Approx(angle / double(n)).epsilon(1e-10));
+        by_threads.push_back(second);
+        // Without pair_change only the angle is measured; the previous frame is now b.
+        frame_observables third;
+        calc.compute_motion(b.data(), false, third);
+        CHECK(std::isnan(third.pair_change));
+        CHECK(third.angle == 0.0);
+    }
+    for (const auto& o : by_threads) {
+        CHECK(o.pair_change == by_threads[0].pair_change); // bitwise: ordered block sums
+        CHECK(o.angle == by_threads[0].angle);
+    }
+}
+
+TEST_CASE("a common rotation moves every token by its angle and no pairwise cosine") {
+    // Tokens on the great circle of the (e_0, e_1) plane in d = 3, rotated about e_2 by phi:
+    // each moves by exactly phi, every cosine stays.
+    const std::size_t n = 200, d = 3;
+    const double phi = 0.3;
+    std::vector<double> before(n * d, 0.0), after(n * d, 0.0);
+    for (std::size_t k = 0; k < n; ++k) {
+        const double psi = 0.05 * double(k);
+        before[k * d] = std::cos(psi);
+        before[k * d + 1] = std::sin(psi);
+        after[k * d] = std::cos(psi + phi);
+        after[k * d + 1] = std::sin(psi + phi);
+    }
+    observables_calculator calc(n, d, before, 1e-3, 64);
+    frame_observables o;
+    calc.set_previous_frame(before.data());
+    calc.compute_motion(after.data(), true, o);
+    CHECK(o.angle == doctest::Approx(phi).epsilon(1e-13));
+    CHECK(o.pair_change < 1e-15);
+}

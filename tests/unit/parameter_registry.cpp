@@ -145,6 +145,10 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     assign_parameter(scratch, "observe", "unselectable,unselectable");
     CHECK(scratch.observe == std::vector<std::string>{"unselectable"});
     CHECK(parameter_text(scratch, parameter("observe")) == "unselectable");
+    // The order of optional_observable_names, not of the spelling.
+    assign_parameter(scratch, "observe", "angle,pair_change,angle");
+    CHECK(scratch.observe == std::vector<std::string>{"pair_change", "angle"});
+    CHECK(parameter_text(scratch, parameter("observe")) == "pair_change,angle");
     assign_parameter(scratch, "observe", "none");
     CHECK(scratch.observe.empty());
     CHECK(default_text(parameter("observe")) == "none");

@@ -1,12 +1,13 @@
-// The scheduler `nadyn sweep` and the tables share: every run exactly once, side by side only
-// when the runs are small, a stop honoured, a failure rethrown; and a table computed on it is
-// the same whatever the schedule (a run's numbers do not depend on its thread count).
+// The scheduler of `nadyn sweep`: every run exactly once, side by side only when the runs are
+// small, a stop honoured, a failure rethrown; and runs scheduled on it give the same numbers
+// whatever the schedule (a run's numbers do not depend on its thread count).
 #include "nadyn/run_scheduler.hpp"
-#include "nadyn/paper_tables.hpp"
+#include "nadyn/run.hpp"
 
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -76,32 +77,50 @@ TEST_CASE("schedule_runs: no run starts after a stop or a failure; the failure i
     }
 }
 
-TEST_CASE("the random-weights table is the same run one at a time or side by side") {
-    random_table_settings s;
-    s.n = 12;
-    s.d = 8;
-    s.layers = 20;
-    s.seeds = {1, 2};
-    // Small runs: the table runs them side by side (one thread each) when there are cores.
-    for (const scheme id : {scheme::post_ln, scheme::peri_ln}) {
-        const random_run_result alone = random_weights_run(id, s, 2, 0);
-        const random_run_result one_thread = random_weights_run(id, s, 2, 1);
-        CHECK(alone.mean_cos == one_thread.mean_cos);
-        CHECK(alone.pair_change == one_thread.pair_change);
-    }
-    std::vector<std::string> order;
-    const auto rows = random_weights_table(
-        s, [&](const random_row& row, const std::vector<random_run_result>& runs) {
-            order.emplace_back(info(row.id).name);
-            CHECK(runs.size() == 2);
+TEST_CASE("runs scheduled side by side give the numbers of runs made one at a time") {
+    // The discrete transformer with weights redrawn every layer, as the random-weights study
+    // runs it, observing the motion between layers: n = 300 tokens give the observables'
+    // blocked passes three blocks, which a run with all cores shares among its threads.
+    auto config = [](scheme id, std::uint64_t seed) {
+        run_config c;
+        c.scheme_id = id;
+        c.n = 300;
+        c.d = 8;
+        c.beta = std::sqrt(8.0);
+        c.seed = seed;
+        c.weights = weights_spec::parse("random-per-layer");
+        c.integration = {integrator_kind::layers, 6.0, 1.0, 1e-8, 1e-10, 1};
+        c.observe = {"pair_change", "angle"};
+        return c;
+    };
+    const std::vector<std::pair<scheme, std::uint64_t>> runs{
+        {scheme::post_ln, 1}, {scheme::peri_ln, 2}, {scheme::pre_ln, 3}};
+    using series = std::vector<std::vector<double>>; // per run: mean_cos, pair_change, angle
+    auto run_all = [&](int jobs) {
+        std::vector<series> out(runs.size());
+        schedule_runs(runs.size(), jobs, [&](std::size_t i, int threads) {
+            run_config c = config(runs[i].first, runs[i].second);
+            c.threads = threads;
+            series s(3);
+            simulation(c).run(
+                [&](const state_type&, double, std::int64_t, const frame_observables& o) {
+                    s[0].push_back(o.mean_cos);
+                    s[1].push_back(o.pair_change);
+                    s[2].push_back(o.angle);
+                });
+            out[i] = std::move(s);
         });
-    REQUIRE(rows.size() == 6);
-    REQUIRE(order.size() == 6);
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        CHECK(order[i] == info(rows[i].id).name); // rows arrive in the schemes' order
-    // Each row's mean is the mean of the runs computed alone.
-    const random_run_result a = random_weights_run(rows[2].id, s, 1, 0);
-    const random_run_result b = random_weights_run(rows[2].id, s, 2, 0);
-    CHECK(rows[2].final_mean_cos.mean ==
-          doctest::Approx((a.final_mean_cos + b.final_mean_cos) / 2).epsilon(1e-15));
+        return out;
+    };
+    const auto alone = run_all(1), side_by_side = run_all(2);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        REQUIRE(alone[i][0].size() == 7);
+        CHECK(std::isnan(alone[i][1][0])); // the first frame has no previous one
+        for (std::size_t f = 1; f < 7; ++f) {
+            CHECK(alone[i][1][f] > 0.0);
+            CHECK(alone[i][1][f] == side_by_side[i][1][f]); // bitwise
+            CHECK(alone[i][2][f] == side_by_side[i][2][f]);
+        }
+        CHECK(alone[i][0] == side_by_side[i][0]);
+    }
 }
