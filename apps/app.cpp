@@ -27,8 +27,8 @@ app_commands build_app(CLI::App& app) {
     commands.run[reduced] = add_reduced(*reduced);
     auto* table = app.add_subcommand(
         "table",
-        "Recompute the paper's tables (random, or all into results/) or run a "
-        "study (studies/<name>/: initial, terminal, noise, unselectable, clustering_time, ...)");
+        "Run a study (studies/<name>/: initial, terminal, random, noise, unselectable, "
+        "clustering_time, ...) or every table of results/ (all)");
     commands.run[table] = add_table(*table);
     auto* rerun = app.add_subcommand(
         "rerun", "Run the simulation recorded in a trajectory file again (bitwise identical)");

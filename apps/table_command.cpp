@@ -319,8 +319,7 @@ command add_table(CLI::App& app) {
         const std::string random_md =
             study_section(dir, *o, "random_weights", "random_weights", "random");
         note("unselectable keys study (" + std::to_string(int(seconds_since(start))) + " s)");
-        if (const int status = run_study(*o, "unselectable", {}, false); status != 0)
-            return status;
+        if (const int status = run_study(*o, "unselectable", {}, false); status != 0) return status;
         const std::string unselectable_md = study_section(dir, *o, "unselectable", "unselectable");
         note("noise study (" + std::to_string(int(seconds_since(start))) + " s)");
         if (const int status = run_study(*o, "noise", {}, false); status != 0) return status;

@@ -31,7 +31,7 @@ import xarray as xr
 
 from .closed_forms import initial_velocity
 from .io import open as open_file
-from .laws import PREDICTED, fit_terminal
+from .laws import fit_terminal, predicted
 
 __all__ = ["sphere", "observables", "heatmap", "movie", "main", "LAWS"]
 
@@ -165,7 +165,8 @@ def observables(
     """Observables against time for one or several runs: one panel per name (shared time
     axis), one line per run, a legend with one entry per run on the first panel.
 
-    law="initial-slope" overlays, dashed in each run's colour, the closed-form start of the
+    The overlays (law=...) need the compiled module nadyn._core, whose closed forms and fits
+    they use. law="initial-slope" overlays, dashed in each run's colour, the closed-form start of the
     symmetric orthogonal start (docs/model.md §3): mean_cos ~ gamma'(0) t, gap ~ 1 - gamma'(0) t
     and velocity(0) = gamma'(0), with gamma'(0) from `nadyn.closed_forms.initial_velocity`
     (the formulas of `nadyn table initial`). It applies to runs made with --init orthogonal
@@ -197,7 +198,9 @@ def observables(
                 f"'{ds.attrs.get('file', 'dataset')}' has no observable {', '.join(missing)}; "
                 f"valid names: {', '.join(present)}"
             )
-    slopes = [_initial_slope(ds) for ds in datasets]
+    # The overlays use the library's closed forms and fits (nadyn._core): computed only when
+    # asked for, so that plain plots need no compiled module.
+    slopes = [_initial_slope(ds) if law == "initial-slope" else None for ds in datasets]
     if law == "initial-slope" and all(s is None for s in slopes):
         raise ValueError(
             "law 'initial-slope' applies to runs with --init orthogonal --weights identity "
@@ -218,7 +221,7 @@ def observables(
         fit = fits[index]
         if fit is not None:
             symbol = {"exponential": "a", "polynomial": "p", "stretched": "c"}[fit.law]
-            theory = PREDICTED[str(ds.attrs["scheme"])][1]
+            theory = predicted(str(ds.attrs["scheme"]))[1]
             label += f"; fit {symbol} = {fit.parameter:.4g} (theory {theory:g})"
         color = f"C{index % 10}"
         t = ds["time"].values
