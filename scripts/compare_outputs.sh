@@ -9,7 +9,10 @@
 #
 # The configurations cover every path of the attention kernel (src/kernel/choose.hpp):
 # small and large n, small and large d, one and four heads, double and float, the
-# integrators and the layers. Exit status 0 when every file matches, 1 otherwise.
+# integrators and the layers; the input files (an init file with magnitudes, a weights file
+# of four heads, layernorm's gain and bias); and one sweep (examples/beta_sweep.toml, every
+# dataset but wall_time, the seconds each run took). Exit status 0 when every file matches,
+# 1 otherwise.
 # NADYN_COMPARE_DIR=DIR keeps the files there (default: a temporary directory, removed).
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -43,10 +46,30 @@ configs=(
     "pre_n128_d16_h4_unnorm|--scheme pre-ln --n 128 --d 16 --heads 4 --weights gaussian --attention unnormalized --beta 0.5 --T 2"
     "peri_n200_d3_layernorm|--scheme peri-ln --n 200 --d 3 --norm layernorm --T 3"
     "post_n64_d64_sym_float|--scheme post-ln --n 64 --d 64 --weights symmetric --heads 4 --precision float --T 2"
+    "pre_n24_d6_init_file|--scheme pre-ln --n 24 --d 6 --init file:@INPUTS@ --T 2"
+    "peri_n24_d6_h4_weights_file|--scheme peri-ln --n 24 --d 6 --heads 4 --weights file:@INPUTS@ --value qk --T 2"
+    "post_n24_d6_ln_params|--scheme post-ln --n 24 --d 6 --norm layernorm --ln-params file:@INPUTS@ --T 2"
 )
+
+# The input files the configurations name (@INPUTS@): seeded numbers, written once.
+"$python" - "$dir/inputs.h5" <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+rng = np.random.default_rng(7)
+with h5py.File(sys.argv[1], "w") as f:
+    f["theta0"] = rng.standard_normal((24, 6))
+    f["r0"] = rng.uniform(0.5, 2.0, 24)
+    f["Q"] = rng.standard_normal((4, 6, 6)) / np.sqrt(6)
+    f["K"] = rng.standard_normal((4, 6, 6)) / np.sqrt(6)
+    f["gain"] = rng.uniform(0.5, 1.5, 6)
+    f["bias"] = 0.1 * rng.standard_normal(6)
+EOF
 
 compare() {
     "$python" - "$1" "$2" <<'EOF'
+import re
 import sys
 import h5py
 import numpy as np
@@ -56,8 +79,12 @@ def datasets(path):
     with h5py.File(path, "r") as f:
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
-                data = obj[()]
-                found[name] = (obj.dtype, obj.shape, np.asarray(data).tobytes())
+                data = np.asarray(obj[()])
+                # Variable-length strings come back as Python objects: compare their text.
+                raw = repr(data.tolist()).encode() if data.dtype.kind == "O" else data.tobytes()
+                if name == "parameters":  # a sweep's run records name the commit built from
+                    raw = re.sub(rb"git_commit=[^;']*", b"", raw)
+                found[name] = (obj.dtype, obj.shape, raw)
         f.visititems(visit)
     return found
 
@@ -81,6 +108,7 @@ failed=0
 for entry in "${configs[@]}"; do
     name="${entry%%|*}"
     flags="${entry#*|}"
+    flags="${flags//@INPUTS@/$dir/inputs.h5}"
     echo "$name: nadyn simulate $flags"
     # shellcheck disable=SC2086 # the flags are words
     "$before" simulate $flags --quiet --threads 2 --out "$dir/$name.before.h5" --force
@@ -93,8 +121,22 @@ for entry in "${configs[@]}"; do
         failed=1
     fi
 done
+echo "sweep: nadyn sweep examples/beta_sweep.toml"
+here="$(dirname "$(realpath "$0")")/.."
+"$before" sweep "$here/examples/beta_sweep.toml" --quiet --out "$dir/sweep.before.h5" --force
+"$after" sweep "$here/examples/beta_sweep.toml" --quiet --out "$dir/sweep.after.h5" --force
+for side in before after; do # the seconds each run took differ from run to run
+    "$python" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'a'); del f['wall_time']" \
+        "$dir/sweep.$side.h5"
+done
+if compare "$dir/sweep.before.h5" "$dir/sweep.after.h5"; then
+    echo "    bitwise equal"
+else
+    echo "    DIFFERENT"
+    failed=1
+fi
 if [[ $failed -eq 0 ]]; then
-    echo "all ${#configs[@]} configurations bitwise equal"
+    echo "all ${#configs[@]} configurations and the sweep bitwise equal"
 else
     echo "some configurations differ" >&2
 fi

@@ -369,18 +369,18 @@ def _terminal_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     return _run_study("terminal", sets).table.to_dict("records")
 
 
+def _magnitude_sets(settings: Mapping[str, Any]) -> list[str]:
+    """--set of the run's r0 and alpha (nGPT's step) when given, as exact doubles."""
+    return [f"run.{key}={float(settings[key])!r}" for key in ("r0", "alpha") if key in settings]
+
+
 def _random_study_rows(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The random-weights study's table with the settings as --set: `layers` layers of step
     `h` are T = layers * h, and beta follows d (sqrt d) unless given."""
     _study_table_keywords("random", settings,
                           {"n", "d", "layers", "beta", "h", "r0", "alpha", "seeds"})
-    sets = []
-    for key in ("n", "d"):
-        if key in settings:
-            sets.append(f"run.{key}={int(settings[key])}")
-    for key in ("r0", "alpha"):
-        if key in settings:
-            sets.append(f"run.{key}={float(settings[key])!r}")
+    sets = [f"run.{key}={int(settings[key])}" for key in ("n", "d") if key in settings]
+    sets += _magnitude_sets(settings)
     if "beta" in settings:
         sets.append(f"run.beta={float(settings['beta'])!r}")
     elif "d" in settings:
@@ -401,9 +401,7 @@ def _initial_study_rows(name: str, settings: Mapping[str, Any]) -> list[dict[str
     sets = []
     if "n" in settings:
         sets += [f"run.n={int(settings['n'])}", f"run.d={int(settings['n'])}"]
-    for key in ("r0", "alpha"):
-        if key in settings:
-            sets.append(f"run.{key}={float(settings[key])!r}")
+    sets += _magnitude_sets(settings)
     if "beta" in settings:
         sets.append(f"sweep.beta=[{float(settings['beta'])!r}]")
     if "betas" in settings:
