@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <stdexcept>
 
 namespace nadyn {
@@ -83,6 +84,77 @@ void cap_point(random_source& source, const double* pole, double phi, std::size_
         point[a] = std::cos(phi) * pole[a] + scale * tangent[a];
 }
 
+using unit_draw = void (*)(random_source&, double*, std::size_t);
+
+// The row divided by its norm (a cap point is a unit vector up to round-off).
+void normalise(double* row, std::size_t d) {
+    double norm2 = 0.0;
+    for (std::size_t a = 0; a < d; ++a)
+        norm2 += row[a] * row[a];
+    const double inverse = 1.0 / std::sqrt(norm2);
+    for (std::size_t a = 0; a < d; ++a)
+        row[a] *= inverse;
+}
+
+// caps:K,EPS: the checks, then the centres +u_1, -u_1, +u_2, -u_2, ... (K of them) of an
+// orthonormal frame drawn from the seed: Gram-Schmidt on unit vectors from draw_unit (on the
+// sphere, or on the centred sphere, of dimension `dimension`), so that any two centres are 90
+// or 180 degrees apart.
+std::vector<double> cap_centres(const initial_spec& spec, std::size_t n, std::size_t d,
+                                std::size_t dimension, random_source& source,
+                                unit_draw draw_unit) {
+    const std::size_t caps = spec.caps;
+    if (caps > n)
+        throw input_error("init '" + spec.to_string() + "' needs K <= n (a token in every cap), "
+                          "got K = " + std::to_string(caps) + ", n = " + std::to_string(n));
+    if (caps > 2 * dimension)
+        throw input_error("init '" + spec.to_string() + "' needs K <= " +
+                          std::to_string(2 * dimension) +
+                          " (the centres are +-u of an orthonormal frame of the " +
+                          std::to_string(dimension) + "-dimensional space the tokens live in)");
+    const std::size_t frame = (caps + 1) / 2;
+    std::vector<double> u(frame * d), centres(caps * d);
+    for (std::size_t m = 0; m < frame; ++m) {
+        double* row = &u[m * d];
+        double norm2 = 0.0;
+        do {
+            draw_unit(source, row, d);
+            for (int pass = 0; pass < 2; ++pass) // twice: orthogonal to round-off
+                for (std::size_t l = 0; l < m; ++l) {
+                    double along = 0.0;
+                    for (std::size_t a = 0; a < d; ++a)
+                        along += row[a] * u[l * d + a];
+                    for (std::size_t a = 0; a < d; ++a)
+                        row[a] -= along * u[l * d + a];
+                }
+            norm2 = 0.0;
+            for (std::size_t a = 0; a < d; ++a)
+                norm2 += row[a] * row[a];
+        } while (norm2 < 1e-6); // a draw almost in the span of the others: draw again
+        const double inverse = 1.0 / std::sqrt(norm2);
+        for (std::size_t a = 0; a < d; ++a)
+            row[a] *= inverse;
+    }
+    for (std::size_t c = 0; c < caps; ++c)
+        for (std::size_t a = 0; a < d; ++a)
+            centres[c * d + a] = (c % 2 == 0 ? 1.0 : -1.0) * u[(c / 2) * d + a];
+    return centres;
+}
+
+// Token k uniform in the cap around centre k mod K (polar angles of the sphere of dimension
+// `dimension`).
+void caps_start(const initial_spec& spec, std::size_t n, std::size_t d, std::size_t dimension,
+                random_source& source, unit_draw draw_unit, std::vector<double>& theta) {
+    const std::vector<double> centres = cap_centres(spec, n, d, dimension, source, draw_unit);
+    std::vector<double> tangent(d);
+    for (std::size_t k = 0; k < n; ++k) {
+        const double phi = cap_polar_angle(source, spec.cap_radius, dimension);
+        double* row = &theta[k * d];
+        cap_point(source, &centres[(k % spec.caps) * d], phi, d, draw_unit, tangent.data(), row);
+        normalise(row, d);
+    }
+}
+
 // The layernorm starts (docs/model.md §10), on S^{d-1} ∩ U; `file` rows are read by the
 // caller and centred here.
 void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, random_source& source,
@@ -118,6 +190,9 @@ void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, rando
         }
         break;
     }
+    case initial_kind::caps:
+        caps_start(spec, n, d, d - 1, source, centred_gaussian_unit_vector, theta);
+        break;
     case initial_kind::file:
         break;
     }
@@ -177,28 +252,64 @@ void check_init_r0_shape(const std::string& path, std::size_t n, std::size_t row
                           "' must have n = " + std::to_string(n) + " entries");
 }
 
+namespace {
+
+// A cap's angular radius: 0 < EPS <= pi (radians); nullopt when `value` is not one.
+std::optional<double> cap_radius_of(const std::string& value) {
+    std::size_t used = 0;
+    double eps = 0.0;
+    try {
+        eps = std::stod(value, &used);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (used != value.size() || value.empty() || !std::isfinite(eps) || eps <= 0.0 ||
+        eps > std::numbers::pi)
+        return std::nullopt;
+    return eps;
+}
+
+initial_spec spec_of(initial_kind kind, double cap_radius = 0.0, std::size_t caps = 0,
+                     std::string path = {}) {
+    initial_spec spec;
+    spec.kind = kind;
+    spec.cap_radius = cap_radius;
+    spec.caps = caps;
+    spec.path = std::move(path);
+    return spec;
+}
+
+} // namespace
+
 initial_spec initial_spec::parse(const std::string& text) {
-    if (text == "uniform") return {initial_kind::uniform, 0.0, {}, {}};
-    if (text == "orthogonal") return {initial_kind::orthogonal, 0.0, {}, {}};
+    if (text == "uniform") return spec_of(initial_kind::uniform);
+    if (text == "orthogonal") return spec_of(initial_kind::orthogonal);
     if (text.rfind("cap:", 0) == 0) {
-        const std::string value = text.substr(4);
-        std::size_t used = 0;
-        double eps = 0.0;
-        try {
-            eps = std::stod(value, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != value.size() || value.empty() || !std::isfinite(eps) || eps <= 0.0 ||
-            eps > std::numbers::pi)
+        const auto eps = cap_radius_of(text.substr(4));
+        if (!eps)
             throw input_error("invalid cap radius in '" + text +
                               "'; expected cap:EPS with 0 < EPS <= pi (radians)");
-        return {initial_kind::cap, eps, {}, {}};
+        return spec_of(initial_kind::cap, *eps);
+    }
+    if (text.rfind("caps:", 0) == 0) {
+        const std::string value = text.substr(5);
+        const auto comma = value.find(',');
+        const std::string count = value.substr(0, comma);
+        const auto eps =
+            comma == std::string::npos ? std::nullopt : cap_radius_of(value.substr(comma + 1));
+        const bool digits = !count.empty() && count.size() <= 6 &&
+                            std::all_of(count.begin(), count.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits || std::stoul(count) < 1 || !eps)
+            throw input_error("invalid caps in '" + text +
+                              "'; expected caps:K,EPS with K >= 1 caps and 0 < EPS <= pi "
+                              "(radians)");
+        return spec_of(initial_kind::caps, *eps, std::stoul(count));
     }
     if (text.rfind("file:", 0) == 0 && text.size() > 5)
-        return {initial_kind::file, 0.0, text.substr(5), {}};
+        return spec_of(initial_kind::file, 0.0, 0, text.substr(5));
     throw input_error("unknown init '" + text +
-                      "'; valid choices: uniform, orthogonal, cap:EPS, file:PATH");
+                      "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS, file:PATH");
 }
 
 std::string initial_spec::to_string() const {
@@ -209,6 +320,8 @@ std::string initial_spec::to_string() const {
         return "orthogonal";
     case initial_kind::cap:
         return "cap:" + number_text(cap_radius);
+    case initial_kind::caps:
+        return "caps:" + std::to_string(caps) + "," + number_text(cap_radius);
     case initial_kind::file:
         return "file:" + path;
     }
@@ -249,15 +362,13 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
             const double phi = cap_polar_angle(source, spec.cap_radius, d);
             double* row = &state.theta[k * d];
             cap_point(source, pole.data(), phi, d, gaussian_unit_vector, tangent.data(), row);
-            double row_norm2 = 0.0;
-            for (std::size_t a = 0; a < d; ++a)
-                row_norm2 += row[a] * row[a];
-            const double inverse = 1.0 / std::sqrt(row_norm2);
-            for (std::size_t a = 0; a < d; ++a)
-                row[a] *= inverse;
+            normalise(row, d);
         }
         break;
     }
+    case initial_kind::caps:
+        caps_start(spec, n, d, d, source, gaussian_unit_vector, state.theta);
+        break;
     case initial_kind::file: {
         if (!spec.contents)
             throw std::logic_error("init '" + spec.to_string() +

@@ -168,7 +168,7 @@ const std::array registry{
         }},
     parameter_spec{
         "init", "--init", value_type::name,
-        "Initial directions: uniform | orthogonal | cap:EPS | file:PATH",
+        "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS | file:PATH",
         "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
         "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
         "EPS around a random pole, or read from an HDF5 file (with norm layernorm: in that "

@@ -12,7 +12,7 @@ namespace nadyn::testing {
 
 // theta_k = e_k (n <= d), r_k = r0: the start of docs/model.md §3.
 inline state_type symmetric_start(std::size_t n, std::size_t d, double r0 = 1.0) {
-    initial_state s = make_initial({initial_kind::orthogonal, 0.0, {}, {}}, n, d, 0, r0);
+    initial_state s = make_initial(initial_spec::parse("orthogonal"), n, d, 0, r0);
     state_type x(state_size(n, d));
     std::copy(s.theta.begin(), s.theta.end(), x.begin());
     std::copy(s.r.begin(), s.r.end(), x.begin() + static_cast<std::ptrdiff_t>(n * d));
@@ -20,7 +20,7 @@ inline state_type symmetric_start(std::size_t n, std::size_t d, double r0 = 1.0)
 }
 
 inline state_type uniform_start(std::size_t n, std::size_t d, std::uint64_t seed, double r0 = 1.0) {
-    initial_state s = make_initial({initial_kind::uniform, 0.0, {}, {}}, n, d, seed, r0);
+    initial_state s = make_initial(initial_spec::parse("uniform"), n, d, seed, r0);
     state_type x(state_size(n, d));
     std::copy(s.theta.begin(), s.theta.end(), x.begin());
     std::copy(s.r.begin(), s.r.end(), x.begin() + static_cast<std::ptrdiff_t>(n * d));

@@ -3,6 +3,10 @@
 //   uniform      directions uniform on S^{d-1} (seeded)
 //   orthogonal   theta_k = e_k, the symmetric start of docs/model.md §3 (needs n <= d)
 //   cap:EPS      uniform in the spherical cap of angular radius EPS around a random pole
+//   caps:K,EPS   K caps of angular radius EPS, token k in cap k mod K, around the centres
+//                +u_1, -u_1, +u_2, -u_2, ... of a random orthonormal frame (seeded): any two
+//                centres 90 or 180 degrees apart, so K <= 2d (2(d-1) under layernorm); caps
+//                with EPS < pi/4 are disjoint and k well-separated clusters to start from
 //   file:PATH    HDF5 dataset theta0 (n x d, rows normalised, a zero row is an error) and
 //                optional r0 (length n, positive)
 // Magnitudes start at r0 unless the file gives them.
@@ -22,7 +26,7 @@
 
 namespace nadyn {
 
-enum class initial_kind { uniform, orthogonal, cap, file };
+enum class initial_kind { uniform, orthogonal, cap, caps, file };
 
 // The numbers of an init file (file:PATH) as stored. The model takes numbers, not files:
 // read_input_files (nadyn/input_files.hpp, the file layer) reads them into the spec.
@@ -34,12 +38,13 @@ struct initial_file_contents {
 
 struct initial_spec {
     initial_kind kind = initial_kind::uniform;
-    double cap_radius = 0.0; // radians, for cap
+    double cap_radius = 0.0; // radians, for cap and caps
+    std::size_t caps = 0;    // the number of caps, for caps
     std::string path;        // for file
     // For file: the file's numbers (shared by the copies of a spec; not part of to_string).
     std::shared_ptr<const initial_file_contents> contents;
 
-    // uniform | orthogonal | cap:EPS | file:PATH; input_error otherwise.
+    // uniform | orthogonal | cap:EPS | caps:K,EPS | file:PATH; input_error otherwise.
     static initial_spec parse(const std::string& text);
     [[nodiscard]] std::string to_string() const;
 };

@@ -36,7 +36,7 @@ state_type state_of(const initial_state& s, std::size_t n, std::size_t d) {
 // theta_k(0) = h_k, the first n vectors of the Helmert basis of U (n <= d - 1).
 state_type helmert_start(std::size_t n, std::size_t d, double r0) {
     return state_of(
-        make_initial({initial_kind::orthogonal, 0.0, {}, {}}, n, d, 0, r0, norm_kind::layernorm), n,
+        make_initial(initial_spec::parse("orthogonal"), n, d, 0, r0, norm_kind::layernorm), n,
         d);
 }
 

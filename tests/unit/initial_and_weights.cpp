@@ -118,6 +118,50 @@ TEST_CASE("cap init: every token within EPS of a common pole, filling the cap") 
     CHECK(s.r[0] == 2.0);
 }
 
+TEST_CASE("caps init: K disjoint caps around +-u of an orthonormal frame, tokens round-robin") {
+    const std::size_t n = 700, d = 5, K = 7;
+    const double eps = 0.2;
+    const auto dot = [&](const std::vector<double>& x, std::size_t k, std::size_t l) {
+        double c = 0.0;
+        for (std::size_t i = 0; i < d; ++i)
+            c += x[k * d + i] * x[l * d + i];
+        return c;
+    };
+    for (norm_kind norm : {norm_kind::rms, norm_kind::layernorm}) {
+        CAPTURE(to_string(norm));
+        const initial_state s = make_initial(initial_spec::parse("caps:7,0.2"), n, d, 4, 1.0, norm);
+        // Tokens k and k + K share a cap: within 2 EPS of each other.
+        for (std::size_t k = 0; k + K < n; ++k)
+            CHECK(dot(s.theta, k, k + K) >= std::cos(2.0 * eps) - 1e-12);
+        // Tokens of different caps: their centres are 90 or 180 degrees apart, so the tokens
+        // are at least 90 - 2 EPS degrees apart.
+        for (std::size_t k = 0; k < K; ++k)
+            for (std::size_t l = k + 1; l < K; ++l)
+                CHECK(dot(s.theta, k, l) <= std::cos(std::numbers::pi / 2 - 2.0 * eps) + 1e-12);
+        // Caps 2m and 2m + 1 are antipodal: their tokens are near-opposite.
+        CHECK(dot(s.theta, 0, 1) <= -std::cos(2.0 * eps) + 1e-12);
+        if (norm == norm_kind::layernorm)
+            for (std::size_t k = 0; k < n; ++k) {
+                double sum = 0.0;
+                for (std::size_t i = 0; i < d; ++i)
+                    sum += s.theta[k * d + i];
+                CHECK(std::abs(sum) < 1e-14);
+            }
+    }
+    CHECK(initial_spec::parse("caps:7,0.2").to_string() == "caps:7,0.20000000000000001");
+    // K <= 2d (the frame has d vectors), K <= n, and under layernorm K <= 2(d - 1).
+    CHECK_THROWS_WITH_AS(make_initial(initial_spec::parse("caps:11,0.2"), n, d, 4, 1.0),
+                         doctest::Contains("needs K <= 10"), input_error);
+    CHECK_THROWS_WITH_AS(make_initial(initial_spec::parse("caps:3,0.2"), 2, d, 4, 1.0),
+                         doctest::Contains("needs K <= n"), input_error);
+    CHECK_THROWS_WITH_AS(
+        make_initial(initial_spec::parse("caps:9,0.2"), n, d, 4, 1.0, norm_kind::layernorm),
+        doctest::Contains("needs K <= 8"), input_error);
+    for (const char* bad : {"caps:", "caps:3", "caps:0,0.1", "caps:3,0", "caps:x,0.1", "caps:3,4"})
+        CHECK_THROWS_WITH_AS(initial_spec::parse(bad), doctest::Contains("expected caps:K,EPS"),
+                             input_error);
+}
+
 TEST_CASE("orthogonal init is the standard basis and refuses n > d") {
     const initial_state s = make_initial(initial_spec::parse("orthogonal"), 3, 4, 0, 1.0);
     for (std::size_t k = 0; k < 3; ++k)
@@ -127,7 +171,7 @@ TEST_CASE("orthogonal init is the standard basis and refuses n > d") {
 }
 
 TEST_CASE("init and weights specs parse, print back, and reject unknown names") {
-    for (const char* text : {"uniform", "orthogonal", "cap:0.25", "file:/tmp/x.h5"})
+    for (const char* text : {"uniform", "orthogonal", "cap:0.25", "caps:3,0.25", "file:/tmp/x.h5"})
         CHECK(initial_spec::parse(text).to_string() == text);
     for (const char* text : {"identity", "random", "random-per-layer", "file:/tmp/w.h5"})
         CHECK(weights_spec::parse(text).to_string() == text);
