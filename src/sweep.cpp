@@ -9,7 +9,6 @@
 #include "nadyn/version.hpp"
 
 #include <hdf5.h>
-#include <hdf5_hl.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -383,20 +382,11 @@ experiment sweep_experiment(const std::string& path) {
         };
         text = get("experiment");
         source = get("experiment_source");
-        // overrides: a list of strings, read through h5py-compatible vlen strings.
-        handle attribute(H5Aopen(file.id(), "overrides", H5P_DEFAULT), H5Aclose,
-                         "open the overrides of '" + path + "'");
-        handle space(H5Aget_space(attribute), H5Sclose, "read the overrides");
-        const hssize_t count = H5Sget_simple_extent_npoints(space);
-        std::vector<char*> values(static_cast<std::size_t>(std::max<hssize_t>(count, 0)));
-        handle type(H5Tcopy(H5T_C_S1), H5Tclose, "make a string type");
-        H5Tset_size(type, H5T_VARIABLE);
-        H5Tset_cset(type, H5T_CSET_UTF8);
-        check(H5Aread(attribute, type, values.data()), "read the overrides of '" + path + "'");
-        for (char* v : values) {
-            if (v && *v) overrides.emplace_back(v);
-        }
-        H5Dvlen_reclaim(type, space, H5P_DEFAULT, values.data());
+        // overrides: a list of strings; a sweep without any records one empty string.
+        const auto recorded = file.read_strings("overrides");
+        if (!recorded) throw io_error("'" + path + "' lacks the attribute overrides");
+        for (const std::string& value : *recorded)
+            if (!value.empty()) overrides.push_back(value);
     }
     return experiment::parse(text, source, overrides);
 }

@@ -2,7 +2,8 @@
 // The parts of the sweep engine (src/sweep.cpp) that another driver of the same runs needs:
 // the layout of a sweep file, one run's record, running one point, and the file writer. The
 // MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
-// Private to the library (src/): its raw HDF5 calls stay out of the public headers.
+// Private to the library (src/). It reaches HDF5 only through the wrappers of
+// detail/hdf5.hpp, which check every call and name the file and the object in their errors.
 #include "nadyn/detail/hdf5.hpp"
 #include "nadyn/detail/output_claim.hpp"
 #include "nadyn/detail/utc_now.hpp"
@@ -12,9 +13,6 @@
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/sweep.hpp"
 #include "nadyn/version.hpp"
-
-#include <hdf5.h>
-#include <hdf5_hl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -31,32 +29,6 @@
 namespace nadyn::detail {
 
 enum run_status_code : signed char { not_run = 0, done = 1, stopped = 2, broken = 3 };
-
-inline void check(herr_t status, const std::string& what) {
-    if (status < 0) throw io_error("HDF5 failed to " + what);
-}
-
-inline hid_t checked(hid_t id, const std::string& what) {
-    if (id < 0) throw io_error("HDF5 failed to " + what);
-    return id;
-}
-
-// An hid_t closed by its function at scope end.
-struct handle {
-    hid_t id = H5I_INVALID_HID;
-    herr_t (*close)(hid_t) = nullptr;
-    handle(hid_t i, herr_t (*c)(hid_t), const std::string& what) : id(checked(i, what)), close(c) {}
-    handle(const handle&) = delete;
-    handle& operator=(const handle&) = delete;
-    handle(handle&& other) noexcept : id(other.id), close(other.close) {
-        other.id = H5I_INVALID_HID;
-    }
-    handle& operator=(handle&&) = delete;
-    ~handle() {
-        if (id >= 0 && close) close(id);
-    }
-    operator hid_t() const { return id; }
-};
 
 // The shape of the result, fixed before any run starts.
 struct sweep_layout {
@@ -258,7 +230,7 @@ class sweep_file {
                         H5T_NATIVE_DOUBLE);
         }
         const char* text = record.parameters.c_str();
-        write_block("parameters", point, {}, &text, string_type());
+        write_block("parameters", point, {}, &text, hdf5_string_type());
         m_file->flush();
         write_block("frames", point, {}, &record.frames, H5T_NATIVE_INT64);
         write_block("rhs_evaluations", point, {}, &record.rhs, H5T_NATIVE_INT64);
@@ -378,23 +350,10 @@ class sweep_file {
         m_counts.assign(m_layout.observables.size(), false);
         for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
             const std::string& name = m_layout.observables[o];
-            if (H5Lexists(m_file->id(), name.c_str(), H5P_DEFAULT) <= 0) continue;
+            if (!m_file->has(name)) continue;
             m_present[o] = true;
-            handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
-                           "open " + name + " in '" + m_path + "'");
-            handle type(H5Dget_type(dataset), H5Tclose, "read the type of " + name);
-            m_counts[o] = H5Tget_class(type) == H5T_INTEGER;
+            m_counts[o] = m_file->open_dataset(name).type_class() == H5T_INTEGER;
         }
-    }
-
-    static hid_t string_type() {
-        static const hid_t type = [] {
-            const hid_t t = H5Tcopy(H5T_C_S1);
-            H5Tset_size(t, H5T_VARIABLE);
-            H5Tset_cset(t, H5T_CSET_UTF8);
-            return t;
-        }();
-        return type;
     }
 
     void write_header(const experiment& e) {
@@ -426,72 +385,44 @@ class sweep_file {
                                       "engine='h5netcdf') or nadyn.open(path)"));
     }
 
-    hid_t create(const std::string& name, hid_t type, const std::vector<hsize_t>& shape,
-                 const std::vector<hsize_t>& chunk, const void* fill) {
-        handle space(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
-                     H5Sclose, "create the dataspace of " + name);
-        handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "create a property list");
-        if (!chunk.empty()) {
-            std::vector<hsize_t> c(chunk);
-            for (std::size_t i = 0; i < c.size(); ++i)
-                c[i] = std::max<hsize_t>(1, std::min(c[i], shape[i]));
-            check(H5Pset_chunk(plist, static_cast<int>(c.size()), c.data()), "chunk " + name);
-        }
-        if (fill) check(H5Pset_fill_value(plist, type, fill), "set the fill value of " + name);
-        const hid_t dataset = checked(
-            H5Dcreate2(m_file->id(), name.c_str(), type, space, H5P_DEFAULT, plist, H5P_DEFAULT),
-            "create dataset '" + name + "' in '" + m_path + "'");
-        return dataset;
-    }
-
-    void describe(hid_t dataset, const std::string& text) {
-        handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a dataspace");
-        handle attribute(
-            H5Acreate2(dataset, "description", string_type(), space, H5P_DEFAULT, H5P_DEFAULT),
-            H5Aclose, "create a description");
-        const char* value = text.c_str();
-        check(H5Awrite(attribute, string_type(), &value), "write a description");
-    }
-
     // A 1-D coordinate made a dimension scale named after itself.
-    hid_t scale(const std::string& name, hid_t type, std::size_t length, const void* values,
-                const std::string& text) {
-        const hid_t dataset = create(name, type, {hsize_t(length)}, {}, nullptr);
-        if (length > 0)
-            check(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values),
-                  "write the coordinate " + name);
-        check(H5DSset_scale(dataset, name.c_str()), "make " + name + " a dimension scale");
-        describe(dataset, text);
+    hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length, const void* values,
+                       const std::string& text) {
+        hdf5_dataset dataset = m_file->create_dataset(name, type, {hsize_t(length)});
+        if (length > 0) dataset.write_all(type, values);
+        dataset.make_scale(name);
+        dataset.write_attribute("description", text);
         return dataset;
     }
 
     void create_datasets(const experiment& e) {
         const sweep_layout& L = m_layout;
-        std::vector<hid_t> axis_scales;
+        std::vector<hdf5_dataset> axis_scales;
         for (const auto& axis : e.axes) {
             const parameter_spec& spec = parameter(axis.name);
-            hid_t dataset;
             const std::string text = "sweep axis: " + std::string(spec.description);
             if (spec.type == value_type::integer) {
                 std::vector<std::int64_t> values;
                 for (const auto& v : axis.values)
                     values.push_back(parse_integer(v, axis.name));
-                dataset = scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text);
+                axis_scales.push_back(
+                    scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text));
             } else if (spec.type == value_type::number) {
                 std::vector<double> values;
                 for (const auto& v : axis.values)
                     values.push_back(parse_number(v, axis.name));
-                dataset = scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text);
+                axis_scales.push_back(
+                    scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text));
             } else {
                 std::vector<const char*> values;
                 for (const auto& v : axis.values)
                     values.push_back(v.c_str());
-                dataset = scale(axis.name, string_type(), values.size(), values.data(), text);
+                axis_scales.push_back(
+                    scale(axis.name, hdf5_string_type(), values.size(), values.data(), text));
             }
-            axis_scales.push_back(dataset);
         }
-        hid_t time_scale;
         const double nan = std::numeric_limits<double>::quiet_NaN();
+        std::optional<hdf5_dataset> time_scale;
         if (L.shared_times) {
             time_scale = scale("time", H5T_NATIVE_DOUBLE, L.frames, L.times.data(),
                                "frame time t (continuous depth) of every run");
@@ -501,79 +432,64 @@ class sweep_file {
             time_scale = scale("frame", H5T_NATIVE_INT64, L.frames, index.data(),
                                "frame index (the runs' frame times differ: see time)");
         }
-        std::vector<hid_t> per_run = axis_scales;
+        using scale_list = std::vector<const hdf5_dataset*>;
+        scale_list per_run;
+        for (const hdf5_dataset& axis : axis_scales)
+            per_run.push_back(&axis);
         std::vector<hsize_t> ones(L.axes.size(), 1);
-        auto attach = [&](hid_t dataset, const std::vector<hid_t>& scales) {
-            for (std::size_t i = 0; i < scales.size(); ++i)
-                check(H5DSattach_scale(dataset, scales[i], static_cast<unsigned>(i)),
-                      "attach a dimension scale");
-        };
-        std::vector<hid_t> opened;
+        std::vector<hdf5_dataset> opened;
         auto variable = [&](const std::string& name, hid_t type, const std::vector<hsize_t>& rest,
-                            const std::vector<hid_t>& rest_scales, const void* fill,
-                            const std::string& text) {
-            const hid_t dataset =
-                create(name, type, concat(L.axes, rest), concat(ones, rest), fill);
-            attach(dataset, concat_ids(per_run, rest_scales));
-            describe(dataset, text);
-            opened.push_back(dataset);
-            return dataset;
+                            const scale_list& rest_scales, const void* fill,
+                            const std::string& text) -> hdf5_dataset& {
+            hdf5_dataset dataset =
+                m_file->create_dataset(name, type, concat(L.axes, rest), concat(ones, rest), fill);
+            scale_list scales = per_run;
+            scales.insert(scales.end(), rest_scales.begin(), rest_scales.end());
+            for (std::size_t i = 0; i < scales.size(); ++i)
+                dataset.attach_scale(*scales[i], static_cast<unsigned>(i));
+            dataset.write_attribute("description", text);
+            return opened.emplace_back(std::move(dataset));
         };
         if (!L.shared_times)
-            variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+            variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {&*time_scale}, &nan,
                      "frame time t of each run (NaN after its last frame)");
         for (const std::string& name : L.observables) {
             if (!is_count(name)) {
-                variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {time_scale}, &nan,
+                variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {&*time_scale}, &nan,
                          sweep_observable_description(name));
                 continue;
             }
-            const hid_t dataset = variable(name, H5T_NATIVE_INT64, {L.frames}, {time_scale},
-                                           &missing_count, sweep_observable_description(name));
-            handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a dataspace");
-            handle attribute(H5Acreate2(dataset, "_FillValue", H5T_NATIVE_INT64, space, H5P_DEFAULT,
-                                        H5P_DEFAULT),
-                             H5Aclose, "create the _FillValue of " + name);
-            check(H5Awrite(attribute, H5T_NATIVE_INT64, &missing_count),
-                  "write the _FillValue of " + name);
+            variable(name, H5T_NATIVE_INT64, {L.frames}, {&*time_scale}, &missing_count,
+                     sweep_observable_description(name))
+                .write_attribute("_FillValue", missing_count);
         }
         if (e.positions != sweep_positions::none) {
             std::vector<std::int64_t> tokens(L.tokens), dims(L.dims);
             std::iota(tokens.begin(), tokens.end(), 0);
             std::iota(dims.begin(), dims.end(), 0);
-            const hid_t token =
+            hdf5_dataset token =
                 scale("token", H5T_NATIVE_INT64, L.tokens, tokens.data(), "token index k");
-            const hid_t dim = scale("dim", H5T_NATIVE_INT64, L.dims, dims.data(),
-                                    "coordinate index of theta_k in R^d");
+            hdf5_dataset dim = scale("dim", H5T_NATIVE_INT64, L.dims, dims.data(),
+                                     "coordinate index of theta_k in R^d");
             if (e.positions == sweep_positions::final) {
-                variable("positions", H5T_NATIVE_DOUBLE, {L.tokens, L.dims}, {token, dim}, &nan,
+                variable("positions", H5T_NATIVE_DOUBLE, {L.tokens, L.dims}, {&token, &dim}, &nan,
                          "directions theta_k at each run's last frame (NaN beyond its n, d)");
-                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.tokens}, {token}, &nan,
+                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.tokens}, {&token}, &nan,
                          "magnitudes r_k at each run's last frame");
             } else {
                 variable("positions", H5T_NATIVE_DOUBLE, {L.frames, L.tokens, L.dims},
-                         {time_scale, token, dim}, &nan, "directions theta_k at every frame");
-                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.frames, L.tokens}, {time_scale, token},
-                         &nan, "magnitudes r_k at every frame");
+                         {&*time_scale, &token, &dim}, &nan, "directions theta_k at every frame");
+                variable("magnitudes", H5T_NATIVE_DOUBLE, {L.frames, L.tokens},
+                         {&*time_scale, &token}, &nan, "magnitudes r_k at every frame");
             }
-            H5Dclose(token);
-            H5Dclose(dim);
         }
         const signed char zero = 0;
         const std::int64_t zero64 = 0;
-        const hid_t status = variable("status", H5T_NATIVE_SCHAR, {}, {}, &zero,
-                                      "outcome of each run: 0 not run, 1 complete, 2 "
-                                      "interrupted, 3 failed");
-        {
-            // CF conventions: xarray shows the codes' meanings.
-            const hsize_t four = 4;
-            handle space(H5Screate_simple(1, &four, nullptr), H5Sclose, "create a dataspace");
-            handle attribute(H5Acreate2(status, "flag_values", H5T_NATIVE_SCHAR, space, H5P_DEFAULT,
-                                        H5P_DEFAULT),
-                             H5Aclose, "create flag_values");
-            const signed char flags[4] = {0, 1, 2, 3};
-            check(H5Awrite(attribute, H5T_NATIVE_SCHAR, flags), "write flag_values");
-        }
+        // CF conventions: xarray shows the codes' meanings.
+        const signed char flags[4] = {0, 1, 2, 3};
+        variable("status", H5T_NATIVE_SCHAR, {}, {}, &zero,
+                 "outcome of each run: 0 not run, 1 complete, 2 interrupted, 3 failed")
+            .write_attribute("flag_values", H5T_NATIVE_SCHAR, {4}, flags);
         const std::uint64_t unwritten = 0;
         variable("checksum", H5T_NATIVE_UINT64, {}, {}, &unwritten,
                  "hash of each run's results as written (0: not written), which --resume "
@@ -585,79 +501,34 @@ class sweep_file {
                  "accepted steps (or layers) of each run");
         variable("wall_time", H5T_NATIVE_DOUBLE, {}, {}, &nan,
                  "wall-clock seconds of each run (the only value that differs between reruns)");
-        variable("parameters", string_type(), {}, {}, nullptr,
+        variable("parameters", hdf5_string_type(), {}, {}, nullptr,
                  "each run's full parameter record, name=value; ... (as /parameters of a "
                  "single-run file)");
-        for (hid_t d : opened)
-            H5Dclose(d);
-        for (hid_t d : axis_scales)
-            H5Dclose(d);
-        H5Dclose(time_scale);
         m_file->flush();
     }
 
-    static std::vector<hid_t> concat_ids(std::vector<hid_t> a, const std::vector<hid_t>& b) {
-        a.insert(a.end(), b.begin(), b.end());
-        return a;
+    // One run's block of a dataset: its point on the axes, then the whole of `rest`.
+    static std::vector<hsize_t> block_start(const std::vector<hsize_t>& point,
+                                            const std::vector<hsize_t>& rest) {
+        return concat(point, std::vector<hsize_t>(rest.size(), 0));
     }
-
-    // The transfer properties of a run's writes: a small type-conversion buffer. HDF5's
-    // default allocates and zeroes 1 MiB for the conversion and 1 MiB for the background of
-    // every write that converts (the parameters string), a third of a small run's time.
-    static hid_t transfer_list() {
-        static const hid_t list = [] {
-            const hid_t l = H5Pcreate(H5P_DATASET_XFER);
-            H5Pset_buffer(l, 64 * 1024, nullptr, nullptr);
-            return l;
-        }();
-        return list;
-    }
-
-    // One run's block of a dataset, selected: its point on the axes, then the whole of
-    // `rest`; the memory space holds it as one flat array (a scalar when it is one value
-    // of a dataset without axes).
-    struct run_block {
-        handle dataset, file_space, memory_space;
-    };
-    run_block select_block(const std::string& name, const std::vector<hsize_t>& point,
-                           const std::vector<hsize_t>& rest) {
-        handle dataset(H5Dopen2(m_file->id(), name.c_str(), H5P_DEFAULT), H5Dclose,
-                       "open " + name + " in '" + m_path + "'");
-        handle file_space(H5Dget_space(dataset), H5Sclose, "get the dataspace of " + name);
-        std::vector<hsize_t> start = point, count(point.size(), 1);
-        for (hsize_t r : rest) {
-            start.push_back(0);
-            count.push_back(r);
-        }
-        if (!start.empty())
-            check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr,
-                                      count.data(), nullptr),
-                  "select a run in " + name);
-        hsize_t elements = 1;
-        for (hsize_t c : count)
-            elements *= c;
-        handle memory_space(start.empty() ? H5Screate(H5S_SCALAR)
-                                          : H5Screate_simple(1, &elements, nullptr),
-                            H5Sclose, "create a memory dataspace");
-        return {std::move(dataset), std::move(file_space), std::move(memory_space)};
+    static std::vector<hsize_t> block_count(const std::vector<hsize_t>& point,
+                                            const std::vector<hsize_t>& rest) {
+        return concat(std::vector<hsize_t>(point.size(), 1), rest);
     }
 
     // Writes the block of one run.
     void write_block(const std::string& name, const std::vector<hsize_t>& point,
                      const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
-        const run_block block = select_block(name, point, rest);
-        check(H5Dwrite(block.dataset, memory_type, block.memory_space, block.file_space,
-                       transfer_list(), data),
-              "write a run into " + name + " of '" + m_path + "'");
+        m_file->open_dataset(name).write_block(block_start(point, rest), block_count(point, rest),
+                                               memory_type, data);
     }
 
     // Reads the block of one run, as write_block writes it, as doubles.
     void read_block(const std::string& name, const std::vector<hsize_t>& point,
                     const std::vector<hsize_t>& rest, double* out) {
-        const run_block block = select_block(name, point, rest);
-        check(H5Dread(block.dataset, H5T_NATIVE_DOUBLE, block.memory_space, block.file_space,
-                      H5P_DEFAULT, out),
-              "read a run of " + name + " in '" + m_path + "'");
+        m_file->open_dataset(name).read_block(block_start(point, rest), block_count(point, rest),
+                                              H5T_NATIVE_DOUBLE, out);
     }
 
     std::string m_path;

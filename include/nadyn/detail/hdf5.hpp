@@ -40,6 +40,10 @@ class hdf5_guard {
     return {};
 }
 
+// The variable-length UTF-8 string type (h5py's str), as a file type and as a memory type
+// (a value in memory is a const char*). One for the process, never closed.
+[[nodiscard]] hid_t hdf5_string_type();
+
 // One HDF5 identifier together with the function that releases it.
 class hdf5_id {
   public:
@@ -54,6 +58,8 @@ class hdf5_id {
     ~hdf5_id() { reset(); }
 
     void reset() noexcept;
+    // Gives up ownership: the identifier is no longer closed here.
+    [[nodiscard]] hid_t release() noexcept;
     [[nodiscard]] hid_t get() const noexcept { return m_id; }
     [[nodiscard]] bool valid() const noexcept { return m_id >= 0; }
 
@@ -76,12 +82,20 @@ class hdf5_object {
     void write_attribute(const std::string& name, const parameter_value& value);
     void write_attribute(const std::string& name, const std::vector<int>& values);
     void write_attribute(const std::string& name, const std::vector<std::string>& values);
+    // An attribute of `shape` (empty: a scalar) whose values are of `type` in the file and in
+    // `data` alike (e.g. H5T_NATIVE_SCHAR).
+    void write_attribute(const std::string& name, hid_t type, const std::vector<hsize_t>& shape,
+                         const void* data);
     // A scalar integer (as int64), float (as double) or string attribute; nullopt when absent
     // or of another kind.
     [[nodiscard]] std::optional<parameter_value> read_attribute(const std::string& name) const;
     // An integer attribute of any rank, flattened; nullopt when absent or not integer.
     [[nodiscard]] std::optional<std::vector<std::int64_t>>
     read_integers(const std::string& name) const;
+    // A string attribute of any rank, flattened (a null string reads as ""); nullopt when
+    // absent or not a string.
+    [[nodiscard]] std::optional<std::vector<std::string>>
+    read_strings(const std::string& name) const;
     // In creation order where the object tracks it, else in name order.
     [[nodiscard]] std::vector<std::string> attribute_names() const;
 
@@ -107,6 +121,19 @@ class hdf5_dataset : public hdf5_object {
     // Reads `count` rows from `first` along the first axis, converted to `memory_type`.
     void read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const;
     void read_all(hid_t memory_type, void* out) const;
+    void write_all(hid_t memory_type, const void* data);
+    // The block of `count` values per axis from `start` (one entry per axis each; both empty
+    // for a scalar dataset), from or into `data`, flat in row-major order, in `memory_type`.
+    // A block the dataset's shape does not hold is an io_error (the file is not as written).
+    void write_block(const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                     hid_t memory_type, const void* data);
+    void read_block(const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
+                    hid_t memory_type, void* out) const;
+    // Makes this 1-D dataset a dimension scale called `name` (what netCDF and xarray read as
+    // the coordinate of a dimension).
+    void make_scale(const std::string& name);
+    // Attaches the dimension scale `scale` to axis `axis` of this dataset.
+    void attach_scale(const hdf5_dataset& scale, unsigned axis);
     // Sets the extent along the first axis (shrinking drops the rows beyond `rows`).
     void set_rows(hsize_t rows);
 
@@ -134,6 +161,13 @@ class hdf5_group : public hdf5_object {
     // A fixed-size dataset of doubles, written at once.
     hdf5_dataset create_dataset(const std::string& name, const std::vector<hsize_t>& shape,
                                 const double* data);
+    // A fixed-size dataset of `file_type`, written later (write_block, write_all); until then
+    // its values read as `fill`, one value of `file_type` (nullptr: HDF5's default fill, zero
+    // or an empty string). chunk: empty for contiguous storage, else one extent per axis,
+    // each clamped to [1, the axis's length].
+    hdf5_dataset create_dataset(const std::string& name, hid_t file_type,
+                                const std::vector<hsize_t>& shape,
+                                const std::vector<hsize_t>& chunk = {}, const void* fill = nullptr);
     // Child link names, in creation order where tracked, else in name order.
     [[nodiscard]] std::vector<std::string> children() const;
     void remove(const std::string& name);
