@@ -9,7 +9,7 @@
 // input_error or io_error; any other exception, a crash, a sanitizer report or a hang (the
 // SWMR retry loop) is a bug.
 #include "fuzz_support.hpp"
-#include "nadyn/detail/output_claim.hpp"
+#include "files/output_claim.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/sweep.hpp"

@@ -1,6 +1,6 @@
 #include "nadyn/experiment.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/initial.hpp"
 #include "nadyn/input_files.hpp"

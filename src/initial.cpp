@@ -101,15 +101,16 @@ void normalise(double* row, std::size_t d) {
 // sphere, or on the centred sphere, of dimension `dimension`), so that any two centres are 90
 // or 180 degrees apart.
 std::vector<double> cap_centres(const initial_spec& spec, std::size_t n, std::size_t d,
-                                std::size_t dimension, random_source& source,
-                                unit_draw draw_unit) {
+                                std::size_t dimension, random_source& source, unit_draw draw_unit) {
     const std::size_t caps = spec.caps;
     if (caps > n)
-        throw input_error("init '" + spec.to_string() + "' needs K <= n (a token in every cap), "
-                          "got K = " + std::to_string(caps) + ", n = " + std::to_string(n));
+        throw input_error("init '" + spec.to_string() +
+                          "' needs K <= n (a token in every cap), "
+                          "got K = " +
+                          std::to_string(caps) + ", n = " + std::to_string(n));
     if (caps > 2 * dimension)
-        throw input_error("init '" + spec.to_string() + "' needs K <= " +
-                          std::to_string(2 * dimension) +
+        throw input_error("init '" + spec.to_string() +
+                          "' needs K <= " + std::to_string(2 * dimension) +
                           " (the centres are +-u of an orthonormal frame of the " +
                           std::to_string(dimension) + "-dimensional space the tokens live in)");
     const std::size_t frame = (caps + 1) / 2;
@@ -297,9 +298,9 @@ initial_spec initial_spec::parse(const std::string& text) {
         const std::string count = value.substr(0, comma);
         const auto eps =
             comma == std::string::npos ? std::nullopt : cap_radius_of(value.substr(comma + 1));
-        const bool digits = !count.empty() && count.size() <= 6 &&
-                            std::all_of(count.begin(), count.end(),
-                                        [](char c) { return c >= '0' && c <= '9'; });
+        const bool digits =
+            !count.empty() && count.size() <= 6 &&
+            std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (!digits || std::stoul(count) < 1 || !eps)
             throw input_error("invalid caps in '" + text +
                               "'; expected caps:K,EPS with K >= 1 caps and 0 < EPS <= pi "

@@ -1,6 +1,6 @@
 #include "nadyn/run.hpp"
 
-#include "nadyn/detail/output_claim.hpp"
+#include "files/output_claim.hpp"
 
 #include "nadyn/attention_observables.hpp"
 #include "nadyn/detail/parallel.hpp"

@@ -1,6 +1,6 @@
 #include "nadyn/sweep.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "sweep_engine.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/parameter_registry.hpp"

@@ -3,9 +3,9 @@
 // the layout of a sweep file, one run's record, running one point, and the file writer. The
 // MPI sweep (src/mpi/) uses them so that its file is the one-process sweep's file, bitwise.
 // Private to the library (src/). It reaches HDF5 only through the wrappers of
-// detail/hdf5.hpp, which check every call and name the file and the object in their errors.
-#include "nadyn/detail/hdf5.hpp"
-#include "nadyn/detail/output_claim.hpp"
+// src/files/hdf5.hpp, which check every call and name the file and the object in their errors.
+#include "files/hdf5.hpp"
+#include "files/output_claim.hpp"
 #include "nadyn/detail/utc_now.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/experiment.hpp"

@@ -71,7 +71,7 @@ struct trajectory_layout {
 // process writes it; or if it cannot be created), writes the H5MD header, the box and empty
 // datasets, and sets status = "running". The file stays locked against other writers until
 // the writer is destroyed, and every write first reserves the disk space it needs
-// (detail/output_claim.hpp): a full disk or a file size limit stops a write with an io_error
+// (src/files/output_claim.hpp): a full disk or a file size limit stops a write with an io_error
 // before HDF5 starts it, so the file stays whole and readable.
 class trajectory_writer {
   public:

@@ -2,7 +2,7 @@
 // workers send back (include/nadyn/mpi_sweep.hpp).
 #include "nadyn/mpi_sweep.hpp"
 
-#include "../sweep_engine.hpp"
+#include "sweep_engine.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/run.hpp"
 

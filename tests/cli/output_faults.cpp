@@ -7,7 +7,7 @@
 // file size limit (ulimit -f) everywhere.
 #include "cli_support.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
 

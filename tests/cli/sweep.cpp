@@ -3,7 +3,7 @@
 // and key.
 #include "cli_support.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/sweep.hpp"
 

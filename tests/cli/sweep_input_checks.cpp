@@ -4,7 +4,7 @@
 // dry run of many runs that answers at once. Each refusal is one line, status 2, no file.
 #include "cli_support.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 
 #include <doctest/doctest.h>
 

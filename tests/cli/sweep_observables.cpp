@@ -4,7 +4,7 @@
 // files.
 #include "cli_support.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/unselectable.hpp"
 
 #include <doctest/doctest.h>

@@ -49,7 +49,7 @@ const std::vector<std::string> scanned_roots{"README.md",
 bool skipped_directory(const fs::path& dir) {
     const std::string name = dir.filename().string();
     return name == ".git" || name.rfind("build", 0) == 0 || name == "__pycache__" ||
-           name == ".ipynb_checkpoints";
+           name == ".ipynb_checkpoints" || name == ".pytest_cache";
 }
 
 std::string read_file(const fs::path& path) {
@@ -71,18 +71,24 @@ std::vector<text_file> shipped_text_files() {
         const fs::path top = source_dir / root;
         if (fs::is_regular_file(top)) paths.push_back(top);
         if (!fs::is_directory(top)) continue;
-        for (auto it = fs::recursive_directory_iterator(top); it != fs::end(it); ++it) {
-            if (it->is_directory() && skipped_directory(it->path())) {
+        // The other suites run beside this one (ctest -j) and make and remove scratch files
+        // and caches under python/ and results/: an entry that vanishes while the tree is
+        // walked is not an error (the walk of that root ends there).
+        std::error_code error;
+        for (auto it = fs::recursive_directory_iterator(top, error); !error && it != fs::end(it);
+             it.increment(error)) {
+            if (it->is_directory(error) && skipped_directory(it->path())) {
                 it.disable_recursion_pending();
                 continue;
             }
-            if (it->is_regular_file()) paths.push_back(it->path());
+            if (it->is_regular_file(error)) paths.push_back(it->path());
         }
     }
     std::sort(paths.begin(), paths.end());
     std::vector<text_file> files;
     for (const auto& path : paths) {
         std::string text = read_file(path);
+        if (!fs::exists(path)) continue; // removed since the walk
         if (text.find('\0') == std::string::npos) files.push_back({path, std::move(text)});
     }
     return files;

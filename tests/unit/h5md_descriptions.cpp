@@ -2,7 +2,7 @@
 // description and unit, counts are integers, the module group states the model and the
 // specification, and parameter descriptions land in /parameters/descriptions. Read back
 // through the HDF5 C API wrappers, independently of trajectory_reader, and through it.
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"

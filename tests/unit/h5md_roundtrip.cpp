@@ -1,4 +1,4 @@
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/version.hpp"

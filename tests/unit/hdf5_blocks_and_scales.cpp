@@ -2,7 +2,7 @@
 // values, N-d blocks written and read in place, dimension scales and attributes of any type.
 // Each block lands where its start says and nowhere else (the rest keeps the fill value); a
 // block the dataset's shape cannot hold is an io_error that shows the shape.
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 #include "nadyn/error.hpp"
 
 #include <doctest/doctest.h>

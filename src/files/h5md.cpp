@@ -1,7 +1,7 @@
 #include "nadyn/h5md.hpp"
 
-#include "nadyn/detail/hdf5.hpp"
-#include "nadyn/detail/output_claim.hpp"
+#include "files/hdf5.hpp"
+#include "files/output_claim.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/scheme.hpp"

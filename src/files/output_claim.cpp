@@ -1,4 +1,4 @@
-#include "nadyn/detail/output_claim.hpp"
+#include "files/output_claim.hpp"
 
 #include "nadyn/error.hpp"
 

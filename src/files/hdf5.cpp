@@ -1,6 +1,6 @@
-#include "nadyn/detail/hdf5.hpp"
+#include "files/hdf5.hpp"
 
-#include "nadyn/detail/output_claim.hpp"
+#include "files/output_claim.hpp"
 
 #include "nadyn/error.hpp"
 
