@@ -25,6 +25,7 @@ double frame_observables::optional_value(std::string_view name) const {
     if (name == "unselectable") return unselectable;
     if (name == "pair_change") return pair_change;
     if (name == "angle") return angle;
+    if (name == "energy") return energy;
     throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
 }
 
@@ -253,6 +254,93 @@ void observables_calculator::compute_motion(const double* theta, bool pair_chang
         }
     }
     set_previous_frame(theta);
+}
+
+double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
+                          const attention_weights& weights, std::vector<double>& workspace) {
+    const std::size_t heads = weights.heads.size();
+    if (n == 0 || heads == 0) return std::numeric_limits<double>::quiet_NaN();
+    const auto rows_n = static_cast<Eigen::Index>(n), cols_d = static_cast<Eigen::Index>(d);
+    using const_map = Eigen::Map<const matrix>;
+    const const_map y(inputs, rows_n, cols_d);
+    // Row i of `queries` is (Q y_i)^T, row j of `keys` (K y_j)^T, as the kernel projects.
+    std::vector<matrix> queries(heads), keys(heads);
+    double bound = 0.0; // max over heads of max_i |Q y_i| max_j |K y_j| >= every |logit / beta|
+    for (std::size_t h = 0; h < heads; ++h) {
+        const attention_head& head = weights.heads[h];
+        queries[h] = head.Q.size() == 0 ? matrix(y) : matrix(y * head.Q.transpose());
+        keys[h] = head.K.size() == 0 ? matrix(y) : matrix(y * head.K.transpose());
+        bound = std::max(bound, queries[h].rowwise().norm().maxCoeff() *
+                                    keys[h].rowwise().norm().maxCoeff());
+    }
+    const std::size_t block = std::min<std::size_t>(128, n);
+    workspace.resize(block * n);
+    const double pairs = static_cast<double>(n) * static_cast<double>(n);
+    // Near beta = 0, exp(beta G) = 1 + beta G + ...: the shifted log-sum-exp would lose the
+    // term beta G to the rounding of 1 and leave (1 / beta) log(...) with an absolute error of
+    // about 1e-16 / beta. When no |beta G| exceeds 1 nothing can overflow, and the mean of
+    // expm1(beta G), then log1p, keep the relative accuracy down to beta = 0.
+    const bool small = std::abs(beta) * bound <= 1.0;
+    double small_sum = 0.0; // sum over heads of the mean of expm1(beta G), or of G at beta 0
+    double head_log_max = -std::numeric_limits<double>::infinity();
+    std::vector<double> head_logs(heads); // log of the mean of exp(beta G), per head
+    for (std::size_t h = 0; h < heads; ++h) {
+        // Block by block: the block's largest logit m_b and sum s_b of exp(beta G - m_b), folded
+        // into a running (largest, sum) in block order.
+        double largest = -std::numeric_limits<double>::infinity(), sum = 0.0, plain = 0.0;
+        for (std::size_t first = 0; first < n; first += block) {
+            const std::size_t rows = std::min(block, n - first);
+            Eigen::Map<matrix> g(workspace.data(), static_cast<Eigen::Index>(rows), rows_n);
+            g.noalias() = queries[h].middleRows(static_cast<Eigen::Index>(first),
+                                                static_cast<Eigen::Index>(rows)) *
+                          keys[h].transpose();
+            const double* logits = workspace.data();
+            const std::size_t count = rows * n;
+            // Each row summed alone, then the rows: a running sum over the block's rows * n
+            // equal-signed terms would carry a rounding error growing with their number (about
+            // 1e-13 relative at n = 256).
+            if (small) {
+                double part = 0.0;
+                for (std::size_t i = 0; i < rows; ++i) {
+                    double row = 0.0;
+                    for (std::size_t j = 0; j < n; ++j)
+                        row +=
+                            beta == 0.0 ? logits[i * n + j] : std::expm1(beta * logits[i * n + j]);
+                    part += row;
+                }
+                plain += part;
+                continue;
+            }
+            double block_max = -std::numeric_limits<double>::infinity();
+            for (std::size_t i = 0; i < count; ++i)
+                block_max = std::max(block_max, beta * logits[i]);
+            double part = 0.0;
+            for (std::size_t i = 0; i < rows; ++i) {
+                double row = 0.0;
+                for (std::size_t j = 0; j < n; ++j)
+                    row += std::exp(beta * logits[i * n + j] - block_max);
+                part += row;
+            }
+            if (block_max > largest) {
+                sum = sum * std::exp(largest - block_max) + part;
+                largest = block_max;
+            } else {
+                sum += part * std::exp(block_max - largest);
+            }
+        }
+        if (small) {
+            small_sum += plain / pairs;
+        } else {
+            head_logs[h] = largest + std::log(sum / pairs);
+            head_log_max = std::max(head_log_max, head_logs[h]);
+        }
+    }
+    const double share = 1.0 / static_cast<double>(heads);
+    if (small) return beta == 0.0 ? small_sum * share : std::log1p(small_sum * share) / beta;
+    double total = 0.0;
+    for (const double log_mean : head_logs)
+        total += std::exp(log_mean - head_log_max);
+    return (head_log_max + std::log(total * share)) / beta;
 }
 
 } // namespace nadyn
