@@ -257,7 +257,8 @@ void observables_calculator::compute_motion(const double* theta, bool pair_chang
 }
 
 double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
-                          const attention_weights& weights, std::vector<double>& workspace) {
+                          const attention_weights& weights, std::vector<double>& workspace,
+                          int threads) {
     const std::size_t heads = weights.heads.size();
     if (n == 0 || heads == 0) return std::numeric_limits<double>::quiet_NaN();
     const auto rows_n = static_cast<Eigen::Index>(n), cols_d = static_cast<Eigen::Index>(d);
@@ -274,33 +275,36 @@ double interaction_energy(const double* inputs, std::size_t n, std::size_t d, do
                                     keys[h].rowwise().norm().maxCoeff());
     }
     const std::size_t block = std::min<std::size_t>(128, n);
-    workspace.resize(block * n);
+    const std::size_t blocks = (n + block - 1) / block;
     const double pairs = static_cast<double>(n) * static_cast<double>(n);
     // Near beta = 0, exp(beta G) = 1 + beta G + ...: the shifted log-sum-exp would lose the
     // term beta G to the rounding of 1 and leave (1 / beta) log(...) with an absolute error of
     // about 1e-16 / beta. When no |beta G| exceeds 1 nothing can overflow, and the mean of
     // expm1(beta G), then log1p, keep the relative accuracy down to beta = 0.
     const bool small = std::abs(beta) * bound <= 1.0;
-    double small_sum = 0.0; // sum over heads of the mean of expm1(beta G), or of G at beta 0
-    double head_log_max = -std::numeric_limits<double>::infinity();
-    std::vector<double> head_logs(heads); // log of the mean of exp(beta G), per head
-    for (std::size_t h = 0; h < heads; ++h) {
-        // Block by block: the block's largest logit m_b and sum s_b of exp(beta G - m_b), folded
-        // into a running (largest, sum) in block order.
-        double largest = -std::numeric_limits<double>::infinity(), sum = 0.0, plain = 0.0;
-        for (std::size_t first = 0; first < n; first += block) {
+    // Per (head, block): the block's largest beta G and its sum of exp(beta G - largest) (or
+    // of expm1(beta G), of G at beta = 0, when small). The blocks are computed in parallel
+    // and folded in order afterwards, so the thread count does not change a bit.
+    std::vector<double> block_max(heads * blocks), block_sum(heads * blocks);
+    const int team = heads * blocks > 1 ? detail::resolve_threads(threads) : 1;
+    workspace.resize(static_cast<std::size_t>(team) * block * n);
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+        double* logits =
+            workspace.data() + static_cast<std::size_t>(omp_get_thread_num()) * block * n;
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t task = 0; task < heads * blocks; ++task) {
+            const std::size_t h = task / blocks, first = (task % blocks) * block;
             const std::size_t rows = std::min(block, n - first);
-            Eigen::Map<matrix> g(workspace.data(), static_cast<Eigen::Index>(rows), rows_n);
+            Eigen::Map<matrix> g(logits, static_cast<Eigen::Index>(rows), rows_n);
             g.noalias() = queries[h].middleRows(static_cast<Eigen::Index>(first),
                                                 static_cast<Eigen::Index>(rows)) *
                           keys[h].transpose();
-            const double* logits = workspace.data();
-            const std::size_t count = rows * n;
             // Each row summed alone, then the rows: a running sum over the block's rows * n
             // equal-signed terms would carry a rounding error growing with their number (about
             // 1e-13 relative at n = 256).
+            double largest = 0.0, part = 0.0;
             if (small) {
-                double part = 0.0;
                 for (std::size_t i = 0; i < rows; ++i) {
                     double row = 0.0;
                     for (std::size_t j = 0; j < n; ++j)
@@ -308,35 +312,50 @@ double interaction_energy(const double* inputs, std::size_t n, std::size_t d, do
                             beta == 0.0 ? logits[i * n + j] : std::expm1(beta * logits[i * n + j]);
                     part += row;
                 }
-                plain += part;
-                continue;
-            }
-            double block_max = -std::numeric_limits<double>::infinity();
-            for (std::size_t i = 0; i < count; ++i)
-                block_max = std::max(block_max, beta * logits[i]);
-            double part = 0.0;
-            for (std::size_t i = 0; i < rows; ++i) {
-                double row = 0.0;
-                for (std::size_t j = 0; j < n; ++j)
-                    row += std::exp(beta * logits[i * n + j] - block_max);
-                part += row;
-            }
-            if (block_max > largest) {
-                sum = sum * std::exp(largest - block_max) + part;
-                largest = block_max;
             } else {
-                sum += part * std::exp(block_max - largest);
+                largest = -std::numeric_limits<double>::infinity();
+                for (std::size_t i = 0; i < rows * n; ++i)
+                    largest = std::max(largest, beta * logits[i]);
+                for (std::size_t i = 0; i < rows; ++i) {
+                    double row = 0.0;
+                    for (std::size_t j = 0; j < n; ++j)
+                        row += std::exp(beta * logits[i * n + j] - largest);
+                    part += row;
+                }
             }
-        }
-        if (small) {
-            small_sum += plain / pairs;
-        } else {
-            head_logs[h] = largest + std::log(sum / pairs);
-            head_log_max = std::max(head_log_max, head_logs[h]);
+            block_max[task] = largest;
+            block_sum[task] = part;
         }
     }
     const double share = 1.0 / static_cast<double>(heads);
-    if (small) return beta == 0.0 ? small_sum * share : std::log1p(small_sum * share) / beta;
+    if (small) {
+        double sum = 0.0; // over heads of the mean of expm1(beta G), or of G at beta = 0
+        for (std::size_t h = 0; h < heads; ++h) {
+            double plain = 0.0;
+            for (std::size_t b = 0; b < blocks; ++b)
+                plain += block_sum[h * blocks + b];
+            sum += plain / pairs;
+        }
+        return beta == 0.0 ? sum * share : std::log1p(sum * share) / beta;
+    }
+    // Per head, the blocks' (largest, sum) folded in block order into the log of the mean of
+    // exp(beta G); then the heads' logs likewise.
+    std::vector<double> head_logs(heads);
+    double head_log_max = -std::numeric_limits<double>::infinity();
+    for (std::size_t h = 0; h < heads; ++h) {
+        double largest = -std::numeric_limits<double>::infinity(), sum = 0.0;
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const double m = block_max[h * blocks + b], part = block_sum[h * blocks + b];
+            if (m > largest) {
+                sum = sum * std::exp(largest - m) + part;
+                largest = m;
+            } else {
+                sum += part * std::exp(m - largest);
+            }
+        }
+        head_logs[h] = largest + std::log(sum / pairs);
+        head_log_max = std::max(head_log_max, head_logs[h]);
+    }
     double total = 0.0;
     for (const double log_mean : head_logs)
         total += std::exp(log_mean - head_log_max);

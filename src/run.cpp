@@ -268,7 +268,8 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         if (energy) {
             // The weights of this frame's layer (per-layer runs set them on the system).
             summary.last.energy =
-                interaction_energy(input, c.n, c.d, c.beta, system.weights(), energy_logits);
+                interaction_energy(input, c.n, c.d, c.beta, system.weights(), energy_logits,
+                                   threads);
         }
         summary.last_time = t;
         ++summary.frames;

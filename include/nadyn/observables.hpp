@@ -244,9 +244,11 @@ class observables_calculator {
 // evaluated as a log-sum-exp with the largest logit subtracted (no overflow at any beta), or,
 // when every |beta <Q_h y_i, K_h y_j>| <= 1, as log1p of the mean of expm1 (full relative
 // accuracy as beta -> 0); beta = 0 gives the limit, the mean of <Q_h y_i, K_h y_j>. The logits
-// are formed in row blocks (O(block n) memory, `workspace`), summed in block order: one
-// thread, the same result on every run.
+// are formed in row blocks of 128 (O(128 n) memory per thread, `workspace`), the blocks of all
+// heads shared among `threads` OpenMP threads (0: omp_get_max_threads()) and folded in block
+// order: the result does not depend on the thread count.
 double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
-                          const attention_weights& weights, std::vector<double>& workspace);
+                          const attention_weights& weights, std::vector<double>& workspace,
+                          int threads = 1);
 
 } // namespace nadyn

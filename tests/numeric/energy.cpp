@@ -65,7 +65,7 @@ attention_weights gaussian_heads(std::size_t heads, std::size_t d, std::uint64_t
 
 } // namespace
 
-TEST_CASE("the energy equals the naive double sum, across row blocks and heads") {
+TEST_CASE("the energy equals the naive double sum, across row blocks, heads and threads") {
     const std::size_t n = 300, d = 5, heads = 3; // 300 rows: three blocks of at most 128
     const state_type x = testing::uniform_start(n, d, 7, 1.0);
     const std::vector<double> y(x.begin(), x.begin() + n * d);
@@ -105,6 +105,9 @@ TEST_CASE("the energy equals the naive double sum, across row blocks and heads")
         }
         const double energy = interaction_energy(y.data(), n, d, beta, w, workspace);
         CHECK(energy == doctest::Approx(expected).epsilon(1e-12));
+        // The blocks folded in order: bitwise the same for any thread count.
+        for (const int threads : {2, 3, 0})
+            CHECK(interaction_energy(y.data(), n, d, beta, w, workspace, threads) == energy);
     }
 }
 
