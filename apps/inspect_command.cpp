@@ -28,7 +28,7 @@ int describe(const trajectory_reader& file, const std::string& path) {
         std::string note;
         if (about.description.empty()) {
             // An older file: say what nadyn means by the name today, marked as such.
-            if (const observable_info* known = find_observable_info(name)) {
+            if (const observable_info* known = find_any_observable_info(name)) {
                 about.description = std::string(known->description);
                 about.unit = std::string(known->unit);
                 note = " (not stored in this file: nadyn's current definition)";

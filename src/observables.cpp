@@ -25,6 +25,7 @@ double frame_observables::optional_value(std::string_view name) const {
     if (name == "unselectable") return unselectable;
     if (name == "pair_change") return pair_change;
     if (name == "angle") return angle;
+    if (name == "energy") return energy;
     throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
 }
 
@@ -253,6 +254,112 @@ void observables_calculator::compute_motion(const double* theta, bool pair_chang
         }
     }
     set_previous_frame(theta);
+}
+
+double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
+                          const attention_weights& weights, std::vector<double>& workspace,
+                          int threads) {
+    const std::size_t heads = weights.heads.size();
+    if (n == 0 || heads == 0) return std::numeric_limits<double>::quiet_NaN();
+    const auto rows_n = static_cast<Eigen::Index>(n), cols_d = static_cast<Eigen::Index>(d);
+    using const_map = Eigen::Map<const matrix>;
+    const const_map y(inputs, rows_n, cols_d);
+    // Row i of `queries` is (Q y_i)^T, row j of `keys` (K y_j)^T, as the kernel projects.
+    std::vector<matrix> queries(heads), keys(heads);
+    double bound = 0.0; // max over heads of max_i |Q y_i| max_j |K y_j| >= every |logit / beta|
+    for (std::size_t h = 0; h < heads; ++h) {
+        const attention_head& head = weights.heads[h];
+        queries[h] = head.Q.size() == 0 ? matrix(y) : matrix(y * head.Q.transpose());
+        keys[h] = head.K.size() == 0 ? matrix(y) : matrix(y * head.K.transpose());
+        bound = std::max(bound, queries[h].rowwise().norm().maxCoeff() *
+                                    keys[h].rowwise().norm().maxCoeff());
+    }
+    const std::size_t block = std::min<std::size_t>(128, n);
+    const std::size_t blocks = (n + block - 1) / block;
+    const double pairs = static_cast<double>(n) * static_cast<double>(n);
+    // Near beta = 0, exp(beta G) = 1 + beta G + ...: the shifted log-sum-exp would lose the
+    // term beta G to the rounding of 1 and leave (1 / beta) log(...) with an absolute error of
+    // about 1e-16 / beta. When no |beta G| exceeds 1 nothing can overflow, and the mean of
+    // expm1(beta G), then log1p, keep the relative accuracy down to beta = 0.
+    const bool small = std::abs(beta) * bound <= 1.0;
+    // Per (head, block): the block's largest beta G and its sum of exp(beta G - largest) (or
+    // of expm1(beta G), of G at beta = 0, when small). The blocks are computed in parallel
+    // and folded in order afterwards, so the thread count does not change a bit.
+    std::vector<double> block_max(heads * blocks), block_sum(heads * blocks);
+    const int team = heads * blocks > 1 ? detail::resolve_threads(threads) : 1;
+    workspace.resize(static_cast<std::size_t>(team) * block * n);
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+        double* logits =
+            workspace.data() + static_cast<std::size_t>(omp_get_thread_num()) * block * n;
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t task = 0; task < heads * blocks; ++task) {
+            const std::size_t h = task / blocks, first = (task % blocks) * block;
+            const std::size_t rows = std::min(block, n - first);
+            Eigen::Map<matrix> g(logits, static_cast<Eigen::Index>(rows), rows_n);
+            g.noalias() = queries[h].middleRows(static_cast<Eigen::Index>(first),
+                                                static_cast<Eigen::Index>(rows)) *
+                          keys[h].transpose();
+            // Each row summed alone, then the rows: a running sum over the block's rows * n
+            // equal-signed terms would carry a rounding error growing with their number (about
+            // 1e-13 relative at n = 256).
+            double largest = 0.0, part = 0.0;
+            if (small) {
+                for (std::size_t i = 0; i < rows; ++i) {
+                    double row = 0.0;
+                    for (std::size_t j = 0; j < n; ++j)
+                        row +=
+                            beta == 0.0 ? logits[i * n + j] : std::expm1(beta * logits[i * n + j]);
+                    part += row;
+                }
+            } else {
+                largest = -std::numeric_limits<double>::infinity();
+                for (std::size_t i = 0; i < rows * n; ++i)
+                    largest = std::max(largest, beta * logits[i]);
+                for (std::size_t i = 0; i < rows; ++i) {
+                    double row = 0.0;
+                    for (std::size_t j = 0; j < n; ++j)
+                        row += std::exp(beta * logits[i * n + j] - largest);
+                    part += row;
+                }
+            }
+            block_max[task] = largest;
+            block_sum[task] = part;
+        }
+    }
+    const double share = 1.0 / static_cast<double>(heads);
+    if (small) {
+        double sum = 0.0; // over heads of the mean of expm1(beta G), or of G at beta = 0
+        for (std::size_t h = 0; h < heads; ++h) {
+            double plain = 0.0;
+            for (std::size_t b = 0; b < blocks; ++b)
+                plain += block_sum[h * blocks + b];
+            sum += plain / pairs;
+        }
+        return beta == 0.0 ? sum * share : std::log1p(sum * share) / beta;
+    }
+    // Per head, the blocks' (largest, sum) folded in block order into the log of the mean of
+    // exp(beta G); then the heads' logs likewise.
+    std::vector<double> head_logs(heads);
+    double head_log_max = -std::numeric_limits<double>::infinity();
+    for (std::size_t h = 0; h < heads; ++h) {
+        double largest = -std::numeric_limits<double>::infinity(), sum = 0.0;
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const double m = block_max[h * blocks + b], part = block_sum[h * blocks + b];
+            if (m > largest) {
+                sum = sum * std::exp(largest - m) + part;
+                largest = m;
+            } else {
+                sum += part * std::exp(m - largest);
+            }
+        }
+        head_logs[h] = largest + std::log(sum / pairs);
+        head_log_max = std::max(head_log_max, head_logs[h]);
+    }
+    double total = 0.0;
+    for (const double log_mean : head_logs)
+        total += std::exp(log_mean - head_log_max);
+    return (head_log_max + std::log(total * share)) / beta;
 }
 
 } // namespace nadyn

@@ -271,6 +271,9 @@ const std::array registry{
             require(!(c.qkv_norm && c.observes("unselectable")),
                     "observe unselectable reads the keys K y_j without QKV-Norm; drop "
                     "--qkv-norm or --observe unselectable");
+            require(!(c.qkv_norm && c.observes("energy")),
+                    "observe energy is the energy of the plain logits <Q y_i, K y_j>, not "
+                    "QKV-Norm's; drop --qkv-norm or --observe energy");
         }},
     parameter_spec{
         "norm_noise", "--norm-noise", value_type::number,
@@ -290,6 +293,9 @@ const std::array registry{
             require(!(c.norm_noise > 0.0 && c.observes("unselectable")),
                     "observe unselectable reads the keys K y_j without norm noise; drop "
                     "--norm-noise or --observe unselectable");
+            require(!(c.norm_noise > 0.0 && c.observes("energy")),
+                    "observe energy is the energy of the noiseless logits <Q y_i, K y_j>; drop "
+                    "--norm-noise or --observe energy");
         }},
     parameter_spec{
         "seed", "--seed", value_type::integer, "Seed of the initial condition and random weights",
@@ -473,12 +479,14 @@ const std::array registry{
         "observe",
         "--observe", value_type::name,
         "Optional observables, comma-separated: unselectable (n linear programs per frame), "
-        "pair_change, angle (the motion since the previous frame) | none",
+        "pair_change, angle (the motion since the previous frame), energy (the interaction "
+        "energy, O(H n^2 d) per frame) | none",
         "optional observables computed at every frame besides the standard ones (none, or a "
         "comma-separated list: unselectable = fraction of keys in the convex hull of the "
         "other keys, docs/model.md section 12; pair_change = mean change of the pairwise "
         "cosines and angle = mean angle a token moved since the previous recorded frame, "
-        "docs/model.md section 5)",
+        "docs/model.md section 5; energy = the interaction energy as (1/beta) log of the mean "
+        "of exp(beta <Q y_i, K y_j>), docs/model.md section 5.1)",
         "", "", false, false, "none",
         [](run_config& c, std::string_view t) { c.observe = parse_observables(t); },
         [](const run_config& c) -> parameter_value { return observables_text(c.observe); },

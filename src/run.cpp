@@ -234,6 +234,9 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const bool motion = pair_change || c.observes("angle");
     if (motion && resume && m_resume_previous.size() == c.n * c.d)
         calculator.set_previous_frame(m_resume_previous.data());
+    // The interaction energy of the logits the attention forms (docs/model.md §5.1).
+    const bool energy = c.observes("energy");
+    std::vector<double> energy_logits;
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -262,6 +265,12 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                 unselectable_fraction(input, c.n, c.d, system.weights(), keys);
         }
         if (motion) calculator.compute_motion(directions(x), pair_change, summary.last);
+        if (energy) {
+            // The weights of this frame's layer (per-layer runs set them on the system).
+            summary.last.energy =
+                interaction_energy(input, c.n, c.d, c.beta, system.weights(), energy_logits,
+                                   threads);
+        }
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);

@@ -21,6 +21,8 @@
 
 namespace nadyn {
 
+struct attention_weights; // weights.hpp
+
 inline constexpr std::array<std::string_view, 15> observable_names{
     "mean_cos",   "gap",       "velocity",   "variance",     "displacement",
     "r_mean",     "r_min",     "r_max",      "min_cos",      "clusters",
@@ -127,11 +129,17 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
 //                 previous recorded frame, rotations included. NaN at the first frame.
 // Both keep the previous frame's directions (n d doubles); a resumed run takes them from
 // the file's last kept frame, so it continues as an uninterrupted run would.
-inline constexpr std::array<std::string_view, 3> optional_observable_names{"unselectable",
-                                                                           "pair_change", "angle"};
+//   energy        the interaction energy E = (1 / (2 beta n^2)) sum_{i,j} exp(beta <Q_h y_i,
+//                 K_h y_j>) of the heads (docs/model.md §5.1), recorded as
+//                 (1 / beta) log((1 / (H n^2)) sum_h sum_{i,j} exp(beta <Q_h y_i, K_h y_j>))
+//                 = (1 / beta) log(2 beta E / c), c = 1 (heads' mean) or H (sum): increasing
+//                 in E, finite at every beta, its beta -> 0 limit the mean logit per beta.
+//                 O(H n^2 d) per frame (interaction_energy).
+inline constexpr std::array<std::string_view, 4> optional_observable_names{
+    "unselectable", "pair_change", "angle", "energy"};
 
 // What each optional observable means (as observable_table), in the same order.
-inline constexpr std::array<observable_info, 3> optional_observable_table{{
+inline constexpr std::array<observable_info, 4> optional_observable_table{{
     {"unselectable",
      "fraction of the keys attention uses, K_h y_j (y_j = theta_j, or r_j theta_j for no-norm), "
      "that lie in the convex hull of the other keys, so that no query can select them; mean over "
@@ -147,6 +155,15 @@ inline constexpr std::array<observable_info, 3> optional_observable_table{{
      "recorded frame, 2 asin(|theta_k - theta'_k| / 2); counts rotations of the whole cloud too; "
      "NaN at the first frame",
      "rad"},
+    {"energy",
+     "interaction energy E = (1 / (2 beta n^2)) sum_{i,j} exp(beta <Q_h y_i, K_h y_j>) of the "
+     "keys and queries attention reads (y = theta, r theta for no-norm), mean (or sum) over the "
+     "heads, recorded as (1 / beta) log((1 / (H n^2)) sum_h sum_{i,j} exp(beta <Q_h y_i, K_h "
+     "y_j>)) = (1 / beta) log(2 beta E / c), c = 1 for the heads' mean and H for their sum: "
+     "increasing in E, never overflowing, between the mean and the largest logit per beta, and "
+     "at beta = 0 its limit, the mean of <Q_h y_i, K_h y_j>; nondecreasing in time when the "
+     "dynamics are a gradient flow of E (docs/model.md section 5.1)",
+     "1"},
 }};
 
 static_assert(
@@ -156,6 +173,16 @@ static_assert(
         return true;
     }(),
     "optional_observable_table describes optional_observable_names, in the same order");
+
+// The description of a standard or an optional observable (nullptr for a name nadyn does not
+// define): what a trajectory file writes as /observables/<name>'s description and unit, so
+// that an optional observable is described like the others.
+constexpr const observable_info* find_any_observable_info(std::string_view name) {
+    if (const observable_info* standard = find_observable_info(name)) return standard;
+    for (const auto& entry : optional_observable_table)
+        if (entry.name == name) return &entry;
+    return nullptr;
+}
 
 struct frame_observables {
     double mean_cos = 1, gap = 0, velocity = 0, variance = 0, displacement = 0;
@@ -168,6 +195,7 @@ struct frame_observables {
     double unselectable = 0;
     double pair_change = std::numeric_limits<double>::quiet_NaN();
     double angle = std::numeric_limits<double>::quiet_NaN();
+    double energy = 0;
     // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;
     // The value of an optional observable (one of optional_observable_names).
@@ -206,5 +234,21 @@ class observables_calculator {
     std::vector<double> m_previous;                   // n x d, empty before the first frame
     std::vector<std::vector<double>> m_previous_gram; // block x n per thread
 };
+
+// The observable `energy` (docs/model.md §5.1) of the n x d rows y attention reads (theta_k,
+// r_k theta_k for no-norm, a ⊙ theta_k + b under layernorm) and the heads' Q_h, K_h (an
+// empty matrix is the identity; V and norm noise play no part):
+//
+//     energy = (1 / beta) log((1 / (H n^2)) sum_h sum_{i,j} exp(beta <Q_h y_i, K_h y_j>))
+//
+// evaluated as a log-sum-exp with the largest logit subtracted (no overflow at any beta), or,
+// when every |beta <Q_h y_i, K_h y_j>| <= 1, as log1p of the mean of expm1 (full relative
+// accuracy as beta -> 0); beta = 0 gives the limit, the mean of <Q_h y_i, K_h y_j>. The logits
+// are formed in row blocks of 128 (O(128 n) memory per thread, `workspace`), the blocks of all
+// heads shared among `threads` OpenMP threads (0: omp_get_max_threads()) and folded in block
+// order: the result does not depend on the thread count.
+double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
+                          const attention_weights& weights, std::vector<double>& workspace,
+                          int threads = 1);
 
 } // namespace nadyn

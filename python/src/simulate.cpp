@@ -29,6 +29,8 @@ struct run_result {
     std::string fault; // numerical_fault's message when status is "failed"
     std::size_t n = 0, d = 0;
     bool has_positions = false;
+    // The optional observables the run asked for (--observe), by name, in their order.
+    std::vector<std::pair<std::string, std::vector<double>>> optional_observables;
 };
 
 py::object to_python(const parameter_value& value) {
@@ -58,6 +60,10 @@ void read_back(const std::string& path, run_result& result) {
     for (std::size_t i = 0; i < observable_names.size(); ++i) {
         result.observables[i] = file.observable(std::string(observable_names[i]));
         result.observables[i].resize(frames);
+    }
+    for (auto& [name, values] : result.optional_observables) {
+        values = file.observable(name);
+        values.resize(frames);
     }
     result.magnitudes.reserve(frames * result.n);
     if (result.has_positions) result.positions.reserve(frames * result.n * result.d);
@@ -124,6 +130,8 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     run_result result;
     result.n = config.n;
     result.d = config.d;
+    for (const std::string& name : config.observe)
+        result.optional_observables.emplace_back(name, std::vector<double>{});
     py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
         // Built here, on the thread that runs it: the constructor sets the OpenMP thread
         // count (`threads`) for the calling thread.
@@ -154,6 +162,8 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                     const std::vector<double> v = o.values();
                     for (std::size_t i = 0; i < v.size(); ++i)
                         result.observables[i].push_back(v[i]);
+                    for (auto& [name, values] : result.optional_observables)
+                        values.push_back(o.optional_value(name));
                 },
                 stop);
             result.status =
@@ -181,6 +191,8 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     for (std::size_t i = 0; i < observable_names.size(); ++i)
         observables[py::str(std::string(observable_names[i]))] =
             owning_array(std::move(result.observables[i]), {frames});
+    for (auto& [name, values] : result.optional_observables)
+        observables[py::str(name)] = owning_array(std::move(values), {frames});
     answer["observables"] = observables;
     py::dict matrices;
     for (std::size_t i = 0; i < result.matrices.size(); ++i) {

@@ -282,7 +282,7 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
     std::vector<series> observables;
     for (const auto& name : layout.observable_names)
         observables.push_back(create_series(observables_group, name, {}, {scalar_chunk_frames},
-                                            false, find_observable_info(name)));
+                                            false, find_any_observable_info(name)));
     hdf5_group parameters = file.create_group("parameters", true);
     file.flush();
     return std::make_unique<impl>(impl{std::move(file),
