@@ -136,3 +136,20 @@ def test_bad_modes_is_refused_before_anything_is_written(cli, tmp_path, value):
     assert result.returncode == 2
     assert "mode-count" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_resume_continues_the_modes_bitwise_and_keeps_their_width(cli, simulate):
+    flags = ["--n", "32", "--d", "4", "--every", "10", "--observe",
+             "modes,effective_rank,pair_density", "--mode-count", "5"]
+    whole = simulate("whole.h5", *flags, "--T", "4")
+    part = simulate("part.h5", *flags, "--T", "2")
+    # K is the file's: another one is refused, naming the parameter.
+    other = subprocess.run([cli, "simulate", "--resume", str(part), "--T", "4",
+                            "--mode-count", "6", "--quiet"], capture_output=True, text=True)
+    assert other.returncode == 2 and "mode_count" in other.stderr
+    subprocess.run([cli, "simulate", "--resume", str(part), "--T", "4", "--quiet"], check=True,
+                   capture_output=True)
+    a, b = nadyn.open(whole), nadyn.open(part)
+    for name in ("modes", "effective_rank", "pair_density"):
+        assert a[name].values.tobytes() == b[name].values.tobytes(), name
+    assert b.modes.shape == (41, 5)
