@@ -78,19 +78,27 @@ command add_inspect(CLI::App& app) {
         const auto times = file.times();
         const auto names = file.observable_names();
         std::vector<std::vector<double>> series;
-        for (const auto& name : names)
+        std::vector<std::size_t> widths; // values per frame: K for modes, 1 for the others
+        for (const auto& name : names) {
             series.push_back(file.observable(name));
+            widths.push_back(file.observable_width(name));
+        }
         const std::size_t frames = file.frame_count();
 
         if (o->csv) {
             std::printf("step,time");
-            for (const auto& name : names)
-                std::printf(",%s", name.c_str());
+            // A vector observable is one column per entry: modes_1 .. modes_K.
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                if (widths[i] == 1) std::printf(",%s", names[i].c_str());
+                for (std::size_t k = 0; widths[i] > 1 && k < widths[i]; ++k)
+                    std::printf(",%s_%zu", names[i].c_str(), k + 1);
+            }
             std::printf("\n");
             for (std::size_t f = 0; f < frames; ++f) {
                 std::printf("%lld,%.17g", static_cast<long long>(steps[f]), times[f]);
-                for (const auto& values : series)
-                    std::printf(",%.17g", values[f]);
+                for (std::size_t i = 0; i < names.size(); ++i)
+                    for (std::size_t k = 0; k < widths[i]; ++k)
+                        std::printf(",%.17g", series[i][f * widths[i] + k]);
                 std::printf("\n");
             }
             return 0;
@@ -124,6 +132,15 @@ command add_inspect(CLI::App& app) {
             std::printf("%12.6g", times[f]);
             for (std::size_t i : columns)
                 std::printf(" %14.8g", series[i][f]);
+            std::printf("\n");
+        }
+        // Vector observables (modes) do not fit a column: their last frame, entry by entry.
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (widths[i] < 2) continue;
+            std::printf("\n%s at t = %.6g (k = 1..%zu):", names[i].c_str(), times[frames - 1],
+                        widths[i]);
+            for (std::size_t k = 0; k < widths[i]; ++k)
+                std::printf(" %.6g", series[i][(frames - 1) * widths[i] + k]);
             std::printf("\n");
         }
         return 0;

@@ -7,6 +7,7 @@
 //   nadyn-bench precision --n 1024,4096 --d 64,512 [--reps R] [--threads T]
 //   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] [--threads T]
 //                       --out FILE
+//   nadyn-bench observables --n 1024 --d 64 [--modes K] [--reps R] [--threads T]
 //
 // Every command prints one JSON object per line. Times are medians over repetitions; the
 // same process measures the things that are compared (side by side, interleaved where it
@@ -19,6 +20,7 @@
 // The executable counts heap allocations (it interposes malloc), to report how many one
 // RK4 step makes once its workspaces exist.
 #include "nadyn/integrate.hpp"
+#include "nadyn/observables.hpp"
 #include "nadyn/run.hpp"
 
 #include <boost/numeric/odeint.hpp>
@@ -460,6 +462,68 @@ int command_peer(const arguments& args) {
     return 0;
 }
 
+// The frame observables against the dynamics they describe, at one n, d: one right-hand
+// side evaluation, the default observables (compute()), and compute() with each optional
+// observable of the frame (pair_density, modes of K degrees: both in compute()'s Gram
+// blocks; effective_rank: an SVD of the directions). Medians, interleaved per repetition so
+// that a second process on the machine slows every side alike.
+int command_observables(const arguments& args) {
+    const std::size_t n = args.sizes("n", "1024").at(0), d = args.sizes("d", "64").at(0);
+    const std::size_t K = args.sizes("modes", "8").at(0);
+    const int reps = std::stoi(args.get("reps", "15"));
+    const int threads = std::stoi(args.get("threads", std::to_string(omp_get_num_procs())));
+    const run_config c = bench_config(n, d, 4.0, 0.01, 1, threads);
+    const simulation start(c);
+    attention_system system(model_of(c), start.weights(), c.block);
+    const state_type x = start.state();
+    state_type dxdt(x.size());
+    const double* theta = directions(x);
+    const double* r = magnitudes(x, n, d);
+    const std::vector<double> initial(theta, theta + n * d);
+    observables_calculator plain(n, d, initial, c.cluster_eps, 0, threads);
+    observables_calculator pairs(n, d, initial, c.cluster_eps, 0, threads);
+    pairs.measure_pairs(true);
+    observables_calculator modes(n, d, initial, c.cluster_eps, 0, threads);
+    modes.measure_modes(K);
+    std::map<std::string, std::vector<double>> samples;
+    auto sample = [&](const std::string& name, const std::function<void()>& work) {
+        const auto began = clock_type::now();
+        work();
+        samples[name].push_back(seconds_since(began));
+    };
+    double sink = 0.0; // keeps the results alive
+    for (int rep = 0; rep < reps; ++rep) {
+        sample("rhs", [&] { system(x, dxdt, 0.0); });
+        sample("observables", [&] { sink += plain.compute(theta, r, dxdt.data()).min_cos; });
+        sample("with_pair_density",
+               [&] { sink += pairs.compute(theta, r, dxdt.data()).pair_density; });
+        sample("with_modes", [&] { sink += modes.compute(theta, r, dxdt.data()).modes[0]; });
+        sample("effective_rank", [&] { sink += effective_rank(theta, n, d); });
+    }
+    const double rhs = median(samples["rhs"]), base = median(samples["observables"]);
+    const double pair_density = median(samples["with_pair_density"]) - base;
+    const double mode_sums = median(samples["with_modes"]) - base;
+    const double rank = median(samples["effective_rank"]);
+    // A default run writes a frame every 20 RK4 steps (about 100 frames over T = 20 at
+    // dt = 0.01): 80 right-hand sides per frame.
+    const double frame_dynamics = 80.0 * rhs;
+    print_json({{"what", str("observables")},
+                {"n", num(double(n))},
+                {"d", num(double(d))},
+                {"modes", num(double(K))},
+                {"threads", num(threads)},
+                {"rhs_seconds", num(rhs)},
+                {"observables_seconds", num(base)},
+                {"pair_density_seconds", num(pair_density)},
+                {"modes_seconds", num(mode_sums)},
+                {"effective_rank_seconds", num(rank)},
+                {"share_of_default_frame_pair_density", num(pair_density / frame_dynamics)},
+                {"share_of_default_frame_modes", num(mode_sums / frame_dynamics)},
+                {"share_of_default_frame_effective_rank", num(rank / frame_dynamics)},
+                {"checksum", num(sink)}});
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -482,6 +546,7 @@ int main(int argc, char** argv) {
         if (command == "threads") return command_threads(args);
         if (command == "precision") return command_precision(args);
         if (command == "peer") return command_peer(args);
+        if (command == "observables") return command_observables(args);
     } catch (const std::exception& e) {
         std::cerr << "nadyn-bench: " << e.what() << "\n";
         return 1;

@@ -4,6 +4,7 @@
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/weights.hpp"
 
+#include <Eigen/SVD>
 #include <omp.h>
 
 #include <algorithm>
@@ -26,7 +27,17 @@ double frame_observables::optional_value(std::string_view name) const {
     if (name == "pair_change") return pair_change;
     if (name == "angle") return angle;
     if (name == "energy") return energy;
+    if (name == "effective_rank") return effective_rank;
+    if (name == "pair_density") return pair_density;
     throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
+}
+
+void frame_observables::append_optional(std::string_view name, std::vector<double>& out) const {
+    if (name == "modes") {
+        out.insert(out.end(), modes.begin(), modes.end());
+        return;
+    }
+    out.push_back(optional_value(name));
 }
 
 namespace {
@@ -38,6 +49,20 @@ int find_root(std::vector<int>& parent, int k) {
         k = p;
     }
     return k;
+}
+
+// The recurrence G_{k+1} = a_k x G_k - b_k G_{k-1} of zonal_polynomials, k = 1 .. K-1
+// (index 0 unused): a_k = (2k + d - 2) / (k + d - 2), b_k = k / (k + d - 2), computed once
+// per frame so the pair loop only multiplies.
+void zonal_coefficients(std::size_t K, std::size_t d, std::vector<double>& a,
+                        std::vector<double>& b) {
+    a.assign(K, 0.0);
+    b.assign(K, 0.0);
+    for (std::size_t k = 1; k < K; ++k) {
+        const double kk = double(k), dd = double(d);
+        a[k] = (2.0 * kk + dd - 2.0) / (kk + dd - 2.0);
+        b[k] = kk / (kk + dd - 2.0);
+    }
 }
 
 void unite(std::vector<int>& parent, int a, int b) {
@@ -117,6 +142,7 @@ frame_observables observables_calculator::compute(const double* theta, const dou
         r_max = std::max(r_max, r[k]);
     }
     const double nn = static_cast<double>(n);
+    if (m_modes > 0) out.modes.assign(m_modes, 1.0); // n = 1: a point mass
     out.displacement = displacement / nn;
     out.norm_error = norm_error;
     out.r_mean = r_sum / nn;
@@ -136,6 +162,14 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     const double threshold = 1.0 - m_cluster_eps;
     for (auto& parent : m_parents)
         parent.clear(); // a forest left from a previous frame
+    // Links per block (pair_density): counted where the blocks are formed, a second pass
+    // over n^2 / 2 cosines would cost as much as the Gram product itself.
+    std::vector<std::size_t> block_links(m_pair_density ? blocks : 0, 0);
+    // Spectral modes: per block, the sums over its pairs j < k of G_1 .. G_K of their cosine,
+    // added in block order afterwards (the thread count does not change them).
+    const std::size_t K = m_modes;
+    std::vector<double> block_modes(blocks * K, 0.0), mode_a, mode_b;
+    if (K > 0) zonal_coefficients(K, d, mode_a, mode_b);
     using const_map = Eigen::Map<const matrix>;
     const const_map tokens(theta, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
 
@@ -170,6 +204,38 @@ frame_observables observables_calculator::compute(const double* theta, const dou
                         unite(parent, static_cast<int>(k), static_cast<int>(j));
                 }
             }
+            if (m_pair_density) {
+                std::size_t links = 0;
+                for (std::size_t i = 0; i < rows; ++i) {
+                    const double* row = gram.data() + i * cols;
+                    for (std::size_t j = 0; j < first + i; ++j)
+                        links += row[j] >= threshold ? 1 : 0;
+                }
+                block_links[b] = links;
+            }
+            if (K > 0) {
+                double* sums = block_modes.data() + b * K;
+                // One row's sums first: n/2 terms of size <= 1 per row, then rows added, so
+                // the rounding grows with the rows of a block, not with its n^2 / 2 pairs.
+                std::vector<double> row_sums(K);
+                for (std::size_t i = 0; i < rows; ++i) {
+                    const double* row = gram.data() + i * cols;
+                    std::fill(row_sums.begin(), row_sums.end(), 0.0);
+                    for (std::size_t j = 0; j < first + i; ++j) {
+                        const double x = row[j];
+                        double previous = 1.0, current = x;
+                        row_sums[0] += current;
+                        for (std::size_t k = 1; k < K; ++k) {
+                            const double next = mode_a[k] * x * current - mode_b[k] * previous;
+                            previous = current;
+                            current = next;
+                            row_sums[k] += current;
+                        }
+                    }
+                    for (std::size_t k = 0; k < K; ++k)
+                        sums[k] += row_sums[k];
+                }
+            }
         }
         thread_min[me] = local_min;
     }
@@ -185,6 +251,20 @@ frame_observables observables_calculator::compute(const double* theta, const dou
         if (find_root(merged, static_cast<int>(k)) == static_cast<int>(k)) ++roots;
     out.min_cos = *std::min_element(thread_min.begin(), thread_min.end());
     out.clusters = static_cast<double>(roots);
+    if (m_pair_density) {
+        const std::size_t links = std::accumulate(block_links.begin(), block_links.end(),
+                                                  std::size_t{0});
+        out.pair_density = static_cast<double>(links) / (0.5 * nn * (nn - 1.0));
+    }
+    if (K > 0) {
+        // sum_{i,j} G_k(<theta_i, theta_j>) = n G_k(1) + 2 sum_{j < k}: the diagonal is exact.
+        for (std::size_t k = 0; k < K; ++k) {
+            double pairs = 0.0;
+            for (std::size_t b = 0; b < blocks; ++b)
+                pairs += block_modes[b * K + k];
+            out.modes[k] = (nn + 2.0 * pairs) / (nn * nn);
+        }
+    }
     return out;
 }
 
@@ -360,6 +440,40 @@ double interaction_energy(const double* inputs, std::size_t n, std::size_t d, do
     for (const double log_mean : head_logs)
         total += std::exp(log_mean - head_log_max);
     return (head_log_max + std::log(total * share)) / beta;
+}
+
+void zonal_polynomials(std::size_t K, std::size_t d, double x, double* out) {
+    if (K == 0) return;
+    std::vector<double> a, b;
+    zonal_coefficients(K, d, a, b);
+    double previous = 1.0, current = x;
+    out[0] = current;
+    for (std::size_t k = 1; k < K; ++k) {
+        const double next = a[k] * x * current - b[k] * previous;
+        previous = current;
+        current = next;
+        out[k] = current;
+    }
+}
+
+double effective_rank(const double* theta, std::size_t n, std::size_t d) {
+    const Eigen::Map<const matrix> tokens(theta, static_cast<Eigen::Index>(n),
+                                          static_cast<Eigen::Index>(d));
+    // The SVD of the n x d matrix itself: backward stable, so a singular value that is zero
+    // comes out at ~1e-16 s_max and a single cluster gives 1 to ~1e-14; the eigenvalues of
+    // Theta^T Theta would put it at sqrt(1e-16) s_max and the rank at 1 + ~1e-6. Values
+    // only (no U, V): O(n d^2), like one Gram product of d columns.
+    const Eigen::MatrixXd columns = tokens; // BDCSVD's own (column-major) storage
+    const Eigen::BDCSVD<Eigen::MatrixXd> svd(columns);
+    const auto& s = svd.singularValues();
+    const double total = s.sum();
+    if (!(total > 0.0)) return 0.0;
+    double entropy = 0.0;
+    for (Eigen::Index i = 0; i < s.size(); ++i) {
+        const double p = s[i] / total;
+        if (p > 0.0) entropy -= p * std::log(p); // p log p -> 0 as p -> 0
+    }
+    return std::exp(entropy);
 }
 
 } // namespace nadyn

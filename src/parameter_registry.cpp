@@ -76,6 +76,10 @@ std::vector<std::string> parse_observables(std::string_view text) {
     return names;
 }
 
+// The largest K of --mode-count: a degree beyond it resolves angles below pi / 1024, finer than
+// any clustering question asks, while the cost (O(n^2 K) per frame) keeps growing.
+constexpr std::int64_t max_modes = 1024;
+
 std::string observables_text(const std::vector<std::string>& names) {
     std::string text;
     for (const std::string& name : names)
@@ -480,17 +484,42 @@ const std::array registry{
         "--observe", value_type::name,
         "Optional observables, comma-separated: unselectable (n linear programs per frame), "
         "pair_change, angle (the motion since the previous frame), energy (the interaction "
-        "energy, O(H n^2 d) per frame) | none",
+        "energy, O(H n^2 d) per frame), effective_rank, pair_density, modes (K values per "
+        "frame, --mode-count) | none",
         "optional observables computed at every frame besides the standard ones (none, or a "
         "comma-separated list: unselectable = fraction of keys in the convex hull of the "
         "other keys, docs/model.md section 12; pair_change = mean change of the pairwise "
         "cosines and angle = mean angle a token moved since the previous recorded frame, "
         "docs/model.md section 5; energy = the interaction energy as (1/beta) log of the mean "
-        "of exp(beta <Q y_i, K y_j>), docs/model.md section 5.1)",
+        "of exp(beta <Q y_i, K y_j>), docs/model.md section 5.1; effective_rank = exp of the "
+        "entropy of the normalised singular values of the directions; pair_density = fraction "
+        "of pairs with cosine >= 1 - cluster_eps; modes = the spectral modes m_1 .. m_K of the "
+        "empirical measure)",
         "", "", false, false, "none",
         [](run_config& c, std::string_view t) { c.observe = parse_observables(t); },
         [](const run_config& c) -> parameter_value { return observables_text(c.observe); },
         nullptr},
+    parameter_spec{
+        // Not named `modes`: a sweep over it would be an axis dataset /modes beside the
+        // observable's /modes.
+        "mode_count", "--mode-count", value_type::integer,
+        "Number K of spectral modes m_1 .. m_K (--observe modes; 1 to 1024)",
+        "number K of spectral modes m_k, k = 1..K, that the optional observable modes records "
+        "per frame (docs/model.md section 5)",
+        "", "", false, true, "8",
+        [](run_config& c, std::string_view t) {
+            const std::int64_t value = parse_integer(t, "mode-count");
+            require(value >= 1 && value <= max_modes,
+                    "mode-count must be in 1.." + std::to_string(max_modes) +
+                        " (the number K of spectral modes), got " + std::string(t));
+            c.modes = static_cast<std::size_t>(value);
+        },
+        [](const run_config& c) -> parameter_value { return integer(c.modes); },
+        [](const run_config& c) {
+            require(c.modes >= 1 && c.modes <= std::size_t{max_modes},
+                    "mode-count must be in 1.." + std::to_string(max_modes) +
+                        " (the number K of spectral modes), got " + std::to_string(c.modes));
+        }},
     parameter_spec{"threads", "--threads", value_type::integer,
                    "OpenMP threads of the run (0: all cores)",
                    "OpenMP threads the run asked for (0: all cores); results do not depend on it",

@@ -237,6 +237,11 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     // The interaction energy of the logits the attention forms (docs/model.md §5.1).
     const bool energy = c.observes("energy");
     std::vector<double> energy_logits;
+    // Optional observables of the frame alone: pair_density is counted in compute()'s Gram
+    // blocks, effective_rank is an SVD of the directions.
+    calculator.measure_pairs(c.observes("pair_density"));
+    calculator.measure_modes(c.observes("modes") ? c.modes : 0);
+    const bool rank = c.observes("effective_rank");
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -271,6 +276,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                 interaction_energy(input, c.n, c.d, c.beta, system.weights(), energy_logits,
                                    threads);
         }
+        if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -382,13 +388,14 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
     };
     std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
     value_names.insert(value_names.end(), c.observe.begin(), c.observe.end());
-    writer.set_value_names(value_names); // a file from an older nadyn keeps its own series
+    // a file from an older nadyn keeps its own series
+    writer.set_value_names(value_names, observable_widths(value_names, c.modes));
     try {
         summary = run(
             [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {
                 std::vector<double> values = o.values();
                 for (const std::string& name : c.observe)
-                    values.push_back(o.optional_value(name));
+                    o.append_optional(name, values);
                 writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values);
                 if (after_frame) after_frame(t, step);
             },
@@ -435,6 +442,7 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
         layout.observable_names.emplace_back(name);
     for (const std::string& name : c.observe)
         layout.observable_names.push_back(name);
+    layout.observable_widths = observable_widths(layout.observable_names, c.modes);
 
     std::unique_ptr<trajectory_writer> writer;
     try {

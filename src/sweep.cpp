@@ -94,8 +94,9 @@ sweep_layout layout_of(const experiment& e) {
     // Every combination of the axes the layout depends on: the shapes, and which optional
     // observables the runs record.
     const auto layout_axes = [](std::string_view axis) {
-        return shapes(axis) || axis == "observe";
+        return shapes(axis) || axis == "observe" || axis == "mode_count";
     };
+    std::size_t modes = 0; // the largest K of the runs that record modes
     e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t, std::size_t) {
         const auto times = frame_times(c);
         if (first) {
@@ -107,6 +108,7 @@ sweep_layout layout_of(const experiment& e) {
         }
         for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
             observed[o] = observed[o] || c.observes(optional_observable_names[o]);
+        if (c.observes("modes")) modes = std::max(modes, c.modes);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
     });
@@ -114,6 +116,7 @@ sweep_layout layout_of(const experiment& e) {
     layout.observables.assign(observable_names.begin(), observable_names.end());
     for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
         if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
+    layout.widths = observable_widths(layout.observables, modes);
     return layout;
 }
 
@@ -141,9 +144,10 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
     run_record record;
     record.index = index;
     const std::size_t frames = layout.frames;
-    record.observables.assign(
-        layout.observables.size(),
-        std::vector<double>(frames, std::numeric_limits<double>::quiet_NaN()));
+    record.observables.resize(layout.observables.size());
+    for (std::size_t o = 0; o < layout.observables.size(); ++o)
+        record.observables[o].assign(frames * layout.width(o),
+                                     std::numeric_limits<double>::quiet_NaN());
     const std::size_t N = layout.tokens, D = layout.dims;
     const std::size_t position_frames = e.positions == sweep_positions::all ? frames : 1;
     if (e.positions != sweep_positions::none) {
@@ -183,9 +187,18 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
                 const auto values = o.values();
                 for (std::size_t v = 0; v < values.size() && v < record.observables.size(); ++v)
                     record.observables[v][slot] = values[v];
-                for (std::size_t v = values.size(); v < record.observables.size(); ++v)
-                    if (c.observes(layout.observables[v]))
-                        record.observables[v][slot] = o.optional_value(layout.observables[v]);
+                for (std::size_t v = values.size(); v < record.observables.size(); ++v) {
+                    const std::string& name = layout.observables[v];
+                    if (!c.observes(name)) continue;
+                    if (name == "modes") {
+                        // The run's K degrees at the start of its row of the layout's width.
+                        std::copy(o.modes.begin(), o.modes.end(),
+                                  record.observables[v].begin() +
+                                      static_cast<std::ptrdiff_t>(slot * layout.width(v)));
+                        continue;
+                    }
+                    record.observables[v][slot] = o.optional_value(name);
+                }
                 record.times[slot] = t;
                 if (e.positions == sweep_positions::all) keep_positions(x, slot);
                 if (e.positions == sweep_positions::final) keep_positions(x, 0);
@@ -280,7 +293,9 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
         largest = std::max(largest, c.memory_bytes());
     });
     plan.bytes_in_use = largest * plan.jobs;
-    double per_run = double(layout.observables.size() * layout.frames + 8) * 8.0 + 256.0;
+    double per_run = double(layout.frames + 8) * 8.0 + 256.0;
+    for (std::size_t o = 0; o < layout.observables.size(); ++o)
+        per_run += double(layout.width(o) * layout.frames) * 8.0;
     if (e.positions == sweep_positions::final)
         per_run += 8.0 * double(layout.tokens * (layout.dims + 1));
     if (e.positions == sweep_positions::all)
@@ -451,6 +466,15 @@ std::string describe_sweep_file(const std::string& path) {
     for (const auto& axis : e.axes)
         out << " " << axis.name << " (" << axis.values.size() << ")";
     out << (layout.shared_times ? ", time (" : ", frame (") << layout.frames << ")\n";
+    // The optional observables the runs record (modes with its `mode` dimension).
+    if (layout.observables.size() > observable_names.size()) {
+        out << "optional observables:";
+        for (std::size_t o = observable_names.size(); o < layout.observables.size(); ++o) {
+            out << " " << layout.observables[o];
+            if (layout.width(o) > 1) out << " (x mode " << layout.width(o) << ")";
+        }
+        out << "\n";
+    }
     // One row per point of the axes other than seed; mean and spread over seeds.
     std::size_t seed_axis = e.axes.size();
     for (std::size_t a = 0; a < e.axes.size(); ++a)

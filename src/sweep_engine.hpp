@@ -40,6 +40,12 @@ struct sweep_layout {
     // The observables recorded: observable_names, then the optional ones (--observe) that
     // any run asks for (NaN in the runs that do not).
     std::vector<std::string> observables;
+    // Values per frame of each observable: 1, or for modes the largest K of the runs that
+    // record it (a run with fewer leaves NaN in the rest), a dimension `mode` of the file.
+    std::vector<std::size_t> widths;
+    [[nodiscard]] std::size_t width(std::size_t o) const {
+        return o < widths.size() ? widths[o] : 1;
+    }
 };
 
 // A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
@@ -78,7 +84,8 @@ inline std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsi
 struct run_record {
     std::size_t index = 0;
     signed char status = not_run;
-    std::vector<std::vector<double>> observables; // per observable, per frame (NaN: absent)
+    // per observable, per frame (times its width: frame-major; NaN: absent)
+    std::vector<std::vector<double>> observables;
     std::vector<double> times;                    // when the time grid is per run
     std::vector<double> positions, magnitudes;    // final or all frames, padded
     std::int64_t frames = 0, rhs = 0, accepted = 0;
@@ -208,7 +215,7 @@ class sweep_file {
             const std::vector<double>& values = record.observables[o];
             if (!m_present[o]) continue; // a file written before nadyn recorded it
             if (!m_counts[o]) {
-                write_block(name, point, {frames}, values.data(), H5T_NATIVE_DOUBLE);
+                write_block(name, point, rest_of(o), values.data(), H5T_NATIVE_DOUBLE);
                 continue;
             }
             std::vector<std::int64_t> counts(values.size());
@@ -267,7 +274,9 @@ class sweep_file {
     // The bytes one run's results take.
     [[nodiscard]] std::uintmax_t run_bytes() const {
         const std::uintmax_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
-        std::uintmax_t values = (m_layout.observables.size() + 1) * frames + 8;
+        std::uintmax_t values = frames + 8;
+        for (std::size_t o = 0; o < m_layout.observables.size(); ++o)
+            values += m_layout.width(o) * frames;
         if (m_positions == sweep_positions::final) values += n * (d + 1);
         if (m_positions == sweep_positions::all) values += frames * n * (d + 1);
         return values * sizeof(double) + 4096;
@@ -291,11 +300,11 @@ class sweep_file {
         const auto at = e.coordinates(index);
         const std::vector<hsize_t> point(at.begin(), at.end());
         const hsize_t frames = m_layout.frames, n = m_layout.tokens, d = m_layout.dims;
-        record.observables.assign(m_layout.observables.size(),
-                                  std::vector<double>(frames, std::nan("")));
+        record.observables.resize(m_layout.observables.size());
         for (std::size_t o = 0; o < m_layout.observables.size(); ++o) {
+            record.observables[o].assign(frames * m_layout.width(o), std::nan(""));
             if (!m_present[o]) continue;
-            read_block(m_layout.observables[o], point, {frames}, record.observables[o].data());
+            read_block(m_layout.observables[o], point, rest_of(o), record.observables[o].data());
             // A count's fill value is the NaN the run handed to write().
             if (m_counts[o])
                 for (double& value : record.observables[o])
@@ -453,7 +462,22 @@ class sweep_file {
         if (!L.shared_times)
             variable("time", H5T_NATIVE_DOUBLE, {L.frames}, {&*time_scale}, &nan,
                      "frame time t of each run (NaN after its last frame)");
-        for (const std::string& name : L.observables) {
+        // The degrees k = 1..K of a vector observable (modes), when a run records one.
+        std::optional<hdf5_dataset> mode_scale;
+        for (std::size_t o = 0; o < L.observables.size(); ++o) {
+            if (L.width(o) < 2 || mode_scale) continue;
+            std::vector<std::int64_t> degrees(L.width(o));
+            std::iota(degrees.begin(), degrees.end(), 1);
+            mode_scale = scale("mode", H5T_NATIVE_INT64, degrees.size(), degrees.data(),
+                               "degree k of the spectral mode m_k");
+        }
+        for (std::size_t o = 0; o < L.observables.size(); ++o) {
+            const std::string& name = L.observables[o];
+            if (L.width(o) > 1) {
+                variable(name, H5T_NATIVE_DOUBLE, {L.frames, L.width(o)},
+                         {&*time_scale, &*mode_scale}, &nan, sweep_observable_description(name));
+                continue;
+            }
             if (!is_count(name)) {
                 variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {&*time_scale}, &nan,
                          sweep_observable_description(name));
@@ -515,6 +539,12 @@ class sweep_file {
     static std::vector<hsize_t> block_count(const std::vector<hsize_t>& point,
                                             const std::vector<hsize_t>& rest) {
         return concat(std::vector<hsize_t>(point.size(), 1), rest);
+    }
+
+    // The shape of one run's block of observable o: its frames, times its width.
+    [[nodiscard]] std::vector<hsize_t> rest_of(std::size_t o) const {
+        if (m_layout.width(o) > 1) return {m_layout.frames, m_layout.width(o)};
+        return {m_layout.frames};
     }
 
     // Writes the block of one run.

@@ -64,6 +64,9 @@ struct trajectory_layout {
     bool swmr = true;
     std::vector<std::string> observable_names;
     std::string scheme; // recorded in /h5md/modules/nadyn
+    // Values per frame of each observable (observable_widths): a width above 1 makes its
+    // value (frames, width) instead of (frames). Empty: one value each.
+    std::vector<std::size_t> observable_widths;
 };
 
 // Writes one trajectory file. Construction creates the file (an input_error if it exists and
@@ -101,11 +104,14 @@ class trajectory_writer {
     // Names the values write_frame receives, in order, when they differ from the file's
     // observables: a file written before an observable existed (e.g. step_error) is
     // continued with the ones it has. input_error if the file has one not in `names`.
-    void set_value_names(const std::vector<std::string>& names);
+    // `widths`: values per frame of each name (empty: one each); a series whose width differs
+    // from its name's is an input_error.
+    void set_value_names(const std::vector<std::string>& names,
+                         const std::vector<std::size_t>& widths = {});
 
     // Appends one frame: theta is n*d row-major (ignored when positions are off),
-    // r has n entries, observables one value per name of the layout (or of
-    // set_value_names), in order.
+    // r has n entries, observables the values of each name of the layout (or of
+    // set_value_names), in order: `width` values for a name of that width.
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
                      const std::vector<double>& observables);
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
@@ -167,7 +173,10 @@ class trajectory_reader {
     [[nodiscard]] std::vector<std::int64_t> steps() const;
     [[nodiscard]] std::vector<double> times() const;
     [[nodiscard]] std::vector<std::string> observable_names() const;
+    // frames x width values, row-major (width: observable_width).
     [[nodiscard]] std::vector<double> observable(const std::string& name) const;
+    // Values per frame of an observable: 1, or K for modes ((frames, K) in the file).
+    [[nodiscard]] std::size_t observable_width(const std::string& name) const;
     // The `description` and `unit` attributes of /observables/<name> (input_error if absent).
     [[nodiscard]] observable_description describe_observable(const std::string& name) const;
     // (name, description) of /parameters/descriptions, in creation order (a replaced entry

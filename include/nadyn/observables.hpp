@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -135,11 +136,23 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
 //                 = (1 / beta) log(2 beta E / c), c = 1 (heads' mean) or H (sum): increasing
 //                 in E, finite at every beta, its beta -> 0 limit the mean logit per beta.
 //                 O(H n^2 d) per frame (interaction_energy).
-inline constexpr std::array<std::string_view, 4> optional_observable_names{
-    "unselectable", "pair_change", "angle", "energy"};
+//   effective_rank  exp(-sum_i p_i log p_i), p_i = s_i / sum_j s_j over the singular values
+//                 s_i of the n x d matrix of directions (Eigen's BDCSVD on the n x d matrix,
+//                 not the d x d Gram matrix, whose eigenvalues square the condition and
+//                 leave zero singular values at ~1e-8 instead of ~1e-16): 1 for one cluster,
+//                 min(n, d) for orthonormal directions. O(n d^2) per frame.
+//   pair_density  fraction of pairs k < l with <theta_k, theta_l> >= 1 - cluster_eps, the
+//                 links of `clusters`; counted in compute()'s Gram blocks.
+//   modes         K values per frame (--mode-count K), m_k = (1/n^2) sum_{i,j} G_k(<theta_i, theta_j>)
+//                 for k = 1..K, G_k the Gegenbauer polynomial of S^{d-1} with G_k(1) = 1
+//                 (zonal_polynomials): the squared norm of the degree-k spherical-harmonic
+//                 part of the empirical measure over its value at a point mass, in [0, 1]
+//                 (docs/model.md §5). Summed in compute()'s Gram blocks, O(n^2 K).
+inline constexpr std::array<std::string_view, 7> optional_observable_names{
+    "unselectable", "pair_change", "angle", "energy", "effective_rank", "pair_density", "modes"};
 
 // What each optional observable means (as observable_table), in the same order.
-inline constexpr std::array<observable_info, 4> optional_observable_table{{
+inline constexpr std::array<observable_info, 7> optional_observable_table{{
     {"unselectable",
      "fraction of the keys attention uses, K_h y_j (y_j = theta_j, or r_j theta_j for no-norm), "
      "that lie in the convex hull of the other keys, so that no query can select them; mean over "
@@ -163,6 +176,23 @@ inline constexpr std::array<observable_info, 4> optional_observable_table{{
      "increasing in E, never overflowing, between the mean and the largest logit per beta, and "
      "at beta = 0 its limit, the mean of <Q_h y_i, K_h y_j>; nondecreasing in time when the "
      "dynamics are a gradient flow of E (docs/model.md section 5.1)",
+     "1"},
+    {"effective_rank",
+     "exp of the entropy of the normalised singular values p_i = s_i / sum_j s_j of the n x d "
+     "matrix of directions, exp(-sum_i p_i log p_i): 1 when all tokens are one direction (or "
+     "its opposite), min(n, d) for orthonormal directions",
+     "1"},
+    {"pair_density",
+     "fraction of pairs k < l whose cosine <theta_k, theta_l> is >= 1 - cluster_eps (the links "
+     "of clusters; cluster_eps in /parameters); 1 for n = 1",
+     "1"},
+    {"modes",
+     "spectral modes of the empirical measure, one column per degree k = 1..K (K: the mode_count "
+     "parameter, --mode-count): m_k = (1/n^2) sum_{i,j} G_k(<theta_i, theta_j>), G_k the Gegenbauer polynomial "
+     "of S^{d-1} normalised to G_k(1) = 1 (Chebyshev T_k for d = 2): the squared norm of the "
+     "measure's degree-k spherical-harmonic part over its value for a single point; in [0, 1], "
+     "1 for one cluster, about 1/n for independent uniform directions, "
+     "|(1/n) sum_j exp(i k phi_j)|^2 on the circle",
      "1"},
 }};
 
@@ -196,10 +226,15 @@ struct frame_observables {
     double pair_change = std::numeric_limits<double>::quiet_NaN();
     double angle = std::numeric_limits<double>::quiet_NaN();
     double energy = 0;
+    double effective_rank = 1, pair_density = 1;
+    std::vector<double> modes; // m_1 .. m_K; empty unless asked for
     // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;
-    // The value of an optional observable (one of optional_observable_names).
+    // The value of an optional observable (one of optional_observable_names but modes).
     [[nodiscard]] double optional_value(std::string_view name) const;
+    // Appends the values of an optional observable to `out`: modes' K values, or the one
+    // value of the others.
+    void append_optional(std::string_view name, std::vector<double>& out) const;
 };
 
 class observables_calculator {
@@ -224,6 +259,13 @@ class observables_calculator {
     // kept frame).
     void set_previous_frame(const double* theta);
 
+    // What compute() also measures in its Gram blocks (optional observables): the fraction of
+    // pairs linked at cos >= 1 - cluster_eps (out.pair_density). Off by default, so a run
+    // that does not ask does no more than before.
+    void measure_pairs(bool pair_density) { m_pair_density = pair_density; }
+    // And the spectral modes m_1 .. m_K into out.modes (K = 0: none).
+    void measure_modes(std::size_t K) { m_modes = K; }
+
   private:
     std::size_t m_n, m_d, m_block;
     std::vector<double> m_initial;
@@ -233,6 +275,8 @@ class observables_calculator {
     std::vector<std::vector<int>> m_parents;          // union-find forest per thread
     std::vector<double> m_previous;                   // n x d, empty before the first frame
     std::vector<std::vector<double>> m_previous_gram; // block x n per thread
+    bool m_pair_density = false;
+    std::size_t m_modes = 0;
 };
 
 // The observable `energy` (docs/model.md §5.1) of the n x d rows y attention reads (theta_k,
@@ -250,5 +294,26 @@ class observables_calculator {
 double interaction_energy(const double* inputs, std::size_t n, std::size_t d, double beta,
                           const attention_weights& weights, std::vector<double>& workspace,
                           int threads = 1);
+// G_1(x) .. G_K(x) into out[0 .. K-1]: the Gegenbauer polynomials of S^{d-1} (parameter
+// lambda = (d-2)/2; Chebyshev T_k for d = 2) normalised to G_k(1) = 1, by the recurrence
+//   G_0 = 1, G_1 = x, G_{k+1} = ((2k + d - 2) x G_k - k G_{k-1}) / (k + d - 2),
+// the three-term recurrence of C_k^lambda divided by C_k^lambda(1): its values stay in
+// [-1, 1] on [-1, 1] (C_k^lambda(1) itself overflows for large d and k).
+void zonal_polynomials(std::size_t K, std::size_t d, double x, double* out);
+
+// Values per frame of each observable named: K = `modes` for modes, 1 for the others (the
+// widths of the files' /observables/<name>/value rows).
+inline std::vector<std::size_t> observable_widths(const std::vector<std::string>& names,
+                                                  std::size_t modes) {
+    std::vector<std::size_t> widths;
+    for (const std::string& name : names)
+        widths.push_back(name == "modes" ? modes : 1);
+    return widths;
+}
+
+// effective_rank of the n x d row-major directions theta (see optional_observable_names):
+// exp of the entropy of the normalised singular values; 1 when every singular value but one
+// is zero, and 0 for a matrix of zeros (no direction at all).
+double effective_rank(const double* theta, std::size_t n, std::size_t d);
 
 } // namespace nadyn

@@ -46,6 +46,8 @@ struct run_config {
     // Optional observables of the run (--observe), names from optional_observable_names in
     // that order, no repeats; empty: none.
     std::vector<std::string> observe;
+    // Degrees k = 1..modes of the optional observable `modes` (its width in the files).
+    std::size_t modes = 8;
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n
     std::string command_line;

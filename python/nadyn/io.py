@@ -4,7 +4,7 @@ A single-run file is an H5MD 1.1 trajectory (docs/file-format.md):
 
     /particles/tokens/position/{step,time,value}   value (frames, n, d), optional
     /particles/tokens/magnitude/{step,time,value}  value (frames, n)
-    /observables/<name>/{step,time,value}          value (frames)
+    /observables/<name>/{step,time,value}          value (frames), or (frames, K) for modes
     /parameters                                    attributes: every input and statistic;
                                                    datasets theta0, r_initial, Q, K, V
     / attribute status                             running, complete, interrupted, failed
@@ -157,7 +157,8 @@ def open(
     Single-run file: dimensions ``time`` (frames), ``token`` (n), ``dim`` (d); coordinates
     ``time`` (t of each frame), ``step`` (on ``time``), ``token``, ``dim``; data variables
     ``theta`` (time, token, dim; absent for ``--positions none`` or ``positions=False``),
-    ``r`` (time, token), one variable per observable (time), and the initial state and
+    ``r`` (time, token), one variable per observable (time; ``modes``: time, mode with the
+    coordinate ``mode`` = 1..K, as in a sweep file), and the initial state and
     weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored).
     ``ds.attrs`` holds every /parameters attribute, ``status`` and the file's provenance;
     each variable carries the attributes of its HDF5 group and dataset (e.g. a
@@ -325,7 +326,14 @@ def _read_trajectory(
         if not path.startswith(OBSERVABLES + "/"):
             continue
         name = path[len(OBSERVABLES) + 1 :]
-        variables[name] = (("time",), _read_series(group, "value", selection), _variable_attributes(group))
+        value = _read_series(group, "value", selection)
+        # A vector observable (modes: m_1 .. m_K per frame) has a `mode` dimension, its
+        # coordinate the degree k = 1..K, as in a sweep file.
+        dims = ("time", "mode") if value.ndim == 2 else ("time",)
+        if value.ndim == 2:
+            coords["mode"] = ("mode", np.arange(1, value.shape[1] + 1),
+                              {"long_name": "degree k of the spectral mode m_k"})
+        variables[name] = (dims, value, _variable_attributes(group))
 
     attrs: dict[str, Any] = {}
     if PARAMETERS in f:

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <system_error>
@@ -71,6 +72,17 @@ series create_series(hdf5_group& parent, const std::string& name,
     return {std::move(value),
             group.create_series("time", H5T_IEEE_F64LE, {}, {scalar_chunk_frames}, false),
             group.create_series("step", H5T_STD_I64LE, {}, {scalar_chunk_frames}, false)};
+}
+
+// Where each series' values start in write_frame's vector: the widths before it.
+std::vector<std::size_t> prefix_offsets(const std::vector<std::size_t>& widths) {
+    std::vector<std::size_t> offsets;
+    std::size_t start = 0;
+    for (const std::size_t width : widths) {
+        offsets.push_back(start);
+        start += width;
+    }
+    return offsets;
 }
 
 std::optional<scheme> find_scheme(const std::string& name) {
@@ -210,6 +222,9 @@ struct trajectory_writer::impl {
     std::vector<std::string> observable_names; // of `observables`, in order
     // observables[i] takes value source[i] of write_frame's vector (identity by default).
     std::vector<std::size_t> source;
+    // Values per frame of each series of `observables`, and where its values start in
+    // write_frame's vector.
+    std::vector<std::size_t> widths, offsets;
 
     // Bytes one frame adds to the file (values, plus time and step of every series).
     [[nodiscard]] std::uintmax_t frame_bytes() const {
@@ -222,7 +237,8 @@ struct trajectory_writer::impl {
         };
         std::uintmax_t bytes = row_bytes(magnitude.value);
         if (position) bytes += row_bytes(position->value);
-        bytes += observables.size() * sizeof(double);
+        for (const std::size_t width : widths)
+            bytes += width * sizeof(double);
         return bytes + (observables.size() + 2) * 2 * sizeof(double);
     }
 
@@ -280,9 +296,20 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
     // Creation order is tracked so observables and parameters read back in the order given.
     hdf5_group observables_group = file.create_group("observables", true);
     std::vector<series> observables;
-    for (const auto& name : layout.observable_names)
-        observables.push_back(create_series(observables_group, name, {}, {scalar_chunk_frames},
-                                            false, find_any_observable_info(name)));
+    std::vector<std::size_t> widths;
+    for (std::size_t i = 0; i < layout.observable_names.size(); ++i) {
+        const std::string& name = layout.observable_names[i];
+        const hsize_t width = i < layout.observable_widths.size() ? layout.observable_widths[i] : 1;
+        // A vector observable (modes): rows of `width` values, the same frames per chunk.
+        const std::vector<hsize_t> row = width > 1 ? std::vector<hsize_t>{width}
+                                                   : std::vector<hsize_t>{};
+        const std::vector<hsize_t> chunk = width > 1
+                                               ? std::vector<hsize_t>{scalar_chunk_frames, width}
+                                               : std::vector<hsize_t>{scalar_chunk_frames};
+        observables.push_back(create_series(observables_group, name, row, chunk, false,
+                                            find_any_observable_info(name)));
+        widths.push_back(static_cast<std::size_t>(width));
+    }
     hdf5_group parameters = file.create_group("parameters", true);
     file.flush();
     return std::make_unique<impl>(impl{std::move(file),
@@ -291,7 +318,9 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
                                        std::move(magnitude),
                                        std::move(observables),
                                        layout.observable_names,
-                                       {}});
+                                       {},
+                                       widths,
+                                       prefix_offsets(widths)});
 }
 
 trajectory_writer::trajectory_writer(const std::string& path, const trajectory_layout& layout,
@@ -347,9 +376,13 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
     if (file.has(position_path)) position = open_series(position_path);
     series magnitude = open_series(magnitude_path);
     std::vector<series> observables;
+    std::vector<std::size_t> widths;
     const std::vector<std::string> observable_names = file.open_group("observables").children();
-    for (const auto& name : observable_names)
+    for (const auto& name : observable_names) {
         observables.push_back(open_series("observables/" + name));
+        const auto shape = observables.back().value.shape();
+        widths.push_back(shape.size() > 1 ? static_cast<std::size_t>(shape[1]) : 1);
+    }
     hdf5_group parameters = file.open_group("parameters");
     file.write_attribute("status", std::string(to_string(run_status::running)));
     file.flush();
@@ -364,7 +397,9 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
                                                  std::move(magnitude),
                                                  std::move(observables),
                                                  observable_names,
-                                                 {}});
+                                                 {},
+                                                 widths,
+                                                 prefix_offsets(widths)});
     return writer;
 }
 
@@ -415,24 +450,42 @@ void trajectory_writer::write_parameter_matrix(const std::string& name, std::siz
     m_impl->file.flush();
 }
 
-void trajectory_writer::set_value_names(const std::vector<std::string>& names) {
+void trajectory_writer::set_value_names(const std::vector<std::string>& names,
+                                        const std::vector<std::size_t>& widths) {
     impl& f = *m_impl;
+    auto width_of = [&](std::size_t i) { return i < widths.size() ? widths[i] : 1; };
+    // Where each name's values start in write_frame's vector.
+    std::vector<std::size_t> starts;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        starts.push_back(count);
+        count += width_of(i);
+    }
     f.source.clear();
-    for (const auto& name : f.observable_names) {
+    for (std::size_t s = 0; s < f.observable_names.size(); ++s) {
+        const std::string& name = f.observable_names[s];
         const auto it = std::find(names.begin(), names.end(), name);
         if (it == names.end())
             throw input_error("'" + m_path + "' records an observable '" + name +
                               "' that this nadyn does not compute; it cannot be continued");
-        f.source.push_back(static_cast<std::size_t>(it - names.begin()));
+        const auto i = static_cast<std::size_t>(it - names.begin());
+        if (width_of(i) != f.widths[s])
+            throw input_error("'" + m_path + "' records " + std::to_string(f.widths[s]) +
+                              " values of '" + name + "' per frame, this run computes " +
+                              std::to_string(width_of(i)) + "; it cannot be continued");
+        f.source.push_back(i);
+        f.offsets[s] = starts[i];
     }
-    m_value_count = names.size();
+    m_value_count = count;
 }
 
 void trajectory_writer::write_frame(std::int64_t step, double time, const double* theta,
                                     const double* r, const std::vector<double>& observables) {
     if (!m_impl) throw std::logic_error("trajectory_writer::write_frame after finish");
     impl& f = *m_impl;
-    const std::size_t expected = f.source.empty() ? f.observables.size() : m_value_count;
+    const std::size_t expected =
+        f.source.empty() ? std::accumulate(f.widths.begin(), f.widths.end(), std::size_t{0})
+                         : m_value_count;
     if (observables.size() != expected)
         throw std::invalid_argument("write_frame: " + std::to_string(observables.size()) +
                                     " observable values for " + std::to_string(expected) +
@@ -459,8 +512,7 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
     if (f.position) f.position->value.write_row(row, H5T_NATIVE_DOUBLE, theta);
     f.magnitude.value.write_row(row, H5T_NATIVE_DOUBLE, r);
     for (std::size_t i = 0; i < f.observables.size(); ++i)
-        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE,
-                                         &observables[f.source.empty() ? i : f.source[i]]);
+        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &observables[f.offsets[i]]);
     auto for_each_series = [&](auto&& action) {
         if (f.position) action(*f.position);
         action(f.magnitude);
@@ -646,11 +698,19 @@ std::vector<std::pair<std::string, std::string>> trajectory_reader::parameter_de
     return out;
 }
 
+std::size_t trajectory_reader::observable_width(const std::string& name) const {
+    const std::string dataset = "observables/" + name + "/value";
+    if (name.empty() || name.find('/') != std::string::npos || !m_file->has(dataset))
+        throw input_error("'" + m_file->file_path() + "' has no observable '" + name + "'");
+    const auto shape = m_file->open_dataset(dataset).shape();
+    return shape.size() > 1 ? static_cast<std::size_t>(shape[1]) : 1;
+}
+
 std::vector<double> trajectory_reader::observable(const std::string& name) const {
     const std::string dataset = "observables/" + name + "/value";
     if (name.empty() || name.find('/') != std::string::npos || !m_file->has(dataset))
         throw input_error("'" + m_file->file_path() + "' has no observable '" + name + "'");
-    std::vector<double> values(m_frames);
+    std::vector<double> values(m_frames * observable_width(name));
     m_file->open_dataset(dataset).read_rows(0, m_frames, H5T_NATIVE_DOUBLE, values.data());
     return values;
 }

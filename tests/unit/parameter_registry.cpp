@@ -71,7 +71,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"cluster_eps", "0.01"},
                                                                      {"observe", "unselectable"},
                                                                      {"threads", "2"},
-                                                                     {"block", "32"}};
+                                                                     {"block", "32"},
+                                                                     {"mode_count", "12"}};
     std::set<std::string> covered;
     for (const auto& [name, text] : values) {
         assign_parameter(changed, name, text);
@@ -117,7 +118,9 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
                                                                   {"cluster_eps", "3"},
                                                                   {"observe", "unselectable,gap"},
                                                                   {"norm_noise", "-0.1"},
-                                                                  {"norm_noise", "inf"}};
+                                                                  {"norm_noise", "inf"},
+                                                                  {"mode_count", "0"},
+                                                                  {"mode_count", "1025"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;
