@@ -69,7 +69,6 @@ EOF
 
 compare() {
     "$python" - "$1" "$2" <<'EOF'
-import re
 import sys
 import h5py
 import numpy as np
@@ -82,8 +81,9 @@ def datasets(path):
                 data = np.asarray(obj[()])
                 # Variable-length strings come back as Python objects: compare their text.
                 raw = repr(data.tolist()).encode() if data.dtype.kind == "O" else data.tobytes()
-                if name == "parameters":  # a sweep's run records name the commit built from
-                    raw = re.sub(rb"git_commit=[^;']*", b"", raw)
+                if name == "parameters":  # a sweep's run records "key=value; ..."
+                    raw = [dict(item.split("=", 1) for item in record.decode().split("; "))
+                           for record in data.ravel().tolist()]
                 found[name] = (obj.dtype, obj.shape, raw)
         f.visititems(visit)
     return found
@@ -95,6 +95,17 @@ for name in sorted(set(a) | set(b)):
         problems.append(f"{name}: only in {'after' if name not in a else 'before'}")
     elif a[name][:2] != b[name][:2]:
         problems.append(f"{name}: dtype/shape {a[name][:2]} vs {b[name][:2]}")
+    elif name == "parameters":
+        # The records name the commit each binary was built from, and a newer binary records
+        # the parameters it added: compare the values both record, list the new names.
+        for before, after in zip(a[name][2], b[name][2]):
+            shared = (set(before) & set(after)) - {"git_commit"}
+            if any(before[key] != after[key] for key in shared):
+                problems.append(f"{name}: values differ")
+                break
+        added = sorted(set(b[name][2][0]) - set(a[name][2][0])) if b[name][2] else []
+        if added:
+            print(f"    parameters only the second binary records: {', '.join(added)}")
     elif a[name][2] != b[name][2]:
         problems.append(f"{name}: values differ")
 for p in problems:

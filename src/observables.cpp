@@ -252,8 +252,8 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     out.min_cos = *std::min_element(thread_min.begin(), thread_min.end());
     out.clusters = static_cast<double>(roots);
     if (m_pair_density) {
-        const std::size_t links = std::accumulate(block_links.begin(), block_links.end(),
-                                                  std::size_t{0});
+        const std::size_t links =
+            std::accumulate(block_links.begin(), block_links.end(), std::size_t{0});
         out.pair_density = static_cast<double>(links) / (0.5 * nn * (nn - 1.0));
     }
     if (K > 0) {

@@ -272,9 +272,8 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         if (motion) calculator.compute_motion(directions(x), pair_change, summary.last);
         if (energy) {
             // The weights of this frame's layer (per-layer runs set them on the system).
-            summary.last.energy =
-                interaction_energy(input, c.n, c.d, c.beta, system.weights(), energy_logits,
-                                   threads);
+            summary.last.energy = interaction_energy(input, c.n, c.d, c.beta, system.weights(),
+                                                     energy_logits, threads);
         }
         if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
         summary.last_time = t;

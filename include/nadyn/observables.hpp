@@ -143,7 +143,8 @@ constexpr const observable_info* find_observable_info(std::string_view name) {
 //                 min(n, d) for orthonormal directions. O(n d^2) per frame.
 //   pair_density  fraction of pairs k < l with <theta_k, theta_l> >= 1 - cluster_eps, the
 //                 links of `clusters`; counted in compute()'s Gram blocks.
-//   modes         K values per frame (--mode-count K), m_k = (1/n^2) sum_{i,j} G_k(<theta_i, theta_j>)
+//   modes         K values per frame (--mode-count K), m_k = (1/n^2) sum_{i,j} G_k(<theta_i,
+//   theta_j>)
 //                 for k = 1..K, G_k the Gegenbauer polynomial of S^{d-1} with G_k(1) = 1
 //                 (zonal_polynomials): the squared norm of the degree-k spherical-harmonic
 //                 part of the empirical measure over its value at a point mass, in [0, 1]
@@ -188,7 +189,8 @@ inline constexpr std::array<observable_info, 7> optional_observable_table{{
      "1"},
     {"modes",
      "spectral modes of the empirical measure, one column per degree k = 1..K (K: the mode_count "
-     "parameter, --mode-count): m_k = (1/n^2) sum_{i,j} G_k(<theta_i, theta_j>), G_k the Gegenbauer polynomial "
+     "parameter, --mode-count): m_k = (1/n^2) sum_{i,j} G_k(<theta_i, theta_j>), G_k the "
+     "Gegenbauer polynomial "
      "of S^{d-1} normalised to G_k(1) = 1 (Chebyshev T_k for d = 2): the squared norm of the "
      "measure's degree-k spherical-harmonic part over its value for a single point; in [0, 1], "
      "1 for one cluster, about 1/n for independent uniform directions, "

@@ -301,8 +301,8 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
         const std::string& name = layout.observable_names[i];
         const hsize_t width = i < layout.observable_widths.size() ? layout.observable_widths[i] : 1;
         // A vector observable (modes): rows of `width` values, the same frames per chunk.
-        const std::vector<hsize_t> row = width > 1 ? std::vector<hsize_t>{width}
-                                                   : std::vector<hsize_t>{};
+        const std::vector<hsize_t> row =
+            width > 1 ? std::vector<hsize_t>{width} : std::vector<hsize_t>{};
         const std::vector<hsize_t> chunk = width > 1
                                                ? std::vector<hsize_t>{scalar_chunk_frames, width}
                                                : std::vector<hsize_t>{scalar_chunk_frames};
