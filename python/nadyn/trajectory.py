@@ -113,7 +113,11 @@ class Trajectory:
             variables["theta"] = (("time", "token", "dim"), self.ys, {"long_name": "directions theta_k on the unit sphere"})
         variables["r"] = (("time", "token"), self.r, {"long_name": "token magnitudes r_k > 0"})
         for name, values in self.observables.items():
-            variables[name] = (("time",), values)
+            if np.ndim(values) == 2:  # modes: m_1 .. m_K per frame
+                coords["mode"] = ("mode", np.arange(1, np.shape(values)[1] + 1))
+                variables[name] = (("time", "mode"), values)
+            else:
+                variables[name] = (("time",), values)
         if self.theta0 is not None:
             variables["theta0"] = (_MATRIX_DIMS["theta0"], self.theta0)
         if self.r_initial is not None:

@@ -31,6 +31,7 @@ struct run_result {
     bool has_positions = false;
     // The optional observables the run asked for (--observe), by name, in their order.
     std::vector<std::pair<std::string, std::vector<double>>> optional_observables;
+    std::size_t modes = 0; // K, the values per frame of the observable `modes`
 };
 
 py::object to_python(const parameter_value& value) {
@@ -62,8 +63,8 @@ void read_back(const std::string& path, run_result& result) {
         result.observables[i].resize(frames);
     }
     for (auto& [name, values] : result.optional_observables) {
-        values = file.observable(name);
-        values.resize(frames);
+        values = file.observable(name); // modes: K values per frame, row by row
+        values.resize(frames * (name == "modes" ? result.modes : 1));
     }
     result.magnitudes.reserve(frames * result.n);
     if (result.has_positions) result.positions.reserve(frames * result.n * result.d);
@@ -130,6 +131,7 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     run_result result;
     result.n = config.n;
     result.d = config.d;
+    result.modes = config.modes;
     for (const std::string& name : config.observe)
         result.optional_observables.emplace_back(name, std::vector<double>{});
     py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
@@ -163,7 +165,10 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                     for (std::size_t i = 0; i < v.size(); ++i)
                         result.observables[i].push_back(v[i]);
                     for (auto& [name, values] : result.optional_observables)
-                        values.push_back(o.optional_value(name));
+                        if (name == "modes") // m_1 .. m_K, a row per frame
+                            values.insert(values.end(), o.modes.begin(), o.modes.end());
+                        else
+                            values.push_back(o.optional_value(name));
                 },
                 stop);
             result.status =
@@ -192,7 +197,10 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
         observables[py::str(std::string(observable_names[i]))] =
             owning_array(std::move(result.observables[i]), {frames});
     for (auto& [name, values] : result.optional_observables)
-        observables[py::str(name)] = owning_array(std::move(values), {frames});
+        observables[py::str(name)] =
+            name == "modes"
+                ? owning_array(std::move(values), {frames, static_cast<py::ssize_t>(result.modes)})
+                : owning_array(std::move(values), {frames});
     answer["observables"] = observables;
     py::dict matrices;
     for (std::size_t i = 0; i < result.matrices.size(); ++i) {
