@@ -34,6 +34,7 @@ struct table_options {
     std::string out_dir = "results";
     std::string python = "/usr/bin/python3";
     bool no_figures = false;
+    bool quick = false;
     // Studies (studies/<name>/: experiment, reduction, figure; python/nadyn/study.py).
     std::vector<std::string> sets;
     std::string studies = std::string(NADYN_SOURCE_DIR) + "/studies";
@@ -102,6 +103,7 @@ int run_study(const table_options& o, const std::string& name, const std::vector
     for (const auto& setting : sets)
         args.insert(args.end(), {"--set", setting});
     if (o.no_figures) args.emplace_back("--no-figures");
+    if (o.quick) args.emplace_back("--quick");
 
     std::string python_path = std::string(NADYN_SOURCE_DIR) + "/python";
     if (const char* inherited = std::getenv("PYTHONPATH"); inherited && *inherited)
@@ -292,6 +294,8 @@ command add_table(CLI::App& app) {
     app.add_option("--set", o->sets,
                    "A study: override a key of its experiment, as for nadyn sweep "
                    "(sweep.seed.range=[1,2]; repeatable)");
+    app.add_flag("--quick", o->quick,
+                 "A study: its quick form (the QUICK settings of its reduce.py, before --set)");
     app.add_option("--studies", o->studies,
                    "The folder of studies (default: studies/ of nadyn's source tree)");
 
@@ -299,6 +303,7 @@ command add_table(CLI::App& app) {
         if (!is_built_in(o->which)) return run_study(*o, study_folder(o->which), o->sets, true);
         require(o->sets.empty(), "--set applies to a study; 'all' runs every study with its "
                                  "own settings");
+        require(!o->quick, "--quick applies to a study; 'all' runs every study in full");
 
         // all: every table, the figure data, the figures and results/README.md.
         const auto start = std::chrono::steady_clock::now();

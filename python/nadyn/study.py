@@ -13,7 +13,9 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
     ``FORMATS`` (a format spec per column, e.g. ``{"flips_mean": ".6f"}``), ``DIGITS``
     (significant digits of other numbers in the Markdown, default 4), ``FIGURE`` (the
     figure's file name, default ``<name>.png``) and ``figure(table, data, path)`` writing
-    the figure to ``path``;
+    the figure to ``path``; ``QUICK`` (a list of ``KEY=VALUE`` settings, as ``--set`` takes
+    them: the study's quick form, run by ``--quick``, for a check in seconds rather than
+    minutes);
 ``README.md``
     what the study measures, the claim it checks and where the claim comes from.
 
@@ -334,16 +336,34 @@ def _write_whole(path: pathlib.Path, text: str) -> None:
     partial.replace(path)
 
 
+def quick_settings(study: Study) -> list[str]:
+    """The settings of the study's quick form (``QUICK`` in its reduce.py); StudyError when
+    it has none or they are not a list of ``KEY=VALUE`` strings."""
+    quick = getattr(study.module, "QUICK", None)
+    if quick is None:
+        raise StudyError(f"{study.name} has no quick form (its reduce.py defines no QUICK "
+                         "list of KEY=VALUE settings)")
+    if not isinstance(quick, (list, tuple)) or not all(
+            isinstance(s, str) and "=" in s for s in quick):
+        raise StudyError(f"{study.name}: QUICK must be a list of KEY=VALUE strings, "
+                         f"got {quick!r}")
+    return list(quick)
+
+
 def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results",
         sets: Sequence[str] = (), *, figures: bool = True, nadyn: str | None = None,
-        sweep_file: str | os.PathLike | None = None, quiet: bool = True) -> Result:
+        sweep_file: str | os.PathLike | None = None, quiet: bool = True,
+        quick: bool = False) -> Result:
     """Run a study: the sweep, the reduction, the files (see the module's documentation).
 
     ``sweep_file``: reduce this sweep file instead of running the experiment (for a study of
-    several experiments, a dict of files by label).
+    several experiments, a dict of files by label). ``quick``: the study's quick form, its
+    ``QUICK`` settings applied before ``sets`` (so ``sets`` can still change them).
     """
     if not isinstance(study, Study):
         study = load(study)
+    if quick:
+        sets = quick_settings(study) + list(sets)
     out = pathlib.Path(out_dir)
     if not study.experiments:
         if sweep_file is not None:
@@ -415,6 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     running.add_argument("--set", action="append", default=[], dest="sets",
                          metavar="KEY=VALUE", help="override a key of the experiment")
     running.add_argument("--sweep-file", help="reduce this sweep file instead of running")
+    running.add_argument("--quick", action="store_true",
+                         help="the study's quick form (its QUICK settings, before any --set)")
     running.add_argument("--no-figures", action="store_true", help="skip the figure")
     running.add_argument("--format", choices=["md", "csv"], default="md",
                          help="what to print on stdout")
@@ -427,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         study = load(args.study, args.studies)
         result = run(study, args.out_dir, args.sets, figures=not args.no_figures,
-                     nadyn=args.nadyn, sweep_file=args.sweep_file)
+                     nadyn=args.nadyn, sweep_file=args.sweep_file, quick=args.quick)
     except StudyError as error:
         print(f"nadyn study: {error}", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@ import numpy as np
 import pandas as pd
 
 TITLE = "Clustering time against beta: post-ln and pre-ln"
+# The quick form (nadyn table clustering_time --quick): two betas, one seed, in seconds.
+QUICK = ["sweep.beta=[0.5,1]", "sweep.seed.range=[1,1]"]
 THRESHOLD = 0.99
 NOTE = f"""\
 `t_cluster` is the first time the mean pairwise cosine `mean_cos` reaches {THRESHOLD}

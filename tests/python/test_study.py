@@ -111,6 +111,29 @@ def test_a_new_study_runs_through_nadyn_table(cli, tmp_path):
     assert (out / "final_cos.md").read_text().startswith("# Final mean cosine against n\n")
 
 
+def test_quick_form_applies_its_settings_before_set(cli, tmp_path):
+    studies = tmp_path / "studies"
+    folder = write_study(studies / "final_cos")
+    with (folder / "reduce.py").open("a") as f:
+        f.write('QUICK = ["sweep.n=[4]", "run.T=1"]\n')
+    out = tmp_path / "out"
+    quick = subprocess.run([cli, "table", "final_cos", "--studies", str(studies), "--quick",
+                            "--out-dir", str(out), "--format", "csv", "--set", "run.T=0.5"],
+                           capture_output=True, text=True, timeout=300)
+    assert quick.returncode == 0, quick.stderr
+    assert pd.read_csv(out / "final_cos.csv")["n"].tolist() == [4]
+    with h5py.File(out / "data" / "final_cos.h5", "r") as f:
+        assert f["time"][-1] == pytest.approx(0.5)  # --set comes after QUICK and wins
+
+    without = studies / "plain"
+    write_study(without)
+    refused = subprocess.run([cli, "table", "plain", "--studies", str(studies), "--quick",
+                              "--out-dir", str(tmp_path / "none")], capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert "plain has no quick form" in refused.stderr
+    assert not (tmp_path / "none").exists()
+
+
 def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     studies = tmp_path / "studies"
     write_study(studies / "final_cos")
