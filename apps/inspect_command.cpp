@@ -47,7 +47,8 @@ int describe(const trajectory_reader& file, const std::string& path) {
     return 0;
 }
 
-// The columns of the summary table, in order (all observables go to --csv).
+// The columns of the summary table, in order, then the optional observables (--observe) the
+// file records, one value per frame each (all observables go to --csv).
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
 
@@ -118,6 +119,9 @@ command add_inspect(CLI::App& app) {
         for (const char* wanted : table_columns)
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == wanted) columns.push_back(i);
+        for (std::string_view optional : optional_observable_names)
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (names[i] == optional && widths[i] == 1) columns.push_back(i);
         std::printf("\n%12s", "time");
         for (std::size_t i : columns)
             std::printf(" %14s", names[i].c_str());
