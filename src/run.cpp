@@ -87,11 +87,11 @@ layer_norm_affine affine_of(const run_config& c) {
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     read_input_files(m_config);
-    m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
+    m_weights = make_weights(m_config.weights, m_config.d, m_config.seed_for_weights(),
                              m_config.weights.per_layer ? 0 : -1);
     m_affine = affine_of(m_config);
-    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0,
-                           m_config.norm));
+    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed_for_init(),
+                           m_config.r0, m_config.norm));
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
@@ -167,7 +167,7 @@ simulation simulation::from_file(const std::string& path) {
         }
     } else {
         // Per-layer weights are regenerated from the seed, layer by layer.
-        weights = make_weights(config.weights, config.d, config.seed, 0);
+        weights = make_weights(config.weights, config.d, config.seed_for_weights(), 0);
     }
     // Layernorm's gain and bias as recorded, not the --ln-params file (which may have changed
     // or gone).
@@ -294,9 +294,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         layer_weights = [&c, fixed = system.weights()](std::int64_t layer) {
             attention_weights w =
                 c.weights.per_layer
-                    ? combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d)
+                    ? combine_heads(make_weights(c.weights, c.d, c.seed_for_weights(), layer),
+                                    c.combine, c.d)
                     : fixed;
-            draw_norm_noise(w, c.n, c.norm_noise, c.seed, layer);
+            draw_norm_noise(w, c.n, c.norm_noise, c.seed_for_noise(), layer);
             return w;
         };
     }
