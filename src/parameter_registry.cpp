@@ -220,13 +220,17 @@ const std::array registry{
         }},
     parameter_spec{
         "weights", "--weights", value_type::name,
-        "Attention weights: identity | gaussian | orthogonal | gpt2 | symmetric, each also "
-        "NAME-per-layer (redrawn every layer); random (= gaussian), random-per-layer, "
-        "file:PATH (datasets Q, K, V: d x d or H x d x d)",
+        "Attention weights: identity | gaussian | orthogonal | gpt2 | symmetric | "
+        "interaction-product | interaction-symmetric | interaction-gpt2 (B = Q^T K drawn "
+        "itself), each also NAME-per-layer (redrawn every layer); random (= gaussian), "
+        "random-per-layer, file:PATH (datasets Q, K, V: d x d or H x d x d)",
         "attention weights Q, K (and V with value = same): identity, gaussian (variance 1/d; "
         "random is its old name), orthogonal (Haar), gpt2 (variance 0.02^2), symmetric "
-        "(K = Q gaussian), drawn from the seed per head; NAME-per-layer redraws every layer "
-        "(docs/model.md section 7); or read from an HDF5 file",
+        "(K = Q gaussian); or the interaction matrix B = Q^T K itself (Q = I, K = B, V = I "
+        "with value = same): interaction-product (B = G1 G2 / sqrt(d)), interaction-symmetric "
+        "(B = (G + G^T) / sqrt(2)), interaction-gpt2 (variance 0.02^2); drawn from the "
+        "weights' seed per head; NAME-per-layer redraws every layer (docs/model.md section 7); "
+        "or read from an HDF5 file",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) {
             weights_spec parsed = weights_spec::parse(std::string(t));
@@ -278,10 +282,13 @@ const std::array registry{
     parameter_spec{
         "value", "--value", value_type::name,
         "Value matrix V: same (as --weights) | identity | minus-identity | gaussian | "
-        "orthogonal | gpt2 | qk (Q^T K / ‖Q^T K‖_2) | minus-qk",
+        "orthogonal | gpt2 | qk (Q^T K / ‖Q^T K‖_2) | minus-qk | interaction ((Q^T K)^T / "
+        "sqrt(d)) | minus-interaction",
         "family of the value matrix V of each head: same as the weights, identity, "
         "minus-identity, gaussian, orthogonal, gpt2, or tied to the head's query-key matrix "
-        "(qk: V = Q^T K / ‖Q^T K‖_2; minus-qk: its negative)",
+        "(qk: V = Q^T K / ‖Q^T K‖_2; minus-qk: its negative; interaction: V = B^T / sqrt(d) "
+        "with B = Q^T K, the peers' V = B / sqrt(d) for tokens as rows; minus-interaction: "
+        "its negative)",
         "", "", false, true, "same",
         [](run_config& c, std::string_view t) { c.weights.value = parse_value_family(t); },
         [](const run_config& c) -> parameter_value {
