@@ -11,12 +11,11 @@ import time
 
 import numpy as np
 import pytest
+from scipy.cluster import hierarchy
 
 import nadyn
 import nadyn.clusters
 import nadyn.plot
-
-hierarchy = pytest.importorskip("scipy.cluster.hierarchy")
 
 EPS = 0.02
 SETTINGS = {"init": "caps:3,0.4", "n": 20, "d": 3, "beta": 1, "dt": 0.05, "every": 2, "cluster-eps": EPS,
