@@ -276,7 +276,7 @@ def _merge_variables(f: h5py.File, frames: int, coords: dict[str, Any]) -> dict[
     ``merges`` (merge, merge_field), and t_k as ``clustering_time`` (k)."""
     group = f[MERGES]
     rows = min(group[m].shape[0] for m in ("value", "time", "step"))
-    value = np.asarray(group["value"][:rows], dtype=np.int64).reshape(rows, -1)
+    value = np.asarray(group["value"][:rows], dtype=np.int64).reshape(rows, group["value"].shape[1])
     time = np.asarray(group["time"][:rows], dtype=np.float64)
     keep = value[:, 0] < frames if rows else np.zeros(0, dtype=bool)
     table = np.column_stack([time[keep], value[keep].astype(np.float64)]) if rows else np.zeros((0, 7))

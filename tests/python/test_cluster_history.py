@@ -113,8 +113,12 @@ def test_resume_after_sigint_gives_the_same_events_bitwise(cli, simulate, tmp_pa
         except (OSError, ValueError):
             pass
         time.sleep(0.02)
+    # Read while the run goes (SWMR): the events so far, a prefix of the whole run's (this
+    # start merges at frames 1, 4, 8 and 14, before the 20th).
+    live = as_rows(nadyn.open(part))
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=60) == 130, "the run ended before SIGINT: make it longer"
+    assert len(live) >= 4 and live == as_rows(nadyn.open(whole))[: len(live)]
     stopped = nadyn.open(part)
     assert stopped.attrs["status"] == "interrupted"
     subprocess.run([cli, "simulate", "--resume", str(part), "--quiet"], check=True, capture_output=True)
@@ -203,3 +207,15 @@ def test_sweep_records_t_k_and_merges_per_point(cli, tmp_path):
     assert "beta in {0.5, 1}" in bad.stderr or "beta in {0.5, 1.0}" in bad.stderr
     with pytest.raises(ValueError, match="name one run"):
         nadyn.clusters.merge_tree(sweep, beta=1.0)
+
+
+def test_merges_of_a_file_without_a_cluster_history_exit_2(cli, tmp_path):
+    # nadyn reduced writes a trajectory of the scalar ODE: no tokens, so no cluster history.
+    path = tmp_path / "reduced.h5"
+    subprocess.run([cli, "reduced", "--T", "1", "--samples", "4", "--out", str(path)], check=True,
+                   capture_output=True)
+    result = subprocess.run([cli, "inspect", str(path), "--merges"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "no merge events" in result.stderr
+    with pytest.raises(ValueError, match="no merge events"):
+        nadyn.clusters.merge_tree(nadyn.open(path))

@@ -86,8 +86,10 @@ def test_random_weights_are_variables(simulate):
 def test_positions_none(simulate):
     path = simulate("nopos.h5", "--n", "10", "--T", "0.5", "--positions", "none")
     ds = nadyn.open(path)
-    assert "theta" not in ds
-    assert dict(ds.sizes) == {"time": 51, "token": 10, "dim": 3}  # 50 steps, every one a frame
+    assert "theta" not in ds and "cluster_label" not in ds  # labels come with the positions
+    # 50 steps, every one a frame (the cluster history adds k, merge and merge_field)
+    assert {dim: ds.sizes[dim] for dim in ("time", "token", "dim")} == {"time": 51, "token": 10, "dim": 3}
+    assert ds.sizes["k"] == 4 and "merges" in ds
     with h5py.File(path, "r") as f:
         assert "particles/tokens/position" not in f
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
