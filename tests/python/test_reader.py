@@ -36,8 +36,15 @@ def test_dims_coords_and_raw_values(simulate):
     with h5py.File(path, "r") as f:
         frames = f["particles/tokens/position/value"].shape[0]
         assert frames == 21  # 100 steps, a frame every 5 plus the first
-        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4}
+        events = f["cluster_history/merges/value"].shape[0]
+        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4,
+                                  "k": 4, "merge": events, "merge_field": 7}  # k = 1, 2, 4, 8
         assert ds["theta"].dims == ("time", "token", "dim")
+        # The cluster history as stored: labels per frame, events with their times first.
+        np.testing.assert_array_equal(ds["cluster_label"].values,
+                                      f["particles/tokens/cluster_label/value"][()])
+        np.testing.assert_array_equal(ds["merges"].values[:, 1:], f["cluster_history/merges/value"][()])
+        np.testing.assert_array_equal(ds["merges"].values[:, 0], f["cluster_history/merges/time"][()])
         assert ds["r"].dims == ("time", "token")
         np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
