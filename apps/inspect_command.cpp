@@ -1,6 +1,7 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
+#include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/sweep.hpp"
@@ -16,6 +17,8 @@ struct inspect_options {
     std::string path;
     bool csv = false;
     bool describe = false;
+    bool merges = false;
+    std::string point;
     std::size_t rows = 20;
 };
 
@@ -47,6 +50,28 @@ int describe(const trajectory_reader& file, const std::string& path) {
     return 0;
 }
 
+// The merge events and t_k of a run (docs/model.md §5.2).
+int print_merges(const std::string& title, const std::vector<merge_event>& merges,
+                 std::size_t total, const std::vector<std::int64_t>& levels,
+                 const std::vector<double>& times) {
+    std::printf("%s\nmerge events: %zu\n", title.c_str(), total);
+    if (!merges.empty())
+        std::printf("%14s %7s %7s %9s %7s %14s %15s\n", "time", "frame", "label", "absorbed",
+                    "size", "absorbed_size", "clusters_after");
+    for (const merge_event& m : merges)
+        std::printf("%14.8g %7lld %7lld %9lld %7lld %14lld %15lld\n", m.time,
+                    static_cast<long long>(m.frame), static_cast<long long>(m.label),
+                    static_cast<long long>(m.absorbed), static_cast<long long>(m.size),
+                    static_cast<long long>(m.absorbed_size),
+                    static_cast<long long>(m.clusters_after));
+    if (merges.size() < total)
+        std::printf("(the file keeps the first %zu of the %zu events)\n", merges.size(), total);
+    std::printf("\nclustering times t_k (first time with at most k clusters; nan: never)\n");
+    for (std::size_t i = 0; i < levels.size() && i < times.size(); ++i)
+        std::printf("  k = %-6lld t_k = %.8g\n", static_cast<long long>(levels[i]), times[i]);
+    return 0;
+}
+
 // The columns of the summary table, in order, then the optional observables (--observe) the
 // file records, one value per frame each (all observables go to --csv).
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
@@ -62,13 +87,41 @@ command add_inspect(CLI::App& app) {
     app.add_flag("--describe", o->describe,
                  "Print what every observable and parameter of the file means (its description "
                  "and unit attributes)");
+    app.add_flag("--merges", o->merges,
+                 "Print the cluster history: every merge event (time, labels, sizes, cluster "
+                 "count after) and the clustering times t_k; of a sweep file, of the run --point "
+                 "names");
+    app.add_option("--point", o->point,
+                   "With --merges on a sweep file: the run, as axis=value,... (every axis with "
+                   "more than one value)");
     app.footer("Examples:\n"
                "  nadyn inspect run.h5               # parameters, status, observables over time\n"
                "  nadyn inspect run.h5 --csv > run.csv\n"
                "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
+               "  nadyn inspect run.h5 --merges      # merge events and clustering times t_k\n"
+               "  nadyn inspect beta.h5 --merges --point beta=4,seed=1\n"
                "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
+        if (!o->point.empty() && !o->merges)
+            throw input_error("--point selects the run of --merges in a sweep file; add --merges");
+        if (o->merges && is_sweep_file(o->path)) {
+            if (o->point.empty())
+                throw input_error("--merges on a sweep file needs --point axis=value,... to "
+                                  "pick the run");
+            const sweep_run_history run = sweep_cluster_history(o->path, o->point);
+            return print_merges(o->path + " (" + run.label + ")", run.merges, run.merge_count,
+                                run.levels, run.clustering_times);
+        }
+        if (o->merges) {
+            if (!o->point.empty())
+                throw input_error("--point picks a run of a sweep file; '" + o->path +
+                                  "' is a single run");
+            const trajectory_reader file(o->path);
+            const auto merges = file.merge_events();
+            return print_merges(o->path, merges, merges.size(), clustering_levels(file.n()),
+                                file.clustering_times());
+        }
         if (is_sweep_file(o->path)) {
             std::printf("%s", describe_sweep_file(o->path).c_str());
             return 0;

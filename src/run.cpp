@@ -242,6 +242,14 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     calculator.measure_pairs(c.observes("pair_density"));
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
     const bool rank = c.observes("effective_rank");
+    // The cluster history from each frame's components (no second pass over the pairs);
+    // a resumed run's tracker continues from the file's last kept frame.
+    cluster_tracker tracker(c.n);
+    std::int64_t first_frame = 0;
+    if (resume && m_resume_tracks_clusters) {
+        tracker.restore(m_resume_labels, m_resume_merges, m_resume_times, m_resume_counts);
+        first_frame = static_cast<std::int64_t>(m_resume_frames);
+    }
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -276,6 +284,11 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                                                      energy_logits, threads);
         }
         if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
+        tracker.update(calculator.components(),
+                       first_frame + static_cast<std::int64_t>(summary.frames), step, t);
+        summary.last.cluster_labels = tracker.labels();
+        summary.last.merges = tracker.last_events();
+        summary.last.clustering_times = tracker.clustering_times();
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -396,7 +409,10 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
                 std::vector<double> values = o.values();
                 for (const std::string& name : c.observe)
                     o.append_optional(name, values);
-                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values);
+                const cluster_record clusters{o.cluster_labels.data(), &o.merges,
+                                              &o.clustering_times};
+                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
+                                   &clusters);
                 if (after_frame) after_frame(t, step);
             },
             stop, progress, resume);
@@ -443,6 +459,7 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     for (const std::string& name : c.observe)
         layout.observable_names.push_back(name);
     layout.observable_widths = observable_widths(layout.observable_names, c.modes);
+    layout.cluster_history = true;
 
     std::unique_ptr<trajectory_writer> writer;
     try {
@@ -562,6 +579,17 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         // The frame before the next one written: the last frame the file keeps (keep >= 1:
         // frame 0 is always on the cadence).
         m_resume_previous = keep == frames ? theta : file.positions(keep - 1);
+        // The cluster history up to the last kept frame; a file from before cluster
+        // histories has none, and its resumed run records none either.
+        m_resume_tracks_clusters = file.has_cluster_history();
+        if (m_resume_tracks_clusters) {
+            m_resume_frames = keep;
+            m_resume_labels = file.cluster_labels(keep - 1);
+            m_resume_merges = file.merge_events(keep);
+            m_resume_times.assign(times.begin(), times.begin() + std::ptrdiff_t(keep));
+            m_resume_counts = file.observable("clusters");
+            m_resume_counts.resize(keep);
+        }
         const auto r = file.magnitudes(last);
         std::copy(theta.begin(), theta.end(), m_state.begin());
         std::copy(r.begin(), r.end(), m_state.begin() + static_cast<std::ptrdiff_t>(c.n * c.d));

@@ -11,6 +11,11 @@
 //   /observables/<name>        {step, time, value (frames)}        one per observable; the
 //                              group and its value carry `description` and `unit` attributes
 //                              (observables.hpp); counts (clusters) are int64
+//   /particles/tokens/cluster_label {step, time, value (frames, n) int64}  the cluster
+//                              history's label of every token (with positions only)
+//   /cluster_history/merges    {step, time (events), value (events, 6) int64}: the merge
+//                              events, appended as they happen (cluster_history.hpp)
+//   /cluster_history/clustering_time {k, value}  t_k for k = 1, 2, 4, ... (NaN: not yet)
 //   /parameters                every input as an attribute; datasets theta0 (n x d),
 //                              r_initial (n), and Q, K, V (d x d) when not the identity;
 //                              solver statistics and wall time once the run ends
@@ -21,6 +26,7 @@
 // Every time series is extendible along frames, chunked one frame per chunk (split along
 // tokens when a frame exceeds a few MiB) and flushed after each frame, so a run that is
 // stopped leaves a readable file holding every frame written so far.
+#include "nadyn/cluster_history.hpp"
 #include "nadyn/parameters.hpp"
 
 #include <cstddef>
@@ -67,6 +73,17 @@ struct trajectory_layout {
     // Values per frame of each observable (observable_widths): a width above 1 makes its
     // value (frames, width) instead of (frames). Empty: one value each.
     std::vector<std::size_t> observable_widths;
+    // The cluster history (cluster_history.hpp): /cluster_history with the merge events and
+    // t_k, and /particles/tokens/cluster_label when positions are recorded.
+    bool cluster_history = false;
+};
+
+// What write_frame writes of the cluster history at a frame: n labels (ignored without
+// positions), the frame's merge events and t_k (clustering_levels(n) values).
+struct cluster_record {
+    const std::int64_t* labels = nullptr;
+    const std::vector<merge_event>* merges = nullptr;
+    const std::vector<double>* clustering_times = nullptr;
 };
 
 // Writes one trajectory file. Construction creates the file (an input_error if it exists and
@@ -112,8 +129,13 @@ class trajectory_writer {
     // Appends one frame: theta is n*d row-major (ignored when positions are off),
     // r has n entries, observables the values of each name of the layout (or of
     // set_value_names), in order: `width` values for a name of that width.
+    // `clusters`: the cluster history at this frame, for a file that records one (ignored
+    // otherwise; a file that records one and gets none leaves it unchanged at this frame).
+    // Its merge events and labels are written before the frame's times, so a reader that
+    // counts frames by their times sees no event of a frame it does not see.
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
-                     const std::vector<double>& observables);
+                     const std::vector<double>& observables,
+                     const cluster_record* clusters = nullptr);
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
     // Closes and removes a file that holds no frame yet (its header could not be written);
     // only the file this writer created or truncated. Nothing may follow.
@@ -184,6 +206,15 @@ class trajectory_reader {
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> parameter_descriptions() const;
     [[nodiscard]] std::vector<double> positions(std::size_t frame) const;  // n*d
     [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
+    // Whether the file records a cluster history (/cluster_history; files from nadyn
+    // before it do not).
+    [[nodiscard]] bool has_cluster_history() const;
+    // The labels of frame `frame` (n); input_error without them (no positions, older file).
+    [[nodiscard]] std::vector<std::int64_t> cluster_labels(std::size_t frame) const;
+    // The merge events of the frames before `frames` (all of frame_count() by default).
+    [[nodiscard]] std::vector<merge_event> merge_events(std::size_t frames = SIZE_MAX) const;
+    // t_k as written at the last frame, and the k: clustering_levels(n).
+    [[nodiscard]] std::vector<double> clustering_times() const;
     // A /parameters dataset, row-major; nullopt if absent. rows/cols receive the shape.
     [[nodiscard]] std::optional<std::vector<double>>
     // A 3-D dataset reads as (stack rows) x cols with *stack its leading dimension (0 for

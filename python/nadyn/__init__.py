@@ -12,11 +12,11 @@ built, live in the submodule ``nadyn._core``; their functions are re-exported he
 ``nadyn.has_core`` says whether they are available.
 """
 
-from . import closed_forms, laws
+from . import closed_forms, clusters, laws
 from .closed_forms import initial_velocity
 from .io import frame_count, open
 
-__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "laws", "has_core"]
+__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
 __version__ = "0.1.0"
 
 import importlib as _importlib
