@@ -3,8 +3,12 @@
 
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
 
+#include "nadyn/error.hpp"
+
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -16,6 +20,7 @@ struct inspect_options {
     std::string path;
     bool csv = false;
     bool describe = false;
+    bool plateaus = false;
     std::size_t rows = 20;
 };
 
@@ -47,6 +52,51 @@ int describe(const trajectory_reader& file, const std::string& path) {
     return 0;
 }
 
+// The file's plateau table; for a file without one (its run still going or killed, or an
+// older nadyn's) the table of its clusters series at its plateau_min (or the default), with
+// `computed` set. nullopt: no clusters series.
+std::optional<plateau_table> plateaus_of(const trajectory_reader& file, bool& computed) {
+    computed = false;
+    if (auto stored = file.plateaus()) return stored;
+    const auto names = file.observable_names();
+    if (std::find(names.begin(), names.end(), "clusters") == names.end()) return std::nullopt;
+    computed = true;
+    plateau_table table;
+    const parameter_list& parameters = file.parameters();
+    table.plateau_min = parameters.text("plateau_min").value_or(plateau_threshold{}.to_string());
+    const plateau_threshold threshold = plateau_threshold::parse(table.plateau_min);
+    double horizon = 0.0;
+    if (const parameter_value* T = parameters.find("T"))
+        if (const double* value = std::get_if<double>(T)) horizon = *value;
+    table.min_length = threshold.time(horizon);
+    table.plateaus = find_plateaus(file.times(), file.observable("clusters"), table.min_length);
+    return table;
+}
+
+std::string plateau_heading(const plateau_table& table, bool computed) {
+    char text[256];
+    std::snprintf(text, sizeof text, "lasting at least %.6g (plateau_min = %s)%s",
+                  table.min_length, table.plateau_min.c_str(),
+                  computed ? "; computed from /observables/clusters (the file has no /plateaus)"
+                           : "");
+    return text;
+}
+
+// Every plateau of the file, one line each (--plateaus).
+int print_plateaus(const trajectory_reader& file, const std::string& path) {
+    bool computed = false;
+    const std::optional<plateau_table> table = plateaus_of(file, computed);
+    if (!table) throw input_error("'" + path + "' has no clusters series, so no plateaus");
+    std::printf("plateaus of the cluster count %s\n%12s %12s %12s %9s\n",
+                plateau_heading(*table, computed).c_str(), "start", "end", "length", "clusters");
+    for (const plateau& p : table->plateaus)
+        std::printf("%12.6g %12.6g %12.6g %9lld%s\n", p.start, p.end, p.length(),
+                    static_cast<long long>(p.clusters),
+                    p.censored ? "  censored (lasts to the last frame)" : "");
+    if (table->plateaus.empty()) std::printf("(none)\n");
+    return 0;
+}
+
 // The columns of the summary table, in order (all observables go to --csv).
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
@@ -61,10 +111,14 @@ command add_inspect(CLI::App& app) {
     app.add_flag("--describe", o->describe,
                  "Print what every observable and parameter of the file means (its description "
                  "and unit attributes)");
+    app.add_flag("--plateaus", o->plateaus,
+                 "Print the metastable plateaus of the cluster count (start, end, length, "
+                 "count; the file's /plateaus)");
     app.footer("Examples:\n"
                "  nadyn inspect run.h5               # parameters, status, observables over time\n"
                "  nadyn inspect run.h5 --csv > run.csv\n"
                "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
+               "  nadyn inspect run.h5 --plateaus    # the metastable plateaus of the cluster count\n"
                "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
@@ -74,6 +128,7 @@ command add_inspect(CLI::App& app) {
         }
         trajectory_reader file(o->path);
         if (o->describe) return describe(file, o->path);
+        if (o->plateaus) return print_plateaus(file, o->path);
         const auto steps = file.steps();
         const auto times = file.times();
         const auto names = file.observable_names();
@@ -133,6 +188,18 @@ command add_inspect(CLI::App& app) {
             for (std::size_t i : columns)
                 std::printf(" %14.8g", series[i][f]);
             std::printf("\n");
+        }
+        // The plateaus in one line (--plateaus lists them).
+        bool computed = false;
+        if (const std::optional<plateau_table> table = plateaus_of(file, computed)) {
+            const std::optional<plateau> longest = longest_plateau(table->plateaus);
+            std::printf("\nplateaus    %zu %s\n", table->plateaus.size(),
+                        plateau_heading(*table, computed).c_str());
+            if (longest)
+                std::printf("longest     %.6g at %lld clusters, from t = %.6g%s (--plateaus lists "
+                            "them)\n",
+                            longest->length(), static_cast<long long>(longest->clusters),
+                            longest->start, longest->censored ? ", censored" : "");
         }
         // Vector observables (modes) do not fit a column: their last frame, entry by entry.
         for (std::size_t i = 0; i < names.size(); ++i) {
