@@ -160,9 +160,22 @@ command add_inspect(CLI::App& app) {
         }
 
         std::printf("file        %s\nstatus      %s\nframes      %zu\ntokens      n = %zu, d = "
-                    "%zu%s\n\nparameters\n",
+                    "%zu%s\n",
                     o->path.c_str(), file.status().c_str(), frames, file.n(), file.d(),
                     file.has_positions() ? "" : " (positions not stored)");
+        // The plateaus in two lines (--plateaus lists them).
+        bool computed = false;
+        if (const std::optional<plateau_table> table = plateaus_of(file, computed)) {
+            const std::optional<plateau> longest = longest_plateau(table->plateaus);
+            std::printf("plateaus    %zu %s\n", table->plateaus.size(),
+                        plateau_heading(*table, computed).c_str());
+            if (longest)
+                std::printf("longest     %.6g at %lld clusters, from t = %.6g%s (--plateaus lists "
+                            "them)\n",
+                            longest->length(), static_cast<long long>(longest->clusters),
+                            longest->start, longest->censored ? ", censored" : "");
+        }
+        std::printf("\nparameters\n");
         for (const auto& [name, value] : file.parameters().entries())
             std::printf("  %-18s %s\n", name.c_str(), to_display_string(value).c_str());
         if (frames == 0) {
@@ -188,18 +201,6 @@ command add_inspect(CLI::App& app) {
             for (std::size_t i : columns)
                 std::printf(" %14.8g", series[i][f]);
             std::printf("\n");
-        }
-        // The plateaus in one line (--plateaus lists them).
-        bool computed = false;
-        if (const std::optional<plateau_table> table = plateaus_of(file, computed)) {
-            const std::optional<plateau> longest = longest_plateau(table->plateaus);
-            std::printf("\nplateaus    %zu %s\n", table->plateaus.size(),
-                        plateau_heading(*table, computed).c_str());
-            if (longest)
-                std::printf("longest     %.6g at %lld clusters, from t = %.6g%s (--plateaus lists "
-                            "them)\n",
-                            longest->length(), static_cast<long long>(longest->clusters),
-                            longest->start, longest->censored ? ", censored" : "");
         }
         // Vector observables (modes) do not fit a column: their last frame, entry by entry.
         for (std::size_t i = 0; i < names.size(); ++i) {

@@ -36,7 +36,8 @@ def test_dims_coords_and_raw_values(simulate):
     with h5py.File(path, "r") as f:
         frames = f["particles/tokens/position/value"].shape[0]
         assert frames == 21  # 100 steps, a frame every 5 plus the first
-        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4}
+        # `plateau`: the run's plateau table (test_plateaus.py checks it).
+        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4, "plateau": ds.sizes["plateau"]}
         assert ds["theta"].dims == ("time", "token", "dim")
         assert ds["r"].dims == ("time", "token")
         np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
@@ -87,7 +88,8 @@ def test_positions_none(simulate):
     path = simulate("nopos.h5", "--n", "10", "--T", "0.5", "--positions", "none")
     ds = nadyn.open(path)
     assert "theta" not in ds
-    assert dict(ds.sizes) == {"time": 51, "token": 10, "dim": 3}  # 50 steps, every one a frame
+    # 50 steps, every one a frame; `plateau`: the run's plateau table (test_plateaus.py)
+    assert dict(ds.sizes) == {"time": 51, "token": 10, "dim": 3, "plateau": ds.sizes["plateau"]}
     with h5py.File(path, "r") as f:
         assert "particles/tokens/position" not in f
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
