@@ -138,7 +138,6 @@ std::string parameters_text(const simulation& run) {
 
 namespace detail {
 
-// Runs one point; never throws for the run's own failures (they are its record).
 namespace {
 
 // The longest plateau of the run's clusters series over its `frames` frames on the grid.
@@ -159,6 +158,7 @@ void set_longest_plateau(run_record& record, const sweep_layout& layout, const r
 
 } // namespace
 
+// Runs one point; never throws for the run's own failures (they are its record).
 run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                      int threads, const std::atomic<bool>* stop) {
     run_record record;

@@ -96,7 +96,7 @@ struct run_record {
     // count; 0 and missing_count when no stretch is long enough, NaN and missing_count for a
     // run without frames. Derived from the clusters series, so not part of the checksum.
     double plateau_length = std::numeric_limits<double>::quiet_NaN();
-    std::int64_t plateau_clusters = -1;
+    std::int64_t plateau_clusters = missing_count;
     std::string parameters;
     std::string failure;
 };
