@@ -68,6 +68,18 @@ TEST_CASE("three separated caps: a first plateau at 3 clusters, longer at larger
     const auto summary = run_nadyn({"inspect", dir + "/caps_beta4.h5"});
     REQUIRE(summary.status == 0);
     CHECK(contains(summary.out, "plateaus    " + std::to_string(high.size()) + " lasting"));
+
+    // A file without /plateaus (a run killed, or still going): inspect computes the table from
+    // the clusters series at the file's plateau_min, and says so.
+    nadyn::detail::hdf5_file::open_read_write(dir + "/caps_beta4.h5").remove("plateaus");
+    CHECK_FALSE(nadyn::trajectory_reader(dir + "/caps_beta4.h5").plateaus());
+    const auto computed = run_nadyn({"inspect", dir + "/caps_beta4.h5", "--plateaus"});
+    REQUIRE(computed.status == 0);
+    CHECK(contains(computed.out, "computed from /observables/clusters"));
+    const auto stored_rows = split_lines(shown.out), computed_rows = split_lines(computed.out);
+    REQUIRE(computed_rows.size() == stored_rows.size());
+    for (std::size_t i = 1; i < stored_rows.size(); ++i)
+        CHECK(computed_rows[i] == stored_rows[i]);
 }
 
 TEST_CASE("the symmetric start collapses in one event: a plateau at n, then one at 1") {
