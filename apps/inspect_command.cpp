@@ -4,8 +4,10 @@
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -19,6 +21,7 @@ struct inspect_options {
     bool describe = false;
     bool merges = false;
     std::string point;
+    bool plateaus = false;
     std::size_t rows = 20;
 };
 
@@ -74,6 +77,51 @@ int print_merges(const std::string& title, const std::vector<merge_event>& merge
 
 // The columns of the summary table, in order, then the optional observables (--observe) the
 // file records, one value per frame each (all observables go to --csv).
+// The file's plateau table; for a file without one (its run still going or killed, or an
+// older nadyn's) the table of its clusters series at its plateau_min (or the default), with
+// `computed` set. nullopt: no clusters series.
+std::optional<plateau_table> plateaus_of(const trajectory_reader& file, bool& computed) {
+    computed = false;
+    if (auto stored = file.plateaus()) return stored;
+    const auto names = file.observable_names();
+    if (std::find(names.begin(), names.end(), "clusters") == names.end()) return std::nullopt;
+    computed = true;
+    plateau_table table;
+    const parameter_list& parameters = file.parameters();
+    table.plateau_min = parameters.text("plateau_min").value_or(plateau_threshold{}.to_string());
+    const plateau_threshold threshold = plateau_threshold::parse(table.plateau_min);
+    double horizon = 0.0;
+    if (const parameter_value* T = parameters.find("T"))
+        if (const double* value = std::get_if<double>(T)) horizon = *value;
+    table.min_length = threshold.time(horizon);
+    table.plateaus = find_plateaus(file.times(), file.observable("clusters"), table.min_length);
+    return table;
+}
+
+std::string plateau_heading(const plateau_table& table, bool computed) {
+    char text[256];
+    std::snprintf(text, sizeof text, "lasting at least %.6g (plateau_min = %s)%s",
+                  table.min_length, table.plateau_min.c_str(),
+                  computed ? "; computed from /observables/clusters (the file has no /plateaus)"
+                           : "");
+    return text;
+}
+
+// Every plateau of the file, one line each (--plateaus).
+int print_plateaus(const trajectory_reader& file, const std::string& path) {
+    bool computed = false;
+    const std::optional<plateau_table> table = plateaus_of(file, computed);
+    if (!table) throw input_error("'" + path + "' has no clusters series, so no plateaus");
+    std::printf("plateaus of the cluster count %s\n%12s %12s %12s %9s\n",
+                plateau_heading(*table, computed).c_str(), "start", "end", "length", "clusters");
+    for (const plateau& p : table->plateaus)
+        std::printf("%12.6g %12.6g %12.6g %9lld%s\n", p.start, p.end, p.length(),
+                    static_cast<long long>(p.clusters),
+                    p.censored ? "  censored (lasts to the last frame)" : "");
+    if (table->plateaus.empty()) std::printf("(none)\n");
+    return 0;
+}
+
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
 
@@ -94,12 +142,16 @@ command add_inspect(CLI::App& app) {
     app.add_option("--point", o->point,
                    "With --merges on a sweep file: the run, as axis=value,... (every axis with "
                    "more than one value)");
+    app.add_flag("--plateaus", o->plateaus,
+                 "Print the metastable plateaus of the cluster count (start, end, length, "
+                 "count; the file's /plateaus)");
     app.footer("Examples:\n"
                "  nadyn inspect run.h5               # parameters, status, observables over time\n"
                "  nadyn inspect run.h5 --csv > run.csv\n"
                "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
                "  nadyn inspect run.h5 --merges      # merge events and clustering times t_k\n"
                "  nadyn inspect beta.h5 --merges --point beta=4,seed=1\n"
+               "  nadyn inspect run.h5 --plateaus    # the metastable plateaus of the cluster count\n"
                "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
@@ -128,6 +180,7 @@ command add_inspect(CLI::App& app) {
         }
         trajectory_reader file(o->path);
         if (o->describe) return describe(file, o->path);
+        if (o->plateaus) return print_plateaus(file, o->path);
         const auto steps = file.steps();
         const auto times = file.times();
         const auto names = file.observable_names();
@@ -159,9 +212,22 @@ command add_inspect(CLI::App& app) {
         }
 
         std::printf("file        %s\nstatus      %s\nframes      %zu\ntokens      n = %zu, d = "
-                    "%zu%s\n\nparameters\n",
+                    "%zu%s\n",
                     o->path.c_str(), file.status().c_str(), frames, file.n(), file.d(),
                     file.has_positions() ? "" : " (positions not stored)");
+        // The plateaus in two lines (--plateaus lists them).
+        bool computed = false;
+        if (const std::optional<plateau_table> table = plateaus_of(file, computed)) {
+            const std::optional<plateau> longest = longest_plateau(table->plateaus);
+            std::printf("plateaus    %zu %s\n", table->plateaus.size(),
+                        plateau_heading(*table, computed).c_str());
+            if (longest)
+                std::printf("longest     %.6g at %lld clusters, from t = %.6g%s (--plateaus lists "
+                            "them)\n",
+                            longest->length(), static_cast<long long>(longest->clusters),
+                            longest->start, longest->censored ? ", censored" : "");
+        }
+        std::printf("\nparameters\n");
         for (const auto& [name, value] : file.parameters().entries())
             std::printf("  %-18s %s\n", name.c_str(), to_display_string(value).c_str());
         if (frames == 0) {

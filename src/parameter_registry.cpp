@@ -562,6 +562,20 @@ const std::array registry{
                     "mode-count must be in 1.." + std::to_string(max_modes) +
                         " (the number K of spectral modes), got " + std::to_string(c.modes));
         }},
+    parameter_spec{
+        "plateau_min", "--plateau-min", value_type::name,
+        "Least length of a metastable plateau of the cluster count: a time (2.5) or a "
+        "percentage of T (5%)",
+        "least length of a metastable plateau (a maximal stretch of frames with one cluster "
+        "count; the table /plateaus and the sweep's plateau_length, plateau_clusters): a time, "
+        "or a percentage of the horizon T when it ends in % (docs/model.md section 5.3)",
+        "", "", false, true, "5%",
+        [](run_config& c, std::string_view t) { c.plateau_min = plateau_threshold::parse(t); },
+        [](const run_config& c) -> parameter_value { return c.plateau_min.to_string(); },
+        [](const run_config& c) {
+            // Re-parsing the recorded text checks a value set in code as the flag's would be.
+            (void)plateau_threshold::parse(c.plateau_min.to_string());
+        }},
     parameter_spec{"threads", "--threads", value_type::integer,
                    "OpenMP threads of the run (0: all cores)",
                    "OpenMP threads the run asked for (0: all cores); results do not depend on it",

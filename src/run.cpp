@@ -397,7 +397,7 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
             total.statistics.accepted_steps += previous.accepted_steps;
         parameter_list stats = statistics_of(total);
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
-        writer.finish(status, stats);
+        writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
     };
     std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
     value_names.insert(value_names.end(), c.observe.begin(), c.observe.end());

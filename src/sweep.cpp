@@ -138,6 +138,26 @@ std::string parameters_text(const simulation& run) {
 
 namespace detail {
 
+namespace {
+
+// The longest plateau of the run's clusters series over its `frames` frames on the grid.
+void set_longest_plateau(run_record& record, const sweep_layout& layout, const run_config& c,
+                         std::size_t frames) {
+    const auto clusters = std::find(layout.observables.begin(), layout.observables.end(),
+                                    std::string("clusters"));
+    if (frames == 0 || clusters == layout.observables.end()) return;
+    const std::vector<double>& counts =
+        record.observables[static_cast<std::size_t>(clusters - layout.observables.begin())];
+    const std::vector<plateau> table =
+        find_plateaus(std::span(record.times).first(frames), std::span(counts).first(frames),
+                      c.plateau_min.time(c.integration.T));
+    const std::optional<plateau> longest = longest_plateau(table);
+    record.plateau_length = longest ? longest->length() : 0.0;
+    record.plateau_clusters = longest ? longest->clusters : missing_count;
+}
+
+} // namespace
+
 // Runs one point; never throws for the run's own failures (they are its record).
 run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                      int threads, const std::atomic<bool>* stop) {
@@ -216,6 +236,7 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
         record.failure = e.label(index) + ": " + error.what();
     }
     record.frames = static_cast<std::int64_t>(slot);
+    set_longest_plateau(record, layout, c, slot);
     return record;
 }
 

@@ -11,6 +11,7 @@
 #include "nadyn/experiment.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
 #include "nadyn/version.hpp"
 
@@ -20,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -94,6 +96,11 @@ struct run_record {
     std::vector<merge_event> merges;
     std::int64_t frames = 0, rhs = 0, accepted = 0;
     double wall = 0.0;
+    // The longest metastable plateau of the clusters series (plateaus.hpp): its length and
+    // count; 0 and missing_count when no stretch is long enough, NaN and missing_count for a
+    // run without frames. Derived from the clusters series, so not part of the checksum.
+    double plateau_length = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t plateau_clusters = missing_count;
     std::string parameters;
     std::string failure;
 };
@@ -248,6 +255,11 @@ class sweep_file {
         write_block("rhs_evaluations", point, {}, &record.rhs, H5T_NATIVE_INT64);
         write_block("accepted_steps", point, {}, &record.accepted, H5T_NATIVE_INT64);
         write_block("wall_time", point, {}, &record.wall, H5T_NATIVE_DOUBLE);
+        if (m_file->has("plateau_length")) { // not in files from before plateaus
+            write_block("plateau_length", point, {}, &record.plateau_length, H5T_NATIVE_DOUBLE);
+            write_block("plateau_clusters", point, {}, &record.plateau_clusters,
+                        H5T_NATIVE_INT64);
+        }
         if (m_file->has("checksum")) {
             const std::uint64_t sum = checksum(record);
             write_block("checksum", point, {}, &sum, H5T_NATIVE_UINT64);
@@ -590,6 +602,14 @@ class sweep_file {
                  "accepted steps (or layers) of each run");
         variable("wall_time", H5T_NATIVE_DOUBLE, {}, {}, &nan,
                  "wall-clock seconds of each run (the only value that differs between reruns)");
+        variable("plateau_length", H5T_NATIVE_DOUBLE, {}, {}, &nan,
+                 "length of each run's longest metastable plateau of the clusters series (the "
+                 "earliest of equally long ones; at least the run's plateau_min; 0: none that "
+                 "long; NaN: no frame), docs/model.md section 5.3");
+        variable("plateau_clusters", H5T_NATIVE_INT64, {}, {}, &missing_count,
+                 "cluster count of each run's longest metastable plateau (-1, the _FillValue: "
+                 "no plateau, or no frame)")
+            .write_attribute("_FillValue", missing_count);
         variable("parameters", hdf5_string_type(), {}, {}, nullptr,
                  "each run's full parameter record, name=value; ... (as /parameters of a "
                  "single-run file)");

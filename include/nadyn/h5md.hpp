@@ -21,6 +21,10 @@
 //                              solver statistics and wall time once the run ends
 //   /parameters/descriptions   group: one string attribute per parameter name, saying what
 //                              it means (an attribute cannot carry attributes itself)
+//   /plateaus                  the metastable plateaus of the clusters series (plateaus.hpp):
+//                              datasets start, end, clusters, censored (one entry each);
+//                              attributes plateau_min, min_length, longest_*; written when
+//                              the run ends
 //   /  attribute status        "running", then "complete", "interrupted" or "failed"
 //
 // Every time series is extendible along frames, chunked one frame per chunk (split along
@@ -28,6 +32,7 @@
 // stopped leaves a readable file holding every frame written so far.
 #include "nadyn/cluster_history.hpp"
 #include "nadyn/parameters.hpp"
+#include "nadyn/plateaus.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +62,20 @@ class output_claim;
 } // namespace detail
 
 enum class run_status { running, complete, interrupted, failed };
+
+// What finish() needs to write the plateau table: the threshold and the run's horizon T it is
+// relative to.
+struct plateau_request {
+    plateau_threshold threshold;
+    double horizon = 0.0;
+};
+
+// A file's plateau table (/plateaus), as written by finish().
+struct plateau_table {
+    std::string plateau_min; // the threshold as given ("5%", "2.5")
+    double min_length = 0.0; // the threshold as a time
+    std::vector<plateau> plateaus;
+};
 const char* to_string(run_status status);
 
 struct trajectory_layout {
@@ -143,8 +162,11 @@ class trajectory_writer {
 
     // Writes the end-of-run attributes (status, and `statistics` as attributes of
     // /parameters) and flushes; in SWMR mode (which forbids attribute writes) the file is
-    // closed and reopened first. No frame may follow.
-    void finish(run_status status, const parameter_list& statistics);
+    // closed and reopened first. No frame may follow. With `plateaus`, first (re)writes the
+    // group /plateaus from the clusters series the file holds, every frame of a resumed run
+    // included.
+    void finish(run_status status, const parameter_list& statistics,
+                const std::optional<plateau_request>& plateaus = std::nullopt);
 
     [[nodiscard]] const std::string& path() const { return m_path; }
     // Whether the path held a file without a frame (left by a run stopped before its first
@@ -204,6 +226,9 @@ class trajectory_reader {
     // (name, description) of /parameters/descriptions, in creation order (a replaced entry
     // comes last); empty for files without it.
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> parameter_descriptions() const;
+    // The plateau table /plateaus; nullopt when the file has none (a run still going or
+    // killed, or a file from before nadyn recorded plateaus).
+    [[nodiscard]] std::optional<plateau_table> plateaus() const;
     [[nodiscard]] std::vector<double> positions(std::size_t frame) const;  // n*d
     [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
     // Whether the file records a cluster history (/cluster_history; files from nadyn

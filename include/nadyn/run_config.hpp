@@ -7,6 +7,7 @@
 #include "nadyn/integrate.hpp"
 #include "nadyn/norm.hpp"
 #include "nadyn/parameters.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
 #include "nadyn/weights.hpp"
@@ -55,6 +56,9 @@ struct run_config {
     std::vector<std::string> observe;
     // Degrees k = 1..modes of the optional observable `modes` (its width in the files).
     std::size_t modes = 8;
+    // The least length of a metastable plateau of the cluster count (--plateau-min: a time or
+    // a percentage of T), for the plateau table written when the run ends.
+    plateau_threshold plateau_min;
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n
     std::string command_line;

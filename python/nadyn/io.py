@@ -41,6 +41,7 @@ CLUSTERING_TIME = "cluster_history/clustering_time"
 MERGE_FIELDS = ("time", "frame", "label", "absorbed", "size", "absorbed_size", "clusters_after")
 OBSERVABLES = "observables"
 PARAMETERS = "parameters"
+PLATEAUS = "plateaus"
 # Datasets under /parameters and the dimensions they are labelled with.
 _PARAMETER_DATASET_DIMS = {
     "theta0": ("token", "dim"),
@@ -168,7 +169,11 @@ def open(
     ``theta`` (time, token, dim; absent for ``--positions none`` or ``positions=False``),
     ``r`` (time, token), one variable per observable (time; ``modes``: time, mode with the
     coordinate ``mode`` = 1..K, as in a sweep file), and the initial state and
-    weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored).
+    weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored),
+    and, once the run has ended, its plateau table (/plateaus: ``plateaus_start``,
+    ``plateaus_end``, ``plateaus_clusters``, ``plateaus_censored`` on the dimension
+    ``plateau``) with the longest plateau's ``plateau_length`` and ``plateau_clusters`` (0-d,
+    the variables a sweep file holds per run).
     ``ds.attrs`` holds every /parameters attribute, ``status`` and the file's provenance;
     each variable carries the attributes of its HDF5 group and dataset (e.g. a
     ``description``).
@@ -375,6 +380,22 @@ def _read_trajectory(
                                       attributes)
     if MERGES in f:
         variables.update(_merge_variables(f, count, coords))
+    if PLATEAUS in f and isinstance(f[PLATEAUS], h5py.Group):
+        # The plateau table, written when the run ended: dimension `plateau`, variables
+        # plateaus_<column>; the longest plateau as the scalars a sweep file records per run.
+        table = f[PLATEAUS]
+        for column in ("start", "end", "clusters", "censored"):
+            if column in table:
+                values = np.asarray(table[column][()])
+                if column == "censored":
+                    values = values.astype(bool)
+                variables[f"plateaus_{column}"] = ("plateau", values, _attributes(table[column]))
+        about = _attributes(table)
+        variables["plateau_length"] = ((), float(about.get("longest_length", np.nan)), {
+            "description": "length of the longest plateau (0: none)", "unit": "time",
+            "plateau_min": about.get("plateau_min"), "min_length": about.get("min_length")})
+        variables["plateau_clusters"] = ((), int(about.get("longest_clusters", -1)), {
+            "description": "cluster count of the longest plateau (-1: none)"})
 
     attrs: dict[str, Any] = {}
     if PARAMETERS in f:

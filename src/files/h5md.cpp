@@ -654,16 +654,87 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
     ++m_frames;
 }
 
-void trajectory_writer::finish(run_status status, const parameter_list& statistics) {
+namespace {
+
+constexpr const char* plateaus_group = "plateaus";
+
+// /plateaus from the file's own clusters series, so that a resumed run's table covers the
+// frames written before the resume as well (docs/file-format.md).
+void write_plateau_table(hdf5_file& file, const plateau_request& request) {
+    if (!file.has("observables/clusters")) return;
+    const hdf5_group clusters = file.open_group("observables/clusters");
+    const hdf5_dataset value = clusters.open_dataset("value");
+    const hdf5_dataset time = clusters.open_dataset("time");
+    const std::size_t frames = static_cast<std::size_t>(
+        std::min(value.shape().at(0), time.shape().at(0)));
+    std::vector<double> counts(frames), times(frames);
+    if (frames > 0) {
+        value.read_rows(0, frames, H5T_NATIVE_DOUBLE, counts.data());
+        time.read_rows(0, frames, H5T_NATIVE_DOUBLE, times.data());
+    }
+    const double min_length = request.threshold.time(request.horizon);
+    const std::vector<plateau> table = find_plateaus(times, counts, min_length);
+    const std::optional<plateau> longest = longest_plateau(table);
+
+    if (file.has(plateaus_group)) file.remove(plateaus_group);
+    hdf5_group group = file.create_group(plateaus_group, true);
+    group.write_attribute(
+        "description",
+        std::string("metastable plateaus of the clusters series: each maximal stretch of frames "
+                    "with one cluster count lasting at least min_length (docs/model.md "
+                    "section 5.3)"));
+    group.write_attribute("plateau_min", request.threshold.to_string());
+    group.write_attribute("min_length", min_length);
+    group.write_attribute("longest_length", longest ? longest->length() : 0.0);
+    group.write_attribute("longest_clusters", longest ? longest->clusters : std::int64_t{-1});
+    const hsize_t count = table.size();
+    std::vector<double> start, end;
+    std::vector<std::int64_t> number;
+    std::vector<signed char> censored;
+    for (const plateau& p : table) {
+        start.push_back(p.start);
+        end.push_back(p.end);
+        number.push_back(p.clusters);
+        censored.push_back(p.censored ? 1 : 0);
+    }
+    auto column = [&](const char* name, hid_t file_type, hid_t memory_type, const void* data,
+                      const char* description, const char* unit) {
+        hdf5_dataset dataset = group.create_dataset(name, file_type, {count});
+        if (count > 0) dataset.write_all(memory_type, data);
+        dataset.write_attribute("description", std::string(description));
+        dataset.write_attribute("unit", std::string(unit));
+    };
+    column("start", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, start.data(),
+           "time of the plateau's first frame", "time");
+    column("end", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, end.data(),
+           "time of the first frame at another cluster count; for a censored plateau, the "
+           "time of the run's last frame",
+           "time");
+    column("clusters", H5T_STD_I64LE, H5T_NATIVE_INT64, number.data(),
+           "the cluster count during the plateau", "count");
+    column("censored", H5T_STD_I8LE, H5T_NATIVE_SCHAR, censored.data(),
+           "1: the plateau lasts to the run's last frame, so its end is where the run stopped "
+           "and its length a lower bound; 0: it ended within the run",
+           "");
+}
+
+} // namespace
+
+void trajectory_writer::finish(run_status status, const parameter_list& statistics,
+                               const std::optional<plateau_request>& plateaus) {
     if (!m_impl) throw std::logic_error("trajectory_writer::finish called twice");
-    // Within what the last frame reserved, unless the file has no frame yet.
-    m_claim->reserve(finish_margin, "no space to close '" + m_path + "' (its frames, " +
-                                        std::to_string(m_frames) +
-                                        ", are intact; its status stays 'running')");
+    // Within what the last frame reserved, unless the file has no frame yet; the plateau
+    // table takes at most four numbers per frame and its headers.
+    const std::uintmax_t table_bytes =
+        plateaus ? (std::uintmax_t{16} << 10) + 32 * std::uintmax_t{m_frames} : 0;
+    m_claim->reserve(finish_margin + table_bytes,
+                     "no space to close '" + m_path + "' (its frames, " +
+                         std::to_string(m_frames) + ", are intact; its status stays 'running')");
     if (m_swmr_started) {
         // SWMR forbids attribute writes: end it by closing every handle, then reopen.
         m_impl.reset();
         hdf5_file file = hdf5_file::open_read_write(m_path);
+        if (plateaus) write_plateau_table(file, *plateaus);
         hdf5_group parameters = file.open_group("parameters");
         for (const auto& [name, value] : statistics.entries())
             parameters.write_attribute(name, value);
@@ -671,6 +742,7 @@ void trajectory_writer::finish(run_status status, const parameter_list& statisti
         file.flush();
         return;
     }
+    if (plateaus) write_plateau_table(m_impl->file, *plateaus);
     for (const auto& [name, value] : statistics.entries())
         m_impl->parameters.write_attribute(name, value);
     m_impl->file.write_attribute("status", std::string(to_string(status)));
@@ -888,6 +960,38 @@ std::vector<std::pair<std::string, std::string>> trajectory_reader::parameter_de
             out.emplace_back(name, *s);
     }
     return out;
+}
+
+std::optional<plateau_table> trajectory_reader::plateaus() const {
+    if (!m_file->has(plateaus_group)) return std::nullopt;
+    const hdf5_group group = m_file->open_group(plateaus_group);
+    plateau_table table;
+    const std::string where = "'" + m_file->file_path() + "': /plateaus";
+    auto attribute = [&](const char* name) {
+        const auto value = group.read_attribute(name);
+        if (!value) throw input_error(where + " lacks the attribute " + name);
+        return *value;
+    };
+    table.plateau_min = to_display_string(attribute("plateau_min"));
+    const parameter_value min_length = attribute("min_length");
+    if (const double* value = std::get_if<double>(&min_length)) table.min_length = *value;
+    auto column = [&](const char* name) {
+        const hdf5_dataset dataset = group.open_dataset(name);
+        const auto shape = dataset.shape();
+        if (shape.size() != 1) throw input_error(where + "/" + name + " is not one-dimensional");
+        std::vector<double> values(static_cast<std::size_t>(shape[0]));
+        if (!values.empty()) dataset.read_all(H5T_NATIVE_DOUBLE, values.data());
+        return values;
+    };
+    const auto start = column("start"), end = column("end"), clusters = column("clusters"),
+               censored = column("censored");
+    if (end.size() != start.size() || clusters.size() != start.size() ||
+        censored.size() != start.size())
+        throw input_error(where + " has columns of different lengths");
+    for (std::size_t i = 0; i < start.size(); ++i)
+        table.plateaus.push_back(
+            {start[i], end[i], static_cast<std::int64_t>(clusters[i]), censored[i] != 0.0});
+    return table;
 }
 
 std::size_t trajectory_reader::observable_width(const std::string& name) const {

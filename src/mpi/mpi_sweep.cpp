@@ -111,6 +111,8 @@ template <class Record, class Field> void each_field(Record& r, Field&& field) {
     field(r.rhs);
     field(r.accepted);
     field(r.wall);
+    field(r.plateau_length);
+    field(r.plateau_clusters);
     field(r.parameters);
     field(r.failure);
 }

@@ -37,8 +37,9 @@ def test_dims_coords_and_raw_values(simulate):
         frames = f["particles/tokens/position/value"].shape[0]
         assert frames == 21  # 100 steps, a frame every 5 plus the first
         events = f["cluster_history/merges/value"].shape[0]
-        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4,
-                                  "k": 4, "merge": events, "merge_field": 7}  # k = 1, 2, 4, 8
+        # `plateau`: the run's plateau table (test_plateaus.py checks it).
+        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4, "k": 4, "merge": events,
+                                  "merge_field": 7, "plateau": ds.sizes["plateau"]}  # k = 1, 2, 4, 8
         assert ds["theta"].dims == ("time", "token", "dim")
         # The cluster history as stored: labels per frame, events with their times first.
         np.testing.assert_array_equal(ds["cluster_label"].values,
@@ -94,9 +95,10 @@ def test_positions_none(simulate):
     path = simulate("nopos.h5", "--n", "10", "--T", "0.5", "--positions", "none")
     ds = nadyn.open(path)
     assert "theta" not in ds and "cluster_label" not in ds  # labels come with the positions
-    # 50 steps, every one a frame (the cluster history adds k, merge and merge_field)
+    # 50 steps, every one a frame (the cluster history adds k, merge and merge_field;
+    # `plateau`: the run's plateau table, test_plateaus.py)
     assert {dim: ds.sizes[dim] for dim in ("time", "token", "dim")} == {"time": 51, "token": 10, "dim": 3}
-    assert ds.sizes["k"] == 4 and "merges" in ds
+    assert ds.sizes["k"] == 4 and "merges" in ds and "plateau" in ds.sizes
     with h5py.File(path, "r") as f:
         assert "particles/tokens/position" not in f
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])

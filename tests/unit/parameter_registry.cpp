@@ -75,7 +75,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"observe", "unselectable"},
                                                                      {"threads", "2"},
                                                                      {"block", "32"},
-                                                                     {"mode_count", "12"}};
+                                                                     {"mode_count", "12"},
+                                                                     {"plateau_min", "2.5"}};
     std::set<std::string> covered;
     for (const auto& [name, text] : values) {
         assign_parameter(changed, name, text);
@@ -135,7 +136,11 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
                                                                   {"mode_count", "0"},
                                                                   {"mode_count", "1025"},
                                                                   {"init_seed", "-1"},
-                                                                  {"noise_seed", "0.5"}};
+                                                                  {"noise_seed", "0.5"},
+                                                                  {"plateau_min", "-1"},
+                                                                  {"plateau_min", "101%"},
+                                                                  {"plateau_min", "nan"},
+                                                                  {"plateau_min", "5 %"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;
