@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/growth_rates.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/observables.hpp"
@@ -211,7 +212,9 @@ PYBIND11_MODULE(_core, m) {
         "git_commit", [] { return std::string(git_commit()); }, "The commit nadyn was built from");
 
     auto closed = m.def_submodule(
-        "closed_forms", "gamma'(0) of the symmetric orthogonal start (docs/model.md §3), compiled");
+        "closed_forms",
+        "Closed forms, compiled: gamma'(0) of the symmetric orthogonal start (docs/model.md §3) "
+        "and the growth rates of the uniform measure (§13)");
     closed.def(
         "initial_velocity",
         [](const std::string& scheme_name, double n, double beta, double r0, double alpha,
@@ -223,6 +226,31 @@ PYBIND11_MODULE(_core, m) {
         py::arg("alpha") = 1.0, py::arg("t_switch") = 1.0,
         "gamma'(0) of `scheme` for n tokens at the orthogonal start (the library's "
         "initial_velocity_closed_form).");
+
+    // Mean-field growth rates of the uniform measure (docs/model.md §13).
+    closed.def(
+        "growth_rate",
+        [](std::size_t k, double beta, std::size_t d, const std::string& attention) {
+            return growth_rate(k, beta, d, parse_attention_kind(attention));
+        },
+        py::arg("k"), py::arg("beta"), py::arg("d") = 2, py::arg("attention") = "softmax",
+        "lambda_k(beta): the rate exp(lambda_k t) of the degree-k mode around the uniform "
+        "measure on S^{d-1}, post-ln, identity weights (the library's growth_rate).");
+    closed.def(
+        "fastest_mode", [](double beta, std::size_t d) { return fastest_mode(beta, d); },
+        py::arg("beta"), py::arg("d") = 2, "k_max(beta) = argmax_k lambda_k(beta).");
+    closed.def(
+        "uniform_clock",
+        [](const std::string& scheme_name, double t, double beta, std::size_t d,
+           const std::string& attention, double r0, double alpha, double t_switch) {
+            scheme_parameters scheme{parse_scheme(scheme_name), alpha, t_switch};
+            return uniform_clock(scheme, t, beta, d, parse_attention_kind(attention), r0);
+        },
+        py::arg("scheme"), py::arg("t"), py::arg("beta"), py::arg("d") = 2,
+        py::arg("attention") = "softmax", py::kw_only(), py::arg("r0") = 1.0,
+        py::arg("alpha") = 1.0, py::arg("t_switch") = 0.0,
+        "tau(t), the scheme's clock at the uniform state: amplitudes grow like "
+        "exp(lambda_k tau(t)) (the library's uniform_clock).");
 
     m.def("_reduced", &reduced, py::arg("scheme"), py::arg("n"), py::arg("beta"), py::arg("r0"),
           py::arg("alpha"), py::arg("t_switch"), py::arg("times"), py::arg("rtol"));

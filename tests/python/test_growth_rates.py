@@ -1,0 +1,147 @@
+"""Growth rates of the uniform measure (docs/model.md §13; nadyn.closed_forms) and the study
+studies/growth_rates.
+
+The compiled rates (Bessel functions) against quadratures of the Funk-Hecke coefficients
+written here with numpy; the schemes' clocks against a numerical integral of 1/s; the quick
+form of the study against its sweep files re-fitted here apart from reduce.py, and the
+magnitudes of pre-ln and peri-ln against the growth the clocks assume.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+import nadyn
+import nadyn.closed_forms as closed
+import nadyn.study as study
+
+GROWTH_RATES = REPO / "studies" / "growth_rates"
+NODES, WEIGHTS = np.polynomial.legendre.leggauss(256)  # once: computing them is the slow part
+ANGLES = 2 * np.pi * np.arange(8192) / 8192
+
+
+def funk_hecke(k, beta, d):
+    """integral exp(beta <x, y>) G_k(<x, y>) d sigma(y), by quadrature (d = 2: trapezoidal
+    rule in the angle, exact to rounding for this periodic integrand; d = 3: Gauss-Legendre
+    in t = <x, y>, density 1/2, and G_k the Legendre polynomial). The sum cancels terms up to
+    e^beta down to w_k, so it is good to about 1e-8 relative at k = 12, beta = 5."""
+    if d == 2:
+        return np.mean(np.exp(beta * np.cos(ANGLES)) * np.cos(k * ANGLES))
+    t, w = NODES, WEIGHTS
+    return 0.5 * np.sum(w * np.exp(beta * t) * np.polynomial.legendre.legval(t, [0] * k + [1]))
+
+
+def quadrature_rate(k, beta, d, attention):
+    rate = k * (k + d - 2) * funk_hecke(k, beta, d) / beta
+    return rate / funk_hecke(0, beta, d) if attention == "softmax" else rate
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("attention", ["softmax", "unnormalized"])
+def test_growth_rate_against_quadrature(d, attention):
+    for beta in (0.5, 2.0, 5.0, 20.0, 50.0):
+        for k in range(1, 13):
+            assert closed.growth_rate(k, beta, d, attention) == pytest.approx(
+                quadrature_rate(k, beta, d, attention), rel=1e-7), (beta, k)
+
+
+def test_fastest_mode():
+    assert closed.fastest_mode(5.0, 2) == 3  # Bruno, Pasqualotto, Agazzi, their Fig. 4
+    for d in (2, 3):
+        for beta in (0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 35.0, 50.0):
+            rates = [quadrature_rate(k, beta, d, "softmax") for k in range(1, 30)]
+            assert closed.fastest_mode(beta, d) == 1 + int(np.argmax(rates)), (d, beta)
+
+
+@pytest.mark.parametrize("scheme", ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt",
+                                    "sqrt-scaling"])
+def test_uniform_clock_is_the_integral_of_one_over_s(scheme):
+    """tau(t) = integral_0^t ds / s(s), with s and r at the uniform state integrated here
+    (Euler-free: the midpoint rule on a fine grid), a = w_1 / w_0 from the quadrature."""
+    beta, d, r0, alpha, t_switch, horizon = 5.0, 3, 1.3, 0.7, 0.8, 3.0
+    a = funk_hecke(1, beta, d) / funk_hecke(0, beta, d)
+    t = np.linspace(0.0, horizon, 300001)
+    mid = 0.5 * (t[1:] + t[:-1])
+    dt = np.diff(t)
+    after = np.clip(mid - t_switch, 0.0, None)
+    s = {"post-ln": np.ones_like(mid),
+         "sqrt-scaling": np.sqrt(mid + 1.0),
+         "pre-ln": r0 + a * mid,
+         "mix-ln": np.where(mid < t_switch, 1.0, r0 + a * after),
+         "peri-ln": (r0 + mid) * a,
+         "ngpt": np.full_like(mid, a / alpha)}[scheme]
+    expected = np.sum(dt / s)
+    got = closed.uniform_clock(scheme, horizon, beta, d, "softmax", r0=r0, alpha=alpha,
+                               t_switch=t_switch)
+    assert got == pytest.approx(expected, rel=1e-8)
+
+
+def test_uniform_clock_refuses_no_norm():
+    with pytest.raises(ValueError, match="no-norm"):
+        closed.uniform_clock("no-norm", 1.0, 5.0)
+
+
+def refit(data, point, scheme, beta, d, growth=2.0, fraction=0.5, min_frames=4):
+    """The measured rates of one run, written apart from reduce.py."""
+    run = data.modes.sel(point)
+    m = run.transpose("time", "mode").values
+    times = run.time.values
+    ok = np.isfinite(m).all(axis=1)
+    m, times = m[ok], times[ok]
+    predicted = np.array([closed.growth_rate(int(k), beta, d) for k in run.mode.values])
+    compared = predicted >= fraction * predicted.max()
+    rise = np.log(m[:, compared] / m[0, compared]).max(axis=1)
+    end = len(times)
+    for i, r in enumerate(rise):
+        if r >= growth:
+            end = i + 1
+            break
+    end = max(end, min(min_frames, len(times)))
+    tau = np.array([closed.uniform_clock(scheme, float(x), beta, d, t_switch=1.0)
+                    for x in times[:end]])
+    return {int(k): np.polyfit(tau, np.log(m[:end, i]), 1)[0] / 2
+            for i, k in enumerate(run.mode.values) if compared[i]}
+
+
+def test_quick_form_against_a_refit(cli, tmp_path):
+    result = study.run(GROWTH_RATES, tmp_path / "out", quick=True, figures=True, nadyn=cli)
+    table = result.table
+    assert result.figure is not None and result.figure.stat().st_size > 0
+    rates = nadyn.open(result.sweep_files["rates"])
+    schemes = nadyn.open(result.sweep_files["schemes"])
+    checked = 0
+    for _, row in table.iterrows():
+        if row["scheme"] == "post-ln":
+            point = {"d": int(row["d"]), "beta": float(row["beta"]), "seed": 1}
+            data = rates
+        else:
+            point = {"scheme": row["scheme"], "seed": 1}
+            data = schemes
+        measured = refit(data, point, row["scheme"], float(row["beta"]), int(row["d"]))
+        assert row["measured"] == pytest.approx(measured[int(row["k"])], rel=1e-9)
+        assert row["predicted"] == closed.growth_rate(int(row["k"]), row["beta"], int(row["d"]))
+        checked += 1
+    assert checked == len(table) and checked > 40
+    # The model's claim, even at n = 1024: the fastest mode's rate within 15 %.
+    fastest = table[table.k == table.k_max]
+    assert np.all(np.abs(fastest.rel_diff) < 0.15), fastest[["scheme", "d", "beta", "rel_diff"]]
+
+
+def test_quick_form_magnitudes_follow_the_clocks(cli, tmp_path):
+    """The clocks of pre-ln and peri-ln assume r = r0 + a t and r0 + t at the uniform state:
+    the recorded mean magnitude over the first time unit, against a from the quadrature."""
+    out = tmp_path / "schemes.h5"
+    import subprocess
+
+    subprocess.run([cli, "sweep", str(GROWTH_RATES / "experiments" / "schemes.toml"),
+                    "--set", "run.n=1024", "--set", "run.T=1", "--set", "sweep.seed.range=[1,1]",
+                    "--set", 'sweep.scheme=["pre-ln","peri-ln"]', "--out", str(out), "--quiet"],
+                   check=True, capture_output=True)
+    data = nadyn.open(out)
+    a = funk_hecke(1, 5.0, 2) / funk_hecke(0, 5.0, 2)
+    t = data.time.values
+    for scheme, slope in (("pre-ln", a), ("peri-ln", 1.0)):
+        r = data.r_mean.sel(scheme=scheme, seed=1).values
+        assert np.allclose(r, 1.0 + slope * t, rtol=0.01), scheme
