@@ -43,7 +43,7 @@ def run_command(nadyn, out, every, observe):
 
 
 def ensemble_text(runs, every, observe):
-    observe_list = ", ".join(f'"{o}"' for o in observe)
+    observe_text = ",".join(observe) or "none"
     return f"""[run]
 scheme = "pre-ln"
 n = {ENSEMBLE['n']}
@@ -56,7 +56,7 @@ integrator = "euler"
 weights = "random"
 positions = "none"
 every = {every}
-observe = [{observe_list}]
+observe = "{observe_text}"
 [sweep]
 seed = {{ range = [1, {runs}] }}
 """
