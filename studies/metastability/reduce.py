@@ -147,7 +147,9 @@ def figure(table, data, path):
         line, = axes[0].semilogy(group["beta"], group["plateau"], "o",
                                  label=f"DELTA = {math.degrees(delta):.0f} deg")
         axes[0].semilogy(group["beta"], group["predicted"], "--", color=line.get_color())
-    axes[0].axhline(runs["horizon"].max(), color="gray", lw=0.5)
+    horizon = runs["horizon"].max()
+    axes[0].axhline(horizon, color="gray", lw=0.5, label="horizon T")
+    axes[0].set_ylim(top=10.0 * horizon)  # the dashed lines beyond it are not measured
     axes[0].set_xlabel("beta")
     axes[0].set_ylabel("plateau length (dashed: two point clusters)")
     axes[0].legend(fontsize=7)
