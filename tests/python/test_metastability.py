@@ -55,11 +55,10 @@ def test_plateau_extraction():
 
 
 def _merge_frame(path):
+    """The time of the first frame with a single cluster."""
     with h5py.File(path, "r") as f:
-        times = f["observables/clusters/time"][()] if "time" in f["observables/clusters"] else None
+        times = f["observables/clusters/time"][()]
         counts = f["observables/clusters/value"][()]
-        if times is None:
-            times = f["observables/mean_cos/time"][()]
     return float(times[np.flatnonzero(counts == 1)[0]])
 
 
