@@ -1,10 +1,13 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
+#include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 #include "nadyn/observables.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -16,6 +19,9 @@ struct inspect_options {
     std::string path;
     bool csv = false;
     bool describe = false;
+    bool merges = false;
+    std::string point;
+    bool plateaus = false;
     std::size_t rows = 20;
 };
 
@@ -47,7 +53,75 @@ int describe(const trajectory_reader& file, const std::string& path) {
     return 0;
 }
 
-// The columns of the summary table, in order (all observables go to --csv).
+// The merge events and t_k of a run (docs/model.md §5.2).
+int print_merges(const std::string& title, const std::vector<merge_event>& merges,
+                 std::size_t total, const std::vector<std::int64_t>& levels,
+                 const std::vector<double>& times) {
+    std::printf("%s\nmerge events: %zu\n", title.c_str(), total);
+    if (!merges.empty())
+        std::printf("%14s %7s %7s %9s %7s %14s %15s\n", "time", "frame", "label", "absorbed",
+                    "size", "absorbed_size", "clusters_after");
+    for (const merge_event& m : merges)
+        std::printf("%14.8g %7lld %7lld %9lld %7lld %14lld %15lld\n", m.time,
+                    static_cast<long long>(m.frame), static_cast<long long>(m.label),
+                    static_cast<long long>(m.absorbed), static_cast<long long>(m.size),
+                    static_cast<long long>(m.absorbed_size),
+                    static_cast<long long>(m.clusters_after));
+    if (merges.size() < total)
+        std::printf("(the file keeps the first %zu of the %zu events)\n", merges.size(), total);
+    std::printf("\nclustering times t_k (first time with at most k clusters; nan: never)\n");
+    for (std::size_t i = 0; i < levels.size() && i < times.size(); ++i)
+        std::printf("  k = %-6lld t_k = %.8g\n", static_cast<long long>(levels[i]), times[i]);
+    return 0;
+}
+
+// The columns of the summary table, in order, then the optional observables (--observe) the
+// file records, one value per frame each (all observables go to --csv).
+// The file's plateau table; for a file without one (its run still going or killed, or an
+// older nadyn's) the table of its clusters series at its plateau_min (or the default), with
+// `computed` set. nullopt: no clusters series.
+std::optional<plateau_table> plateaus_of(const trajectory_reader& file, bool& computed) {
+    computed = false;
+    if (auto stored = file.plateaus()) return stored;
+    const auto names = file.observable_names();
+    if (std::find(names.begin(), names.end(), "clusters") == names.end()) return std::nullopt;
+    computed = true;
+    plateau_table table;
+    const parameter_list& parameters = file.parameters();
+    table.plateau_min = parameters.text("plateau_min").value_or(plateau_threshold{}.to_string());
+    const plateau_threshold threshold = plateau_threshold::parse(table.plateau_min);
+    double horizon = 0.0;
+    if (const parameter_value* T = parameters.find("T"))
+        if (const double* value = std::get_if<double>(T)) horizon = *value;
+    table.min_length = threshold.time(horizon);
+    table.plateaus = find_plateaus(file.times(), file.observable("clusters"), table.min_length);
+    return table;
+}
+
+std::string plateau_heading(const plateau_table& table, bool computed) {
+    char text[256];
+    std::snprintf(text, sizeof text, "lasting at least %.6g (plateau_min = %s)%s",
+                  table.min_length, table.plateau_min.c_str(),
+                  computed ? "; computed from /observables/clusters (the file has no /plateaus)"
+                           : "");
+    return text;
+}
+
+// Every plateau of the file, one line each (--plateaus).
+int print_plateaus(const trajectory_reader& file, const std::string& path) {
+    bool computed = false;
+    const std::optional<plateau_table> table = plateaus_of(file, computed);
+    if (!table) throw input_error("'" + path + "' has no clusters series, so no plateaus");
+    std::printf("plateaus of the cluster count %s\n%12s %12s %12s %9s\n",
+                plateau_heading(*table, computed).c_str(), "start", "end", "length", "clusters");
+    for (const plateau& p : table->plateaus)
+        std::printf("%12.6g %12.6g %12.6g %9lld%s\n", p.start, p.end, p.length(),
+                    static_cast<long long>(p.clusters),
+                    p.censored ? "  censored (lasts to the last frame)" : "");
+    if (table->plateaus.empty()) std::printf("(none)\n");
+    return 0;
+}
+
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
 
@@ -61,19 +135,52 @@ command add_inspect(CLI::App& app) {
     app.add_flag("--describe", o->describe,
                  "Print what every observable and parameter of the file means (its description "
                  "and unit attributes)");
+    app.add_flag("--merges", o->merges,
+                 "Print the cluster history: every merge event (time, labels, sizes, cluster "
+                 "count after) and the clustering times t_k; of a sweep file, of the run --point "
+                 "names");
+    app.add_option("--point", o->point,
+                   "With --merges on a sweep file: the run, as axis=value,... (every axis with "
+                   "more than one value)");
+    app.add_flag("--plateaus", o->plateaus,
+                 "Print the metastable plateaus of the cluster count (start, end, length, "
+                 "count; the file's /plateaus)");
     app.footer("Examples:\n"
                "  nadyn inspect run.h5               # parameters, status, observables over time\n"
                "  nadyn inspect run.h5 --csv > run.csv\n"
                "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
+               "  nadyn inspect run.h5 --merges      # merge events and clustering times t_k\n"
+               "  nadyn inspect beta.h5 --merges --point beta=4,seed=1\n"
+               "  nadyn inspect run.h5 --plateaus    # the metastable plateaus of the cluster count\n"
                "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
+        if (!o->point.empty() && !o->merges)
+            throw input_error("--point selects the run of --merges in a sweep file; add --merges");
+        if (o->merges && is_sweep_file(o->path)) {
+            if (o->point.empty())
+                throw input_error("--merges on a sweep file needs --point axis=value,... to "
+                                  "pick the run");
+            const sweep_run_history run = sweep_cluster_history(o->path, o->point);
+            return print_merges(o->path + " (" + run.label + ")", run.merges, run.merge_count,
+                                run.levels, run.clustering_times);
+        }
+        if (o->merges) {
+            if (!o->point.empty())
+                throw input_error("--point picks a run of a sweep file; '" + o->path +
+                                  "' is a single run");
+            const trajectory_reader file(o->path);
+            const auto merges = file.merge_events();
+            return print_merges(o->path, merges, merges.size(), clustering_levels(file.n()),
+                                file.clustering_times());
+        }
         if (is_sweep_file(o->path)) {
             std::printf("%s", describe_sweep_file(o->path).c_str());
             return 0;
         }
         trajectory_reader file(o->path);
         if (o->describe) return describe(file, o->path);
+        if (o->plateaus) return print_plateaus(file, o->path);
         const auto steps = file.steps();
         const auto times = file.times();
         const auto names = file.observable_names();
@@ -105,9 +212,22 @@ command add_inspect(CLI::App& app) {
         }
 
         std::printf("file        %s\nstatus      %s\nframes      %zu\ntokens      n = %zu, d = "
-                    "%zu%s\n\nparameters\n",
+                    "%zu%s\n",
                     o->path.c_str(), file.status().c_str(), frames, file.n(), file.d(),
                     file.has_positions() ? "" : " (positions not stored)");
+        // The plateaus in two lines (--plateaus lists them).
+        bool computed = false;
+        if (const std::optional<plateau_table> table = plateaus_of(file, computed)) {
+            const std::optional<plateau> longest = longest_plateau(table->plateaus);
+            std::printf("plateaus    %zu %s\n", table->plateaus.size(),
+                        plateau_heading(*table, computed).c_str());
+            if (longest)
+                std::printf("longest     %.6g at %lld clusters, from t = %.6g%s (--plateaus lists "
+                            "them)\n",
+                            longest->length(), static_cast<long long>(longest->clusters),
+                            longest->start, longest->censored ? ", censored" : "");
+        }
+        std::printf("\nparameters\n");
         for (const auto& [name, value] : file.parameters().entries())
             std::printf("  %-18s %s\n", name.c_str(), to_display_string(value).c_str());
         if (frames == 0) {
@@ -118,6 +238,9 @@ command add_inspect(CLI::App& app) {
         for (const char* wanted : table_columns)
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == wanted) columns.push_back(i);
+        for (std::string_view optional : optional_observable_names)
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (names[i] == optional && widths[i] == 1) columns.push_back(i);
         std::printf("\n%12s", "time");
         for (std::size_t i : columns)
             std::printf(" %14s", names[i].c_str());

@@ -69,6 +69,10 @@ if [[ " $* " != *" --smoke "* ]]; then
     /usr/bin/python3 "$root/bench/ensemble.py" --build "$root/build" \
         --out "$root/results/ensemble.md" "${quick[@]}"
     ensemble=(--ensemble "$root/results/ensemble.md")
+    # What the observables cost at frames (results/observables.md), quoted likewise.
+    /usr/bin/python3 "$root/bench/observables.py" --build "$root/build" \
+        --out "$root/results/observables.md" "${quick[@]}"
+    ensemble+=(--observables "$root/results/observables.md")
     # Its two busy cores linger in the load average, which benchmark.py reads to flag a
     # loaded machine: wait (at most 3 minutes) until the 1-minute average is back below 0.5.
     for _ in $(seq 36); do

@@ -363,9 +363,9 @@ experiment parse_experiment(const std::string& text, const std::string& source,
                 run_config probe = e.base;
                 try {
                     spec->assign(probe, value);
-                    // The seed's check reads the seed alone, so each value is checked here
+                    // A seed's check reads the seed alone, so each value is checked here
                     // and the runs' validation below need not visit every seed.
-                    if (name == "seed" && spec->check) spec->check(probe);
+                    if (is_seed_parameter(name) && spec->check) spec->check(probe);
                 } catch (const input_error& error) {
                     throw input_error(at + "key 'sweep." + name +
                                       "': " + about(error.what(), value));
@@ -374,16 +374,16 @@ experiment parse_experiment(const std::string& text, const std::string& source,
             e.axes.push_back(std::move(axis));
         }
     }
-    // Every run must be valid. A run's validity does not depend on its seed beyond the
-    // seed's own check (above), so each combination of the other axes is checked once: a
-    // sweep over 10^7 seeds is validated at once.
+    // Every run must be valid. A run's validity does not depend on its seeds beyond their
+    // own checks (above), so each combination of the other axes is checked once: a sweep
+    // over 10^7 seeds is validated at once.
     std::size_t runs = 1;
     for (const auto& axis : e.axes) {
         if (axis.values.size() > std::size_t{100000000} / runs)
             throw input_error(source + ": the sweep has more than 1e8 runs");
         runs *= axis.values.size();
     }
-    const auto not_seed = [](std::string_view axis) { return axis != "seed"; };
+    const auto not_seed = [](std::string_view axis) { return !is_seed_parameter(axis); };
     const double available = available_memory_bytes();
     e.for_each_combination(not_seed, [&](const run_config& c, std::size_t index, std::size_t) {
         try {
@@ -505,9 +505,10 @@ void experiment::check_input_files() const {
                 run_config c = combination;
                 read_input_files(c);
                 if (c.init.kind == initial_kind::file)
-                    (void)make_initial(c.init, c.n, c.d, c.seed, c.r0, c.norm);
+                    (void)make_initial(c.init, c.n, c.d, c.seed_for_init(), c.r0, c.norm);
                 if (c.weights.family == weights_family::file)
-                    (void)make_weights(c.weights, c.d, c.seed, c.weights.per_layer ? 0 : -1);
+                    (void)make_weights(c.weights, c.d, c.seed_for_weights(),
+                                       c.weights.per_layer ? 0 : -1);
                 if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
             } catch (const input_error& error) {
                 throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +

@@ -148,6 +148,7 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     out.r_mean = r_sum / nn;
     out.r_min = r_min;
     out.r_max = r_max;
+    m_components.assign(n, 0); // n = 1: one cluster
     if (n < 2) return out;
 
     // Pairwise pass over the Gram matrix in row blocks, only the lower triangle j < k:
@@ -247,8 +248,11 @@ frame_observables observables_calculator::compute(const double* theta, const dou
                 unite(merged, static_cast<int>(k), m_parents[t][k]);
     }
     std::size_t roots = 0;
-    for (std::size_t k = 0; k < n; ++k)
-        if (find_root(merged, static_cast<int>(k)) == static_cast<int>(k)) ++roots;
+    for (std::size_t k = 0; k < n; ++k) {
+        // unite() keeps the smallest index as the root: the cluster's smallest token.
+        m_components[k] = find_root(merged, static_cast<int>(k));
+        if (m_components[k] == static_cast<int>(k)) ++roots;
+    }
     out.min_cos = *std::min_element(thread_min.begin(), thread_min.end());
     out.clusters = static_cast<double>(roots);
     if (m_pair_density) {

@@ -87,6 +87,32 @@ std::string observables_text(const std::vector<std::string>& names) {
     return text.empty() ? "none" : text;
 }
 
+// A seed is a whole number in [0, 2^63): /parameters stores it as a signed 64-bit attribute.
+std::uint64_t parse_seed(std::string_view text, std::string_view what) {
+    const std::int64_t value = parse_integer(text, what);
+    require(value >= 0,
+            std::string(what) + " must be a whole number >= 0, got " + std::string(text));
+    return static_cast<std::uint64_t>(value);
+}
+
+// The rows of the seeds by purpose (init_seed, weights_seed, noise_seed): the text "seed"
+// (also what a file written before they existed implies) unsets one, which then follows
+// `seed`; the record is the seed the draw uses, so a rerun of any run draws the same.
+template <std::optional<std::uint64_t> run_config::*Member, const char* Flag> struct purpose_seed {
+    static void assign(run_config& c, std::string_view t) {
+        c.*Member = t == "seed" ? std::nullopt : std::optional(parse_seed(t, Flag));
+    }
+    static parameter_value record(const run_config& c) {
+        return static_cast<std::int64_t>((c.*Member).value_or(c.seed));
+    }
+};
+constexpr char init_seed_flag[] = "init-seed";
+constexpr char weights_seed_flag[] = "weights-seed";
+constexpr char noise_seed_flag[] = "noise-seed";
+using init_seed_row = purpose_seed<&run_config::init_seed, init_seed_flag>;
+using weights_seed_row = purpose_seed<&run_config::weights_seed, weights_seed_flag>;
+using noise_seed_row = purpose_seed<&run_config::noise_seed, noise_seed_flag>;
+
 // Each row's functions are captureless lambdas: the table is plain data.
 const std::array registry{
     parameter_spec{
@@ -205,13 +231,17 @@ const std::array registry{
         }},
     parameter_spec{
         "weights", "--weights", value_type::name,
-        "Attention weights: identity | gaussian | orthogonal | gpt2 | symmetric, each also "
-        "NAME-per-layer (redrawn every layer); random (= gaussian), random-per-layer, "
-        "file:PATH (datasets Q, K, V: d x d or H x d x d)",
+        "Attention weights: identity | gaussian | orthogonal | gpt2 | symmetric | "
+        "interaction-product | interaction-symmetric | interaction-gpt2 (B = Q^T K drawn "
+        "itself), each also NAME-per-layer (redrawn every layer); random (= gaussian), "
+        "random-per-layer, file:PATH (datasets Q, K, V: d x d or H x d x d)",
         "attention weights Q, K (and V with value = same): identity, gaussian (variance 1/d; "
         "random is its old name), orthogonal (Haar), gpt2 (variance 0.02^2), symmetric "
-        "(K = Q gaussian), drawn from the seed per head; NAME-per-layer redraws every layer "
-        "(docs/model.md section 7); or read from an HDF5 file",
+        "(K = Q gaussian); or the interaction matrix B = Q^T K itself (Q = I, K = B, V = I "
+        "with value = same): interaction-product (B = G1 G2 / sqrt(d)), interaction-symmetric "
+        "(B = (G + G^T) / sqrt(2)), interaction-gpt2 (variance 0.02^2); drawn from the "
+        "weights' seed per head; NAME-per-layer redraws every layer (docs/model.md section 7); "
+        "or read from an HDF5 file",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) {
             weights_spec parsed = weights_spec::parse(std::string(t));
@@ -263,10 +293,13 @@ const std::array registry{
     parameter_spec{
         "value", "--value", value_type::name,
         "Value matrix V: same (as --weights) | identity | minus-identity | gaussian | "
-        "orthogonal | gpt2 | qk (Q^T K / ‖Q^T K‖_2) | minus-qk",
+        "orthogonal | gpt2 | qk (Q^T K / ‖Q^T K‖_2) | minus-qk | interaction ((Q^T K)^T / "
+        "sqrt(d)) | minus-interaction",
         "family of the value matrix V of each head: same as the weights, identity, "
         "minus-identity, gaussian, orthogonal, gpt2, or tied to the head's query-key matrix "
-        "(qk: V = Q^T K / ‖Q^T K‖_2; minus-qk: its negative)",
+        "(qk: V = Q^T K / ‖Q^T K‖_2; minus-qk: its negative; interaction: V = B^T / sqrt(d) "
+        "with B = Q^T K, the peers' V = B / sqrt(d) for tokens as rows; minus-interaction: "
+        "its negative)",
         "", "", false, true, "same",
         [](run_config& c, std::string_view t) { c.weights.value = parse_value_family(t); },
         [](const run_config& c) -> parameter_value {
@@ -313,20 +346,29 @@ const std::array registry{
                     "--norm-noise or --observe energy");
         }},
     parameter_spec{
-        "seed", "--seed", value_type::integer, "Seed of the initial condition and random weights",
+        "seed", "--seed", value_type::integer,
+        "Seed of every random draw (start, weights, noise) not given its own",
         "seed of the random initial directions and weights (each draw has its own stream)", "", "",
-        false, true, "",
-        [](run_config& c, std::string_view t) {
-            const std::int64_t value = parse_integer(t, "seed");
-            require(value >= 0, "seed must be a whole number >= 0, got " + std::string(t));
-            c.seed = static_cast<std::uint64_t>(value);
-        },
+        false, true, "", [](run_config& c, std::string_view t) { c.seed = parse_seed(t, "seed"); },
         [](const run_config& c) -> parameter_value { return static_cast<std::int64_t>(c.seed); },
         [](const run_config& c) {
             require(c.seed < (std::uint64_t{1} << 63),
                     "seed must be below 2^63 (it is stored as a signed 64-bit attribute), got " +
                         std::to_string(c.seed));
         }},
+    parameter_spec{"init_seed", "--init-seed", value_type::integer,
+                   "Seed of the initial condition (default: --seed)",
+                   "seed of the random initial directions (set apart from seed: init_seed)", "", "",
+                   false, true, "seed", init_seed_row::assign, init_seed_row::record, nullptr},
+    parameter_spec{"weights_seed", "--weights-seed", value_type::integer,
+                   "Seed of the random weights, every layer's and head's (default: --seed)",
+                   "seed of the random weights Q, K, V (every head, every layer's redraw)", "", "",
+                   false, true, "seed", weights_seed_row::assign, weights_seed_row::record,
+                   nullptr},
+    parameter_spec{"noise_seed", "--noise-seed", value_type::integer,
+                   "Seed of the norm noise (--norm-noise; default: --seed)",
+                   "seed of the noise on the norms of q, k, v (norm_noise)", "", "", false, true,
+                   "seed", noise_seed_row::assign, noise_seed_row::record, nullptr},
     parameter_spec{"r0", "--r0", value_type::number, "Initial magnitude of every token",
                    "initial magnitude r_k(0) of every token", "", "", false, true, "",
                    [](run_config& c, std::string_view t) { c.r0 = parse_number(t, "r0"); },
@@ -531,6 +573,20 @@ const std::array registry{
                     "mode-count must be in 1.." + std::to_string(max_modes) +
                         " (the number K of spectral modes), got " + std::to_string(c.modes));
         }},
+    parameter_spec{
+        "plateau_min", "--plateau-min", value_type::name,
+        "Least length of a metastable plateau of the cluster count: a time (2.5) or a "
+        "percentage of T (5%)",
+        "least length of a metastable plateau (a maximal stretch of frames with one cluster "
+        "count; the table /plateaus and the sweep's plateau_length, plateau_clusters): a time, "
+        "or a percentage of the horizon T when it ends in % (docs/model.md section 5.3)",
+        "", "", false, true, "5%",
+        [](run_config& c, std::string_view t) { c.plateau_min = plateau_threshold::parse(t); },
+        [](const run_config& c) -> parameter_value { return c.plateau_min.to_string(); },
+        [](const run_config& c) {
+            // Re-parsing the recorded text checks a value set in code as the flag's would be.
+            (void)plateau_threshold::parse(c.plateau_min.to_string());
+        }},
     parameter_spec{"threads", "--threads", value_type::integer,
                    "OpenMP threads of the run (0: all cores)",
                    "OpenMP threads the run asked for (0: all cores); results do not depend on it",
@@ -566,6 +622,10 @@ std::string lowercase(std::string_view text) {
 
 } // namespace
 
+bool is_seed_parameter(std::string_view name) {
+    return name == "seed" || name == "init_seed" || name == "weights_seed" || name == "noise_seed";
+}
+
 std::span<const parameter_spec> parameter_registry() {
     return registry;
 }
@@ -600,7 +660,9 @@ std::string parameter_text(const run_config& config, const parameter_spec& spec)
 std::string default_text(const parameter_spec& spec) {
     const run_config defaults;
     // Defaults resolved from other parameters have no value of their own (the help says).
-    if (spec.name == "t_switch" || spec.name == "every") return "";
+    if (spec.name == "t_switch" || spec.name == "every" ||
+        (spec.name != "seed" && is_seed_parameter(spec.name)))
+        return "";
     return parameter_text(defaults, spec);
 }
 

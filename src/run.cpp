@@ -87,11 +87,11 @@ layer_norm_affine affine_of(const run_config& c) {
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     read_input_files(m_config);
-    m_weights = make_weights(m_config.weights, m_config.d, m_config.seed,
+    m_weights = make_weights(m_config.weights, m_config.d, m_config.seed_for_weights(),
                              m_config.weights.per_layer ? 0 : -1);
     m_affine = affine_of(m_config);
-    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed, m_config.r0,
-                           m_config.norm));
+    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed_for_init(),
+                           m_config.r0, m_config.norm));
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
@@ -167,7 +167,7 @@ simulation simulation::from_file(const std::string& path) {
         }
     } else {
         // Per-layer weights are regenerated from the seed, layer by layer.
-        weights = make_weights(config.weights, config.d, config.seed, 0);
+        weights = make_weights(config.weights, config.d, config.seed_for_weights(), 0);
     }
     // Layernorm's gain and bias as recorded, not the --ln-params file (which may have changed
     // or gone).
@@ -242,6 +242,14 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     calculator.measure_pairs(c.observes("pair_density"));
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
     const bool rank = c.observes("effective_rank");
+    // The cluster history from each frame's components (no second pass over the pairs);
+    // a resumed run's tracker continues from the file's last kept frame.
+    cluster_tracker tracker(c.n);
+    std::int64_t first_frame = 0;
+    if (resume && m_resume_tracks_clusters) {
+        tracker.restore(m_resume_labels, m_resume_merges, m_resume_times, m_resume_counts);
+        first_frame = static_cast<std::int64_t>(m_resume_frames);
+    }
     run_summary summary;
     auto last_report = started;
     const double horizon = c.integration.T;
@@ -276,6 +284,11 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                                                      energy_logits, threads);
         }
         if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
+        tracker.update(calculator.components(),
+                       first_frame + static_cast<std::int64_t>(summary.frames), step, t);
+        summary.last.cluster_labels = tracker.labels();
+        summary.last.merges = tracker.last_events();
+        summary.last.clustering_times = tracker.clustering_times();
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -294,9 +307,10 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         layer_weights = [&c, fixed = system.weights()](std::int64_t layer) {
             attention_weights w =
                 c.weights.per_layer
-                    ? combine_heads(make_weights(c.weights, c.d, c.seed, layer), c.combine, c.d)
+                    ? combine_heads(make_weights(c.weights, c.d, c.seed_for_weights(), layer),
+                                    c.combine, c.d)
                     : fixed;
-            draw_norm_noise(w, c.n, c.norm_noise, c.seed, layer);
+            draw_norm_noise(w, c.n, c.norm_noise, c.seed_for_noise(), layer);
             return w;
         };
     }
@@ -383,7 +397,7 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
             total.statistics.accepted_steps += previous.accepted_steps;
         parameter_list stats = statistics_of(total);
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
-        writer.finish(status, stats);
+        writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
     };
     std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
     value_names.insert(value_names.end(), c.observe.begin(), c.observe.end());
@@ -395,7 +409,10 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
                 std::vector<double> values = o.values();
                 for (const std::string& name : c.observe)
                     o.append_optional(name, values);
-                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values);
+                const cluster_record clusters{o.cluster_labels.data(), &o.merges,
+                                              &o.clustering_times};
+                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
+                                   &clusters);
                 if (after_frame) after_frame(t, step);
             },
             stop, progress, resume);
@@ -442,6 +459,7 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     for (const std::string& name : c.observe)
         layout.observable_names.push_back(name);
     layout.observable_widths = observable_widths(layout.observable_names, c.modes);
+    layout.cluster_history = true;
 
     std::unique_ptr<trajectory_writer> writer;
     try {
@@ -561,6 +579,17 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         // The frame before the next one written: the last frame the file keeps (keep >= 1:
         // frame 0 is always on the cadence).
         m_resume_previous = keep == frames ? theta : file.positions(keep - 1);
+        // The cluster history up to the last kept frame; a file from before cluster
+        // histories has none, and its resumed run records none either.
+        m_resume_tracks_clusters = file.has_cluster_history();
+        if (m_resume_tracks_clusters) {
+            m_resume_frames = keep;
+            m_resume_labels = file.cluster_labels(keep - 1);
+            m_resume_merges = file.merge_events(keep);
+            m_resume_times.assign(times.begin(), times.begin() + std::ptrdiff_t(keep));
+            m_resume_counts = file.observable("clusters");
+            m_resume_counts.resize(keep);
+        }
         const auto r = file.magnitudes(last);
         std::copy(theta.begin(), theta.end(), m_state.begin());
         std::copy(r.begin(), r.end(), m_state.begin() + static_cast<std::ptrdiff_t>(c.n * c.d));

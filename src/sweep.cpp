@@ -138,6 +138,26 @@ std::string parameters_text(const simulation& run) {
 
 namespace detail {
 
+namespace {
+
+// The longest plateau of the run's clusters series over its `frames` frames on the grid.
+void set_longest_plateau(run_record& record, const sweep_layout& layout, const run_config& c,
+                         std::size_t frames) {
+    const auto clusters = std::find(layout.observables.begin(), layout.observables.end(),
+                                    std::string("clusters"));
+    if (frames == 0 || clusters == layout.observables.end()) return;
+    const std::vector<double>& counts =
+        record.observables[static_cast<std::size_t>(clusters - layout.observables.begin())];
+    const std::vector<plateau> table =
+        find_plateaus(std::span(record.times).first(frames), std::span(counts).first(frames),
+                      c.plateau_min.time(c.integration.T));
+    const std::optional<plateau> longest = longest_plateau(table);
+    record.plateau_length = longest ? longest->length() : 0.0;
+    record.plateau_clusters = longest ? longest->clusters : missing_count;
+}
+
+} // namespace
+
 // Runs one point; never throws for the run's own failures (they are its record).
 run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                      int threads, const std::atomic<bool>* stop) {
@@ -200,6 +220,8 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
                     record.observables[v][slot] = o.optional_value(name);
                 }
                 record.times[slot] = t;
+                record.merges.insert(record.merges.end(), o.merges.begin(), o.merges.end());
+                record.clustering_times = o.clustering_times;
                 if (e.positions == sweep_positions::all) keep_positions(x, slot);
                 if (e.positions == sweep_positions::final) keep_positions(x, 0);
                 ++slot;
@@ -214,6 +236,7 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
         record.failure = e.label(index) + ": " + error.what();
     }
     record.frames = static_cast<std::int64_t>(slot);
+    set_longest_plateau(record, layout, c, slot);
     return record;
 }
 
@@ -519,6 +542,111 @@ std::string describe_sweep_file(const std::string& path) {
         out << line;
     }
     return out.str();
+}
+
+} // namespace nadyn
+
+namespace nadyn {
+
+namespace {
+
+// The run index of "axis=value,..." in `e`.
+std::size_t find_point(const experiment& e, const std::string& point) {
+    auto choices = [&] {
+        std::string text;
+        for (const auto& axis : e.axes) {
+            text += (text.empty() ? "" : "; ") + axis.name + " in {";
+            for (std::size_t v = 0; v < axis.values.size(); ++v)
+                text += (v ? ", " : "") + axis.values[v];
+            text += "}";
+        }
+        return text.empty() ? std::string("no axes") : text;
+    };
+    std::vector<std::size_t> chosen(e.axes.size(), SIZE_MAX);
+    std::stringstream items(point);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+        if (item.empty()) continue;
+        const auto equals = item.find('=');
+        const std::string name = item.substr(0, equals);
+        const auto axis = std::find_if(e.axes.begin(), e.axes.end(),
+                                       [&](const sweep_axis& a) { return a.name == name; });
+        if (equals == std::string::npos || axis == e.axes.end())
+            throw input_error("--point: '" + item + "' is not axis=value; the axes: " + choices());
+        const std::string value = item.substr(equals + 1);
+        std::size_t found = SIZE_MAX;
+        for (std::size_t v = 0; v < axis->values.size() && found == SIZE_MAX; ++v) {
+            if (axis->values[v] == value) found = v;
+            char* end = nullptr;
+            const double a = std::strtod(value.c_str(), &end);
+            const bool number = !value.empty() && *end == '\0';
+            const double b = std::strtod(axis->values[v].c_str(), &end);
+            if (number && *end == '\0' && a == b) found = v;
+        }
+        if (found == SIZE_MAX)
+            throw input_error("--point: " + name + " = " + value + " is not a value of the axis; " +
+                              choices());
+        chosen[std::size_t(axis - e.axes.begin())] = found;
+    }
+    for (std::size_t a = 0; a < e.axes.size(); ++a) {
+        if (chosen[a] != SIZE_MAX) continue;
+        if (e.axes[a].values.size() != 1)
+            throw input_error("--point names no value of the axis " + e.axes[a].name + "; " +
+                              choices());
+        chosen[a] = 0;
+    }
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        const auto at = e.coordinates(i);
+        if (std::equal(at.begin(), at.end(), chosen.begin())) return i;
+    }
+    throw input_error("--point: no run at '" + point + "'"); // not reached: a full product
+}
+
+} // namespace
+
+sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point) {
+    const experiment e = sweep_experiment(path);
+    const sweep_layout layout = detail::layout_of(e);
+    const std::size_t index = find_point(e, point);
+    sweep_run_history out;
+    out.label = e.label(index);
+    out.levels = clustering_levels(layout.tokens);
+    auto guard = detail::hdf5_lock();
+    const auto file = detail::hdf5_file::open_read_only(path);
+    if (!file.has("merges") || !file.has("clustering_time"))
+        throw input_error("'" + path +
+                          "' records no merge events (written by a nadyn without cluster "
+                          "histories)");
+    const auto at = e.coordinates(index);
+    std::vector<hsize_t> start(at.begin(), at.end()), count(at.size(), 1);
+    out.clustering_times.resize(out.levels.size());
+    file.open_dataset("clustering_time")
+        .read_block(detail::concat(start, {0}), detail::concat(count, {out.levels.size()}),
+                    H5T_NATIVE_DOUBLE, out.clustering_times.data());
+    const detail::hdf5_dataset merges = file.open_dataset("merges");
+    const auto shape = merges.shape();
+    const hsize_t rows = shape.at(shape.size() - 2), fields = shape.back();
+    std::vector<double> table(rows * fields);
+    merges.read_block(detail::concat(start, {0, 0}), detail::concat(count, {rows, fields}),
+                      H5T_NATIVE_DOUBLE, table.data());
+    std::int64_t total = 0;
+    file.open_dataset("merge_count")
+        .read_block(start, count, H5T_NATIVE_INT64, &total);
+    out.merge_count = static_cast<std::size_t>(total);
+    for (hsize_t r = 0; r < rows; ++r) {
+        const double* row = table.data() + r * fields;
+        if (std::isnan(row[0])) break;
+        merge_event m;
+        m.time = row[0];
+        m.frame = std::int64_t(row[1]);
+        m.label = std::int64_t(row[2]);
+        m.absorbed = std::int64_t(row[3]);
+        m.size = std::int64_t(row[4]);
+        m.absorbed_size = std::int64_t(row[5]);
+        m.clusters_after = std::int64_t(row[6]);
+        out.merges.push_back(m);
+    }
+    return out;
 }
 
 } // namespace nadyn

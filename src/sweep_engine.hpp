@@ -11,6 +11,7 @@
 #include "nadyn/experiment.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
 #include "nadyn/version.hpp"
 
@@ -20,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -88,8 +90,17 @@ struct run_record {
     std::vector<std::vector<double>> observables;
     std::vector<double> times;                    // when the time grid is per run
     std::vector<double> positions, magnitudes;    // final or all frames, padded
+    // The cluster history (cluster_history.hpp): t_k at the last frame of the grid, and the
+    // merge events of the grid's frames.
+    std::vector<double> clustering_times;
+    std::vector<merge_event> merges;
     std::int64_t frames = 0, rhs = 0, accepted = 0;
     double wall = 0.0;
+    // The longest metastable plateau of the clusters series (plateaus.hpp): its length and
+    // count; 0 and missing_count when no stretch is long enough, NaN and missing_count for a
+    // run without frames. Derived from the clusters series, so not part of the checksum.
+    double plateau_length = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t plateau_clusters = missing_count;
     std::string parameters;
     std::string failure;
 };
@@ -238,11 +249,17 @@ class sweep_file {
         }
         const char* text = record.parameters.c_str();
         write_block("parameters", point, {}, &text, hdf5_string_type());
+        if (m_file->has("clustering_time")) write_history(point, record); // older files lack it
         m_file->flush();
         write_block("frames", point, {}, &record.frames, H5T_NATIVE_INT64);
         write_block("rhs_evaluations", point, {}, &record.rhs, H5T_NATIVE_INT64);
         write_block("accepted_steps", point, {}, &record.accepted, H5T_NATIVE_INT64);
         write_block("wall_time", point, {}, &record.wall, H5T_NATIVE_DOUBLE);
+        if (m_file->has("plateau_length")) { // not in files from before plateaus
+            write_block("plateau_length", point, {}, &record.plateau_length, H5T_NATIVE_DOUBLE);
+            write_block("plateau_clusters", point, {}, &record.plateau_clusters,
+                        H5T_NATIVE_INT64);
+        }
         if (m_file->has("checksum")) {
             const std::uint64_t sum = checksum(record);
             write_block("checksum", point, {}, &sum, H5T_NATIVE_UINT64);
@@ -279,6 +296,7 @@ class sweep_file {
             values += m_layout.width(o) * frames;
         if (m_positions == sweep_positions::final) values += n * (d + 1);
         if (m_positions == sweep_positions::all) values += frames * n * (d + 1);
+        values += n + (n + 1) * (merge_event_width + 1); // t_k and the merge events
         return values * sizeof(double) + 4096;
     }
 
@@ -392,6 +410,37 @@ class sweep_file {
                           std::string("nadyn sweep: each observable over the sweep's axes and "
                                       "time; open with xarray.open_dataset(path, "
                                       "engine='h5netcdf') or nadyn.open(path)"));
+    }
+
+    // Rows of a run's merge block: a history that only merges has at most n - 1 events.
+    [[nodiscard]] hsize_t merge_rows() const {
+        return std::max<hsize_t>(1, m_layout.tokens > 0 ? m_layout.tokens - 1 : 0);
+    }
+
+    // t_k and the merge events of one run, padded to the largest run's n with NaN.
+    void write_history(const std::vector<hsize_t>& point, const run_record& record) {
+        const std::vector<std::int64_t> levels = clustering_levels(m_layout.tokens);
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        std::vector<double> times(levels.size(), nan);
+        std::copy_n(record.clustering_times.begin(),
+                    std::min(times.size(), record.clustering_times.size()), times.begin());
+        write_block("clustering_time", point, {levels.size()}, times.data(), H5T_NATIVE_DOUBLE);
+        const hsize_t rows = merge_rows(), fields = merge_event_width + 1;
+        std::vector<double> table(rows * fields, nan);
+        for (std::size_t i = 0; i < record.merges.size() && i < rows; ++i) {
+            const merge_event& m = record.merges[i];
+            const double row[] = {m.time,
+                                  double(m.frame),
+                                  double(m.label),
+                                  double(m.absorbed),
+                                  double(m.size),
+                                  double(m.absorbed_size),
+                                  double(m.clusters_after)};
+            std::copy(std::begin(row), std::end(row), table.begin() + std::ptrdiff_t(i * fields));
+        }
+        write_block("merges", point, {rows, fields}, table.data(), H5T_NATIVE_DOUBLE);
+        const auto count = static_cast<std::int64_t>(record.merges.size());
+        write_block("merge_count", point, {}, &count, H5T_NATIVE_INT64);
     }
 
     // A 1-D coordinate made a dimension scale named after itself.
@@ -509,6 +558,34 @@ class sweep_file {
         }
         const signed char zero = 0;
         const std::int64_t zero64 = 0;
+        {
+            // The cluster history of each run (docs/model.md §5.2): t_k over k = 1, 2, 4, ...
+            // (the largest n's), and the merge events padded to n - 1 rows.
+            const std::vector<std::int64_t> levels = clustering_levels(L.tokens);
+            hdf5_dataset k = scale("k", H5T_NATIVE_INT64, levels.size(), levels.data(),
+                                   "cluster count k of clustering_time: 1, 2, 4, ... <= n");
+            variable("clustering_time", H5T_NATIVE_DOUBLE, {levels.size()}, {&k}, &nan,
+                     "t_k of each run: the time of the first frame whose cluster count "
+                     "(clusters) is <= k; NaN if never (or k beyond the run's n)");
+            std::vector<std::int64_t> rows(merge_rows());
+            std::iota(rows.begin(), rows.end(), 0);
+            hdf5_dataset merge = scale("merge", H5T_NATIVE_INT64, rows.size(), rows.data(),
+                                       "index of a run's merge event, in order");
+            std::vector<const char*> fields{"time"};
+            for (const char* column : merge_event_columns)
+                fields.push_back(column);
+            hdf5_dataset field = scale("merge_field", hdf5_string_type(), fields.size(),
+                                       fields.data(), "what each column of merges holds");
+            variable("merges", H5T_NATIVE_DOUBLE, {rows.size(), fields.size()}, {&merge, &field},
+                     &nan,
+                     "merge events of each run, one row each (fields: time, frame, label, "
+                     "absorbed, size, absorbed_size, clusters_after; as /cluster_history/merges "
+                     "of a single-run file), NaN after its last; at most n - 1 rows, see "
+                     "merge_count");
+            variable("merge_count", H5T_NATIVE_INT64, {}, {}, &zero64,
+                     "merge events of each run (more than the rows of merges only when "
+                     "clusters split and merge again)");
+        }
         // CF conventions: xarray shows the codes' meanings.
         const signed char flags[4] = {0, 1, 2, 3};
         variable("status", H5T_NATIVE_SCHAR, {}, {}, &zero,
@@ -525,6 +602,14 @@ class sweep_file {
                  "accepted steps (or layers) of each run");
         variable("wall_time", H5T_NATIVE_DOUBLE, {}, {}, &nan,
                  "wall-clock seconds of each run (the only value that differs between reruns)");
+        variable("plateau_length", H5T_NATIVE_DOUBLE, {}, {}, &nan,
+                 "length of each run's longest metastable plateau of the clusters series (the "
+                 "earliest of equally long ones; at least the run's plateau_min; 0: none that "
+                 "long; NaN: no frame), docs/model.md section 5.3");
+        variable("plateau_clusters", H5T_NATIVE_INT64, {}, {}, &missing_count,
+                 "cluster count of each run's longest metastable plateau (-1, the _FillValue: "
+                 "no plateau, or no frame)")
+            .write_attribute("_FillValue", missing_count);
         variable("parameters", hdf5_string_type(), {}, {}, nullptr,
                  "each run's full parameter record, name=value; ... (as /parameters of a "
                  "single-run file)");

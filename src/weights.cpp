@@ -41,18 +41,22 @@ struct family_name {
     weights_family family;
 };
 
-constexpr std::array<family_name, 5> family_names{{{"identity", weights_family::identity},
-                                                   {"gaussian", weights_family::gaussian},
-                                                   {"orthogonal", weights_family::orthogonal},
-                                                   {"gpt2", weights_family::gpt2},
-                                                   {"symmetric", weights_family::symmetric}}};
+constexpr std::array<family_name, 8> family_names{
+    {{"identity", weights_family::identity},
+     {"gaussian", weights_family::gaussian},
+     {"orthogonal", weights_family::orthogonal},
+     {"gpt2", weights_family::gpt2},
+     {"symmetric", weights_family::symmetric},
+     {"interaction-product", weights_family::interaction_product},
+     {"interaction-symmetric", weights_family::interaction_symmetric},
+     {"interaction-gpt2", weights_family::interaction_gpt2}}};
 
 struct value_name {
     std::string_view name;
     value_family family;
 };
 
-constexpr std::array<value_name, 8> value_family_names{
+constexpr std::array<value_name, 10> value_family_names{
     {{"same", value_family::same},
      {"identity", value_family::identity},
      {"minus-identity", value_family::minus_identity},
@@ -60,7 +64,9 @@ constexpr std::array<value_name, 8> value_family_names{
      {"orthogonal", value_family::orthogonal},
      {"gpt2", value_family::gpt2},
      {"qk", value_family::qk},
-     {"minus-qk", value_family::minus_qk}}};
+     {"minus-qk", value_family::minus_qk},
+     {"interaction", value_family::interaction},
+     {"minus-interaction", value_family::minus_interaction}}};
 
 constexpr std::string_view per_layer_suffix = "-per-layer";
 
@@ -142,6 +148,8 @@ bool weights_spec::draws() const {
     case value_family::minus_identity:
     case value_family::qk:
     case value_family::minus_qk:
+    case value_family::interaction:
+    case value_family::minus_interaction:
         break;
     }
     return is_random();
@@ -208,6 +216,13 @@ matrix tied_value(const attention_head& head, std::size_t d, std::size_t h, doub
     return (sign / norm) * product;
 }
 
+// V = sign B^T / sqrt(d) with B = Q^T K: in the peers' row-vector convention (a token is a
+// row, its value the row times V) their V = sign B / sqrt(d) is this V.
+matrix interaction_value(const attention_head& head, std::size_t d, double sign) {
+    const matrix product = identity_if_empty(head.Q, d).transpose() * identity_if_empty(head.K, d);
+    return (sign / std::sqrt(static_cast<double>(d))) * product.transpose();
+}
+
 } // namespace
 
 attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uint64_t seed,
@@ -262,12 +277,29 @@ attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uin
             head.Q = drawn_as(drawn::gaussian, query_slot);
             head.K = head.Q;
             break;
+        // B = Q^T K drawn directly: Q = I (empty), K = B.
+        case weights_family::interaction_product:
+            head.K = standard_normals(seed, stream_layer, h, query_slot, d, 1.0) *
+                     standard_normals(seed, stream_layer, h, key_slot, d, 1.0) /
+                     std::sqrt(static_cast<double>(d));
+            break;
+        case weights_family::interaction_symmetric: {
+            const matrix g = standard_normals(seed, stream_layer, h, query_slot, d, 1.0);
+            head.K = (g + g.transpose()) / std::sqrt(2.0);
+            break;
+        }
+        case weights_family::interaction_gpt2:
+            head.K = drawn_as(drawn::gpt2, query_slot);
+            break;
         }
         switch (spec.value) {
         case value_family::same:
             switch (spec.family) {
             case weights_family::identity:
             case weights_family::file:
+            case weights_family::interaction_product: // V = I, as the peers' default
+            case weights_family::interaction_symmetric:
+            case weights_family::interaction_gpt2:
                 break;
             case weights_family::gaussian:
             case weights_family::symmetric:
@@ -301,6 +333,12 @@ attention_weights make_weights(const weights_spec& spec, std::size_t d, std::uin
             break;
         case value_family::minus_qk:
             head.V = tied_value(head, d, h, -1.0);
+            break;
+        case value_family::interaction:
+            head.V = interaction_value(head, d, 1.0);
+            break;
+        case value_family::minus_interaction:
+            head.V = interaction_value(head, d, -1.0);
             break;
         }
     }

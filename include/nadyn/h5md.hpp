@@ -11,17 +11,28 @@
 //   /observables/<name>        {step, time, value (frames)}        one per observable; the
 //                              group and its value carry `description` and `unit` attributes
 //                              (observables.hpp); counts (clusters) are int64
+//   /particles/tokens/cluster_label {step, time, value (frames, n) int64}  the cluster
+//                              history's label of every token (with positions only)
+//   /cluster_history/merges    {step, time (events), value (events, 6) int64}: the merge
+//                              events, appended as they happen (cluster_history.hpp)
+//   /cluster_history/clustering_time {k, value}  t_k for k = 1, 2, 4, ... (NaN: not yet)
 //   /parameters                every input as an attribute; datasets theta0 (n x d),
 //                              r_initial (n), and Q, K, V (d x d) when not the identity;
 //                              solver statistics and wall time once the run ends
 //   /parameters/descriptions   group: one string attribute per parameter name, saying what
 //                              it means (an attribute cannot carry attributes itself)
+//   /plateaus                  the metastable plateaus of the clusters series (plateaus.hpp):
+//                              datasets start, end, clusters, censored (one entry each);
+//                              attributes plateau_min, min_length, longest_*; written when
+//                              the run ends
 //   /  attribute status        "running", then "complete", "interrupted" or "failed"
 //
 // Every time series is extendible along frames, chunked one frame per chunk (split along
 // tokens when a frame exceeds a few MiB) and flushed after each frame, so a run that is
 // stopped leaves a readable file holding every frame written so far.
+#include "nadyn/cluster_history.hpp"
 #include "nadyn/parameters.hpp"
+#include "nadyn/plateaus.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +62,20 @@ class output_claim;
 } // namespace detail
 
 enum class run_status { running, complete, interrupted, failed };
+
+// What finish() needs to write the plateau table: the threshold and the run's horizon T it is
+// relative to.
+struct plateau_request {
+    plateau_threshold threshold;
+    double horizon = 0.0;
+};
+
+// A file's plateau table (/plateaus), as written by finish().
+struct plateau_table {
+    std::string plateau_min; // the threshold as given ("5%", "2.5")
+    double min_length = 0.0; // the threshold as a time
+    std::vector<plateau> plateaus;
+};
 const char* to_string(run_status status);
 
 struct trajectory_layout {
@@ -67,6 +92,17 @@ struct trajectory_layout {
     // Values per frame of each observable (observable_widths): a width above 1 makes its
     // value (frames, width) instead of (frames). Empty: one value each.
     std::vector<std::size_t> observable_widths;
+    // The cluster history (cluster_history.hpp): /cluster_history with the merge events and
+    // t_k, and /particles/tokens/cluster_label when positions are recorded.
+    bool cluster_history = false;
+};
+
+// What write_frame writes of the cluster history at a frame: n labels (ignored without
+// positions), the frame's merge events and t_k (clustering_levels(n) values).
+struct cluster_record {
+    const std::int64_t* labels = nullptr;
+    const std::vector<merge_event>* merges = nullptr;
+    const std::vector<double>* clustering_times = nullptr;
 };
 
 // Writes one trajectory file. Construction creates the file (an input_error if it exists and
@@ -112,8 +148,13 @@ class trajectory_writer {
     // Appends one frame: theta is n*d row-major (ignored when positions are off),
     // r has n entries, observables the values of each name of the layout (or of
     // set_value_names), in order: `width` values for a name of that width.
+    // `clusters`: the cluster history at this frame, for a file that records one (ignored
+    // otherwise; a file that records one and gets none leaves it unchanged at this frame).
+    // Its merge events and labels are written before the frame's times, so a reader that
+    // counts frames by their times sees no event of a frame it does not see.
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
-                     const std::vector<double>& observables);
+                     const std::vector<double>& observables,
+                     const cluster_record* clusters = nullptr);
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
     // Closes and removes a file that holds no frame yet (its header could not be written);
     // only the file this writer created or truncated. Nothing may follow.
@@ -121,8 +162,11 @@ class trajectory_writer {
 
     // Writes the end-of-run attributes (status, and `statistics` as attributes of
     // /parameters) and flushes; in SWMR mode (which forbids attribute writes) the file is
-    // closed and reopened first. No frame may follow.
-    void finish(run_status status, const parameter_list& statistics);
+    // closed and reopened first. No frame may follow. With `plateaus`, first (re)writes the
+    // group /plateaus from the clusters series the file holds, every frame of a resumed run
+    // included.
+    void finish(run_status status, const parameter_list& statistics,
+                const std::optional<plateau_request>& plateaus = std::nullopt);
 
     [[nodiscard]] const std::string& path() const { return m_path; }
     // Whether the path held a file without a frame (left by a run stopped before its first
@@ -182,8 +226,20 @@ class trajectory_reader {
     // (name, description) of /parameters/descriptions, in creation order (a replaced entry
     // comes last); empty for files without it.
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> parameter_descriptions() const;
+    // The plateau table /plateaus; nullopt when the file has none (a run still going or
+    // killed, or a file from before nadyn recorded plateaus).
+    [[nodiscard]] std::optional<plateau_table> plateaus() const;
     [[nodiscard]] std::vector<double> positions(std::size_t frame) const;  // n*d
     [[nodiscard]] std::vector<double> magnitudes(std::size_t frame) const; // n
+    // Whether the file records a cluster history (/cluster_history; files from nadyn
+    // before it do not).
+    [[nodiscard]] bool has_cluster_history() const;
+    // The labels of frame `frame` (n); input_error without them (no positions, older file).
+    [[nodiscard]] std::vector<std::int64_t> cluster_labels(std::size_t frame) const;
+    // The merge events of the frames before `frames` (all of frame_count() by default).
+    [[nodiscard]] std::vector<merge_event> merge_events(std::size_t frames = SIZE_MAX) const;
+    // t_k as written at the last frame, and the k: clustering_levels(n).
+    [[nodiscard]] std::vector<double> clustering_times() const;
     // A /parameters dataset, row-major; nullopt if absent. rows/cols receive the shape.
     [[nodiscard]] std::optional<std::vector<double>>
     // A 3-D dataset reads as (stack rows) x cols with *stack its leading dimension (0 for

@@ -13,6 +13,8 @@
 //
 // with S = sum_k theta_k. A single token (n = 1) is one cluster: mean_cos = min_cos = 1,
 // gap = variance = velocity = 0.
+#include "nadyn/cluster_history.hpp"
+
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -230,6 +232,11 @@ struct frame_observables {
     double energy = 0;
     double effective_rank = 1, pair_density = 1;
     std::vector<double> modes; // m_1 .. m_K; empty unless asked for
+    // The cluster history (cluster_history.hpp) after this frame, when the run tracks it:
+    // every token's label, the frame's merge events, and t_k for k = clustering_levels(n).
+    std::vector<std::int64_t> cluster_labels;
+    std::vector<merge_event> merges;
+    std::vector<double> clustering_times;
     // The values of observable_names, in that order.
     [[nodiscard]] std::vector<double> values() const;
     // The value of an optional observable (one of optional_observable_names but modes).
@@ -268,6 +275,11 @@ class observables_calculator {
     // And the spectral modes m_1 .. m_K into out.modes (K = 0: none).
     void measure_modes(std::size_t K) { m_modes = K; }
 
+    // The single-linkage components of the last compute(): per token the smallest token of
+    // its cluster (the graph of `clusters`), what cluster_tracker::update() takes, so the
+    // cluster history needs no second pass over the pairs.
+    [[nodiscard]] const std::vector<int>& components() const { return m_components; }
+
   private:
     std::size_t m_n, m_d, m_block;
     std::vector<double> m_initial;
@@ -279,6 +291,7 @@ class observables_calculator {
     std::vector<std::vector<double>> m_previous_gram; // block x n per thread
     bool m_pair_density = false;
     std::size_t m_modes = 0;
+    std::vector<int> m_components; // n, after compute()
 };
 
 // The observable `energy` (docs/model.md §5.1) of the n x d rows y attention reads (theta_k,

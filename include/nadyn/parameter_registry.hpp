@@ -49,6 +49,9 @@ struct parameter_spec {
 std::span<const parameter_spec> parameter_registry();
 // The row of `name`, or nullptr.
 const parameter_spec* find_parameter(std::string_view name);
+// seed and the seeds by purpose (init_seed, weights_seed, noise_seed): a run's validity does
+// not depend on them, so a sweep checks one value of each axis of them.
+bool is_seed_parameter(std::string_view name);
 // "scheme, n, d, ..." for messages.
 std::string parameter_names();
 // The row of `name`; input_error listing the valid names when unknown.

@@ -111,6 +111,14 @@ class simulation {
     // The directions of a resumed file's last kept frame (read_resume): the previous frame of
     // the optional observables pair_change and angle.
     std::vector<double> m_resume_previous;
+    // The cluster history of a resumed file up to its last kept frame (read_resume): the
+    // labels there, the merge events so far, and the times and cluster counts of the kept
+    // frames; the tracker of the resumed run restarts from them (cluster_tracker::restore).
+    bool m_resume_tracks_clusters = false;
+    std::size_t m_resume_frames = 0;
+    std::vector<std::int64_t> m_resume_labels;
+    std::vector<merge_event> m_resume_merges;
+    std::vector<double> m_resume_times, m_resume_counts;
     std::vector<double> m_r_initial;
 };
 

@@ -7,6 +7,7 @@
 #include "nadyn/integrate.hpp"
 #include "nadyn/norm.hpp"
 #include "nadyn/parameters.hpp"
+#include "nadyn/plateaus.hpp"
 #include "nadyn/precision.hpp"
 #include "nadyn/scheme.hpp"
 #include "nadyn/weights.hpp"
@@ -42,6 +43,13 @@ struct run_config {
     bool qkv_norm = false;   // QKV-Norm: q, k, v normalised after the linear maps (§11)
     double norm_noise = 0.0; // sigma: the norms of q, k, v multiplied by 1 + sigma xi (§11)
     std::uint64_t seed = 1;
+    // Seeds by purpose (--init-seed, --weights-seed, --noise-seed): each draw has a seed of its
+    // own, so a sweep can hold the weights while the start varies, or the reverse. Unset, a
+    // purpose follows `seed`; every draw reads the seed of its purpose (seed_for_init() ...).
+    std::optional<std::uint64_t> init_seed, weights_seed, noise_seed;
+    std::uint64_t seed_for_init() const { return init_seed.value_or(seed); }
+    std::uint64_t seed_for_weights() const { return weights_seed.value_or(seed); }
+    std::uint64_t seed_for_noise() const { return noise_seed.value_or(seed); }
     bool positions = true;
     bool compress = false;
     bool swmr = true; // SWMR writing (see trajectory_layout); --no-swmr turns it off
@@ -51,6 +59,9 @@ struct run_config {
     std::vector<std::string> observe;
     // Degrees k = 1..modes of the optional observable `modes` (its width in the files).
     std::size_t modes = 8;
+    // The least length of a metastable plateau of the cluster count (--plateau-min: a time or
+    // a percentage of T), for the plateau table written when the run ends.
+    plateau_threshold plateau_min;
     int threads = 0;       // 0: OpenMP's default (all cores)
     std::size_t block = 0; // attention query block; 0: chosen from n
     std::string command_line;

@@ -22,6 +22,7 @@
 //   /parameters        (axes...) string: each run's full parameter record
 //   root attributes    nadyn_kind = "sweep", the experiment's text and overrides, the axes,
 //                      positions, version, compiler, flags, status of the sweep
+#include "nadyn/cluster_history.hpp"
 #include "nadyn/experiment.hpp"
 
 #include <atomic>
@@ -85,5 +86,19 @@ experiment sweep_experiment(const std::string& path);
 // The axes and a table of final observables per point (mean and spread over the `seed`
 // axis when there is one), as `nadyn inspect` prints it.
 std::string describe_sweep_file(const std::string& path);
+
+// The cluster history of one run of a sweep file (docs/model.md §5.2), as nadyn inspect
+// --merges prints it.
+struct sweep_run_history {
+    std::string label;                    // the run's point, "beta=4, seed=1"
+    std::vector<merge_event> merges;      // the events the file holds (at most n - 1)
+    std::size_t merge_count = 0;          // events the run had
+    std::vector<std::int64_t> levels;     // k of t_k
+    std::vector<double> clustering_times; // t_k
+};
+// The run at `point`, "axis=value,...": every axis with more than one value named once, a
+// value as the experiment writes it or equal as a number. input_error (naming the axes and
+// their values) for anything else, or a file without cluster histories.
+sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point);
 
 } // namespace nadyn

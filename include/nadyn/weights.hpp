@@ -40,7 +40,22 @@ struct attention_weights {
 //   gpt2        entries N(0, 0.02^2) (GPT-2's initialisation)
 //   symmetric   K = Q gaussian, so Q^T K is symmetric positive semi-definite; V gaussian
 //   file        datasets Q, K, V of an HDF5 file
-enum class weights_family { identity, gaussian, orthogonal, gpt2, symmetric, file };
+// The interaction-matrix families draw B = Q^T K itself, the matrix of the logits
+// beta <theta_k, B theta_j>, as the peers do (Q = I, K = B; V = I unless --value says):
+//   interaction-product    B = G1 G2 / sqrt(d), G1, G2 with standard normal entries
+//   interaction-symmetric  B = (G + G^T) / sqrt(2): symmetric and indefinite
+//   interaction-gpt2       B with entries N(0, 0.02^2)
+enum class weights_family {
+    identity,
+    gaussian,
+    orthogonal,
+    gpt2,
+    symmetric,
+    interaction_product,
+    interaction_symmetric,
+    interaction_gpt2,
+    file
+};
 
 // The value matrix's own family (the --value flag); `same` follows --weights.
 enum class value_family {
@@ -51,7 +66,9 @@ enum class value_family {
     orthogonal,
     gpt2,
     qk,
-    minus_qk
+    minus_qk,
+    interaction,      // V = B^T / sqrt(d), B = Q^T K: the peers' V = B / sqrt(d) for row vectors
+    minus_interaction // V = -B^T / sqrt(d)
 };
 
 // How the heads' outputs combine (--head-combine): their mean (H = 1 is the one-head
@@ -59,10 +76,12 @@ enum class value_family {
 enum class head_combine { mean, sum };
 
 inline constexpr std::string_view weights_names =
-    "identity, gaussian, orthogonal, gpt2, symmetric (each also NAME-per-layer), random, "
+    "identity, gaussian, orthogonal, gpt2, symmetric, interaction-product, "
+    "interaction-symmetric, interaction-gpt2 (each also NAME-per-layer), random, "
     "random-per-layer, file:PATH";
 inline constexpr std::string_view value_names =
-    "same, identity, minus-identity, gaussian, orthogonal, gpt2, qk, minus-qk";
+    "same, identity, minus-identity, gaussian, orthogonal, gpt2, qk, minus-qk, interaction, "
+    "minus-interaction";
 inline constexpr std::string_view head_combine_names = "mean, sum";
 
 value_family parse_value_family(std::string_view text); // input_error if unknown

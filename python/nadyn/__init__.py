@@ -12,11 +12,11 @@ built, live in the submodule ``nadyn._core``; their functions are re-exported he
 ``nadyn.has_core`` says whether they are available.
 """
 
-from . import closed_forms, laws
+from . import closed_forms, clusters, laws
 from .closed_forms import initial_velocity
 from .io import frame_count, open
 
-__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "laws", "has_core"]
+__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
 __version__ = "0.1.0"
 
 import importlib as _importlib
@@ -38,11 +38,12 @@ if _importlib_util.find_spec(__name__ + "._core") is not None:
         try:  # the Python side of the bindings (a stand-in _core may lack what it needs)
             from .bindings import NumericalFault, parameters, reduced, resume_sweep, simulate, sweep, table
             from .trajectory import Trajectory
+            from .plateaus import plateaus
         except (ImportError, AttributeError):
             pass
         else:
             __all__ += ["simulate", "sweep", "resume_sweep", "reduced", "table", "parameters", "Trajectory",
-                        "NumericalFault"]
+                        "NumericalFault", "plateaus"]
         for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
             if _name not in globals():
                 globals()[_name] = getattr(_core, _name)

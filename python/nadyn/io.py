@@ -5,6 +5,9 @@ A single-run file is an H5MD 1.1 trajectory (docs/file-format.md):
     /particles/tokens/position/{step,time,value}   value (frames, n, d), optional
     /particles/tokens/magnitude/{step,time,value}  value (frames, n)
     /observables/<name>/{step,time,value}          value (frames), or (frames, K) for modes
+    /particles/tokens/cluster_label/{step,time,value}  value (frames, n) int64, with positions
+    /cluster_history/merges/{step,time,value}      value (events, 6) int64: the merge events
+    /cluster_history/{k,clustering_time}           t_k for k = 1, 2, 4, ...
     /parameters                                    attributes: every input and statistic;
                                                    datasets theta0, r_initial, Q, K, V
     / attribute status                             running, complete, interrupted, failed
@@ -30,8 +33,15 @@ __all__ = ["open", "frame_count", "is_sweep"]
 
 POSITION = "particles/tokens/position"
 MAGNITUDE = "particles/tokens/magnitude"
+LABEL = "particles/tokens/cluster_label"
+MERGES = "cluster_history/merges"
+CLUSTERING_TIME = "cluster_history/clustering_time"
+# The fields of a merge event, as the `merge_field` coordinate of `merges` (a sweep file
+# names them the same way).
+MERGE_FIELDS = ("time", "frame", "label", "absorbed", "size", "absorbed_size", "clusters_after")
 OBSERVABLES = "observables"
 PARAMETERS = "parameters"
+PLATEAUS = "plateaus"
 # Datasets under /parameters and the dimensions they are labelled with.
 _PARAMETER_DATASET_DIMS = {
     "theta0": ("token", "dim"),
@@ -113,7 +123,7 @@ def is_sweep(root_attributes: dict[str, Any]) -> bool:
 def _series_groups(f: h5py.File) -> dict[str, h5py.Group]:
     """Every H5MD time series of a trajectory file, keyed by its path."""
     groups: dict[str, h5py.Group] = {}
-    for path in (POSITION, MAGNITUDE):
+    for path in (POSITION, LABEL, MAGNITUDE):
         if path in f:
             groups[path] = f[path]
     if OBSERVABLES in f:
@@ -159,7 +169,11 @@ def open(
     ``theta`` (time, token, dim; absent for ``--positions none`` or ``positions=False``),
     ``r`` (time, token), one variable per observable (time; ``modes``: time, mode with the
     coordinate ``mode`` = 1..K, as in a sweep file), and the initial state and
-    weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored).
+    weights from /parameters (``theta0``, ``r_initial``, ``Q``, ``K``, ``V`` when stored),
+    and, once the run has ended, its plateau table (/plateaus: ``plateaus_start``,
+    ``plateaus_end``, ``plateaus_clusters``, ``plateaus_censored`` on the dimension
+    ``plateau``) with the longest plateau's ``plateau_length`` and ``plateau_clusters`` (0-d,
+    the variables a sweep file holds per run).
     ``ds.attrs`` holds every /parameters attribute, ``status`` and the file's provenance;
     each variable carries the attributes of its HDF5 group and dataset (e.g. a
     ``description``).
@@ -261,6 +275,30 @@ class _FrameSeries(BackendArray):
             return np.asarray(self._manager.acquire()[self._name][(first,) + tuple(key[1:])])
 
 
+def _merge_variables(f: h5py.File, frames: int, coords: dict[str, Any]) -> dict[str, Any]:
+    """The merge events of the frames a reader sees (events are written before their frame's
+    times, so a file read while it grows may hold some of a frame not yet complete) as
+    ``merges`` (merge, merge_field), and t_k as ``clustering_time`` (k)."""
+    group = f[MERGES]
+    rows = min(group[m].shape[0] for m in ("value", "time", "step"))
+    value = np.asarray(group["value"][:rows], dtype=np.int64).reshape(rows, group["value"].shape[1])
+    time = np.asarray(group["time"][:rows], dtype=np.float64)
+    keep = value[:, 0] < frames if rows else np.zeros(0, dtype=bool)
+    table = np.column_stack([time[keep], value[keep].astype(np.float64)]) if rows else np.zeros((0, 7))
+    coords["merge"] = ("merge", np.arange(table.shape[0]), {"long_name": "merge event, in order"})
+    coords["merge_field"] = ("merge_field", np.array(MERGE_FIELDS, dtype=object))
+    attributes = _variable_attributes(group)
+    attributes["long_name"] = "merge events of the cluster history"
+    out = {"merges": (("merge", "merge_field"), table.reshape(-1, len(MERGE_FIELDS)), attributes)}
+    if CLUSTERING_TIME in f:
+        coords["k"] = ("k", np.asarray(f["cluster_history/k"][()], dtype=np.int64),
+                       {"long_name": "cluster count k of clustering_time"})
+        out["clustering_time"] = ("k", np.asarray(f[CLUSTERING_TIME][()], dtype=np.float64),
+                                  {key: value for key, value in _attributes(f[CLUSTERING_TIME]).items()
+                                   if key in ("description", "unit")})
+    return out
+
+
 def _read_trajectory(
     f: h5py.File, root: dict[str, Any], *, positions: bool, frames: slice | None, lazy: bool
 ) -> xr.Dataset:
@@ -334,6 +372,30 @@ def _read_trajectory(
             coords["mode"] = ("mode", np.arange(1, value.shape[1] + 1),
                               {"long_name": "degree k of the spectral mode m_k"})
         variables[name] = (dims, value, _variable_attributes(group))
+
+    if LABEL in groups:
+        attributes = {"long_name": "cluster label of each token (docs/model.md section 5.2)"}
+        attributes.update(_variable_attributes(groups[LABEL]))
+        variables["cluster_label"] = (("time", "token"), _read_series(groups[LABEL], "value", selection),
+                                      attributes)
+    if MERGES in f:
+        variables.update(_merge_variables(f, count, coords))
+    if PLATEAUS in f and isinstance(f[PLATEAUS], h5py.Group):
+        # The plateau table, written when the run ended: dimension `plateau`, variables
+        # plateaus_<column>; the longest plateau as the scalars a sweep file records per run.
+        table = f[PLATEAUS]
+        for column in ("start", "end", "clusters", "censored"):
+            if column in table:
+                values = np.asarray(table[column][()])
+                if column == "censored":
+                    values = values.astype(bool)
+                variables[f"plateaus_{column}"] = ("plateau", values, _attributes(table[column]))
+        about = _attributes(table)
+        variables["plateau_length"] = ((), float(about.get("longest_length", np.nan)), {
+            "description": "length of the longest plateau (0: none)", "unit": "time",
+            "plateau_min": about.get("plateau_min"), "min_length": about.get("min_length")})
+        variables["plateau_clusters"] = ((), int(about.get("longest_clusters", -1)), {
+            "description": "cluster count of the longest plateau (-1: none)"})
 
     attrs: dict[str, Any] = {}
     if PARAMETERS in f:

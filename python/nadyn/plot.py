@@ -7,6 +7,8 @@ and movies.
     nadyn.plot.observables(["a.h5", "b.h5"], law="initial-slope")
     nadyn.plot.heatmap(sweep, "mean_cos", x="time", y="beta", col="scheme")
     nadyn.plot.movie("run.h5", out="run.mp4")                # GIF when ffmpeg is missing
+    nadyn.plot.merge_tree(ds)                                # dendrogram, height = time
+    nadyn.plot.merge_tree(sweep, beta=4, seed=1)             # of one run of a sweep
 
 From the shell:
 
@@ -33,7 +35,7 @@ from .closed_forms import initial_velocity
 from .io import open as open_file
 from .laws import fit_terminal, predicted
 
-__all__ = ["sphere", "observables", "heatmap", "movie", "main", "LAWS"]
+__all__ = ["sphere", "observables", "heatmap", "movie", "merge_tree", "main", "LAWS"]
 
 # What `observables(law=...)` can overlay.
 LAWS = ("initial-slope", "terminal")
@@ -316,6 +318,55 @@ def heatmap(
     axes[0, 0].set_ylabel(y)
     label = observable + (f" ({reduce} over {', '.join(others)})" if others else "")
     fig.colorbar(mesh, ax=list(axes[0]), label=label)
+    return fig
+
+
+def merge_tree(item: str | os.PathLike | xr.Dataset, ax=None, **point):
+    """The merge tree of a run (nadyn.clusters.merge_tree) as a dendrogram whose height is
+    time: each leaf a cluster label, each join a merge event at its time. Clusters still
+    apart when the run ends are joined at its last time by dashed lines. ``point`` picks the
+    run of a sweep Dataset (``beta=4, seed=1``). Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    from .clusters import merge_tree as build_tree  # noqa: PLC0415
+
+    tree = build_tree(item, **point)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(max(4.0, 0.25 * tree.leaves + 2.0), 3.6))
+    else:
+        fig = ax.figure
+    leaves = tree.leaves
+    height = {label: 0.0 for label in range(leaves)}
+    children = {}
+    for i, (a, b, h, _) in enumerate(tree.linkage):
+        children[leaves + i] = (int(a), int(b))
+        height[leaves + i] = float(h)
+    # Leaves left to right in the order a depth-first walk from the root meets them (no
+    # recursion: a tree of n leaves can be n deep).
+    root = leaves + len(tree.linkage) - 1 if len(tree.linkage) else 0
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node < leaves:
+            order.append(node)
+        else:
+            stack.extend(reversed(children[node]))
+    x = {label: float(i) for i, label in enumerate(order)}
+    for node in sorted(children):
+        a, b = children[node]
+        x[node] = 0.5 * (x[a] + x[b])
+        style = "-" if node - leaves < tree.merged else "--"
+        color = "C0" if style == "-" else "0.6"
+        ax.plot([x[a], x[a], x[b], x[b]], [height[a], height[node], height[node], height[b]],
+                style, color=color, linewidth=1.2)
+    ax.set_xticks(range(len(order)))
+    ax.set_xticklabels([str(label) for label in order], fontsize=7)
+    ax.set_xlabel("cluster label")
+    ax.set_ylabel("time t")
+    title = "merge tree" + ("" if tree.complete else " (dashed: not merged by the end)")
+    if point:
+        title += " at " + ", ".join(f"{k}={v}" for k, v in point.items())
+    ax.set_title(title, fontsize=9)
     return fig
 
 

@@ -341,8 +341,8 @@ def quick_settings(study: Study) -> list[str]:
     it has none or they are not a list of ``KEY=VALUE`` strings."""
     quick = getattr(study.module, "QUICK", None)
     if quick is None:
-        raise StudyError(f"{study.name} has no quick form (its reduce.py defines no QUICK "
-                         "list of KEY=VALUE settings)")
+        raise StudyError(f"{study.name} has no quick form for --quick (its reduce.py "
+                         "defines no QUICK list of KEY=VALUE settings)")
     if not isinstance(quick, (list, tuple)) or not all(
             isinstance(s, str) and "=" in s for s in quick):
         raise StudyError(f"{study.name}: QUICK must be a list of KEY=VALUE strings, "

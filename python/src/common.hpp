@@ -34,5 +34,6 @@ void bind_simulate(py::module_& m);
 void bind_sweep(py::module_& m);
 void bind_fits(py::module_& m);
 void bind_unselectable(py::module_& m);
+void bind_plateaus(py::module_& m);
 
 } // namespace nadyn::python

@@ -231,4 +231,5 @@ PYBIND11_MODULE(_core, m) {
     bind_sweep(m);
     bind_fits(m);
     bind_unselectable(m);
+    bind_plateaus(m);
 }

@@ -37,6 +37,28 @@ constexpr hsize_t scalar_chunk_frames = 256;
 
 const char* const magnitude_path = "particles/tokens/magnitude";
 const char* const position_path = "particles/tokens/position";
+const char* const label_path = "particles/tokens/cluster_label";
+const char* const history_path = "cluster_history";
+const char* const merges_path = "cluster_history/merges";
+const char* const clustering_time_path = "cluster_history/clustering_time";
+
+// What the cluster history's datasets mean (their description and unit attributes).
+constexpr observable_info label_info{
+    "cluster_label",
+    "cluster label of every token: single-linkage clusters of cos >= 1 - cluster_eps (those "
+    "of the clusters observable), labelled 0, 1, ... by smallest token at the first frame; a "
+    "cluster keeps its label until it merges, a merged cluster takes the label of its largest "
+    "part (ties: the smaller label), a part split off gets a fresh label (docs/model.md "
+    "section 5.2)",
+    "label", true};
+constexpr observable_info merges_info{
+    "merges",
+    "merge events of the cluster history, one row each (columns: frame, label, absorbed, size, "
+    "absorbed_size, clusters_after): at frame `frame` (first frame at which they are one), "
+    "cluster `absorbed` (absorbed_size tokens) merged into cluster `label` (size tokens so "
+    "far); clusters_after is the frame's cluster count; several merges in one frame are "
+    "applied largest part first (docs/model.md section 5.2)",
+    "frame, label, label, count, count, count", true};
 
 // One frame per chunk, split along tokens when a frame exceeds max_chunk_bytes.
 std::vector<hsize_t> frame_chunk(std::size_t n, std::size_t values_per_token) {
@@ -225,6 +247,12 @@ struct trajectory_writer::impl {
     // Values per frame of each series of `observables`, and where its values start in
     // write_frame's vector.
     std::vector<std::size_t> widths, offsets;
+    // The cluster history (layout.cluster_history): labels (with positions), merge events
+    // and their count, t_k.
+    std::optional<series> labels;
+    std::optional<series> merges;
+    std::optional<hdf5_dataset> clustering_time;
+    hsize_t merge_rows = 0;
 
     // Bytes one frame adds to the file (values, plus time and step of every series).
     [[nodiscard]] std::uintmax_t frame_bytes() const {
@@ -237,6 +265,8 @@ struct trajectory_writer::impl {
         };
         std::uintmax_t bytes = row_bytes(magnitude.value);
         if (position) bytes += row_bytes(position->value);
+        if (labels) bytes += row_bytes(labels->value);
+        if (merges) bytes += 4096; // a frame's merge events: a few rows
         for (const std::size_t width : widths)
             bytes += width * sizeof(double);
         return bytes + (observables.size() + 2) * 2 * sizeof(double);
@@ -310,17 +340,61 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
                                             find_any_observable_info(name)));
         widths.push_back(static_cast<std::size_t>(width));
     }
+    // The cluster history, created with the rest before SWMR starts (it forbids creating
+    // datasets); the events are a series of their own, one row per event.
+    std::optional<series> labels, merges;
+    std::optional<hdf5_dataset> clustering_time;
+    if (layout.cluster_history) {
+        if (layout.positions)
+            labels = create_series(tokens, "cluster_label", {n}, frame_chunk(layout.n, 1),
+                                   layout.compress, &label_info);
+        hdf5_group history = file.create_group(history_path, true);
+        history.write_attribute(
+            "description",
+            std::string("the cluster history of the single-linkage clusters at cluster_eps "
+                        "(docs/model.md section 5.2): merge events and clustering times t_k"));
+        merges = create_series(history, "merges", {merge_event_width},
+                               {scalar_chunk_frames, merge_event_width}, false, &merges_info);
+        std::vector<std::string> columns(std::begin(merge_event_columns),
+                                         std::end(merge_event_columns));
+        merges->value.write_attribute("columns", columns);
+        const std::vector<std::int64_t> levels = clustering_levels(layout.n);
+        const hsize_t count = levels.size();
+        hdf5_dataset k = history.create_dataset("k", H5T_STD_I64LE, {count});
+        k.write_all(H5T_NATIVE_INT64, levels.data());
+        k.write_attribute("description",
+                          std::string("the cluster counts k of clustering_time: 1, 2, 4, ... <= n"));
+        k.make_scale("k");
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        clustering_time =
+            history.create_dataset("clustering_time", H5T_IEEE_F64LE, {count}, {count}, &nan);
+        clustering_time->write_attribute(
+            "description",
+            std::string("t_k: the time of the first frame whose cluster count (the clusters "
+                        "observable) is <= k, for k in k; NaN while there has been none. "
+                        "Rewritten at every frame"));
+        clustering_time->write_attribute("unit", std::string("t"));
+        clustering_time->attach_scale(k, 0);
+    }
     hdf5_group parameters = file.create_group("parameters", true);
     file.flush();
-    return std::make_unique<impl>(impl{std::move(file),
-                                       std::move(parameters),
-                                       std::move(position),
-                                       std::move(magnitude),
-                                       std::move(observables),
-                                       layout.observable_names,
-                                       {},
-                                       widths,
-                                       prefix_offsets(widths)});
+    auto made = std::make_unique<impl>(impl{std::move(file),
+                                            std::move(parameters),
+                                            std::move(position),
+                                            std::move(magnitude),
+                                            std::move(observables),
+                                            layout.observable_names,
+                                            {},
+                                            widths,
+                                            prefix_offsets(widths),
+                                            {},
+                                            {},
+                                            {},
+                                            0});
+    made->labels = std::move(labels);
+    made->merges = std::move(merges);
+    made->clustering_time = std::move(clustering_time);
+    return made;
 }
 
 trajectory_writer::trajectory_writer(const std::string& path, const trajectory_layout& layout,
@@ -383,6 +457,27 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
         const auto shape = observables.back().value.shape();
         widths.push_back(shape.size() > 1 ? static_cast<std::size_t>(shape[1]) : 1);
     }
+    // The cluster history up to the kept frames: labels like any series, the merge events
+    // of the frames before keep_frames (appended in frame order, so a prefix).
+    std::optional<series> labels, merges;
+    std::optional<hdf5_dataset> clustering_time;
+    hsize_t merge_rows = 0;
+    if (file.has(label_path)) labels = open_series(label_path);
+    if (file.has(merges_path)) {
+        const hdf5_group g = file.open_group(merges_path);
+        merges = series{g.open_dataset("value"), g.open_dataset("time"), g.open_dataset("step")};
+        hsize_t rows = std::numeric_limits<hsize_t>::max();
+        for (const hdf5_dataset* dataset : {&merges->value, &merges->time, &merges->step})
+            rows = std::min(rows, dataset->shape().at(0));
+        std::vector<std::int64_t> events(rows * merge_event_width);
+        if (rows > 0) merges->value.read_rows(0, rows, H5T_NATIVE_INT64, events.data());
+        while (merge_rows < rows &&
+               events[merge_rows * merge_event_width] < static_cast<std::int64_t>(keep_frames))
+            ++merge_rows;
+        for (hdf5_dataset* dataset : {&merges->value, &merges->time, &merges->step})
+            dataset->set_rows(merge_rows);
+        clustering_time = file.open_dataset(clustering_time_path);
+    }
     hdf5_group parameters = file.open_group("parameters");
     file.write_attribute("status", std::string(to_string(run_status::running)));
     file.flush();
@@ -399,7 +494,15 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
                                                  observable_names,
                                                  {},
                                                  widths,
-                                                 prefix_offsets(widths)});
+                                                 prefix_offsets(widths),
+                                                 {},
+                                                 {},
+                                                 {},
+                                                 0});
+    writer->m_impl->labels = std::move(labels);
+    writer->m_impl->merges = std::move(merges);
+    writer->m_impl->clustering_time = std::move(clustering_time);
+    writer->m_impl->merge_rows = merge_rows;
     return writer;
 }
 
@@ -480,7 +583,8 @@ void trajectory_writer::set_value_names(const std::vector<std::string>& names,
 }
 
 void trajectory_writer::write_frame(std::int64_t step, double time, const double* theta,
-                                    const double* r, const std::vector<double>& observables) {
+                                    const double* r, const std::vector<double>& observables,
+                                    const cluster_record* clusters) {
     if (!m_impl) throw std::logic_error("trajectory_writer::write_frame after finish");
     impl& f = *m_impl;
     const std::size_t expected =
@@ -513,8 +617,33 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
     f.magnitude.value.write_row(row, H5T_NATIVE_DOUBLE, r);
     for (std::size_t i = 0; i < f.observables.size(); ++i)
         f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &observables[f.offsets[i]]);
+    if (f.labels) {
+        // A frame without a history (a resumed file's run that tracks none) repeats -1.
+        if (clusters && clusters->labels) {
+            f.labels->value.write_row(row, H5T_NATIVE_INT64, clusters->labels);
+        } else {
+            const std::vector<std::int64_t> none(f.labels->value.shape().at(1), -1);
+            f.labels->value.write_row(row, H5T_NATIVE_INT64, none.data());
+        }
+    }
+    if (f.merges && clusters) {
+        if (clusters->merges)
+            for (const merge_event& event : *clusters->merges) {
+                const std::int64_t columns[merge_event_width] = {
+                    event.frame, event.label,         event.absorbed,
+                    event.size,  event.absorbed_size, event.clusters_after};
+                f.merges->value.write_row(f.merge_rows, H5T_NATIVE_INT64, columns);
+                f.merges->time.write_row(f.merge_rows, H5T_NATIVE_DOUBLE, &event.time);
+                f.merges->step.write_row(f.merge_rows, H5T_NATIVE_INT64, &event.step);
+                ++f.merge_rows;
+            }
+        if (clusters->clustering_times &&
+            clusters->clustering_times->size() == f.clustering_time->shape().at(0))
+            f.clustering_time->write_all(H5T_NATIVE_DOUBLE, clusters->clustering_times->data());
+    }
     auto for_each_series = [&](auto&& action) {
         if (f.position) action(*f.position);
+        if (f.labels) action(*f.labels);
         action(f.magnitude);
         for (auto& s : f.observables)
             action(s);
@@ -525,16 +654,87 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
     ++m_frames;
 }
 
-void trajectory_writer::finish(run_status status, const parameter_list& statistics) {
+namespace {
+
+constexpr const char* plateaus_group = "plateaus";
+
+// /plateaus from the file's own clusters series, so that a resumed run's table covers the
+// frames written before the resume as well (docs/file-format.md).
+void write_plateau_table(hdf5_file& file, const plateau_request& request) {
+    if (!file.has("observables/clusters")) return;
+    const hdf5_group clusters = file.open_group("observables/clusters");
+    const hdf5_dataset value = clusters.open_dataset("value");
+    const hdf5_dataset time = clusters.open_dataset("time");
+    const std::size_t frames = static_cast<std::size_t>(
+        std::min(value.shape().at(0), time.shape().at(0)));
+    std::vector<double> counts(frames), times(frames);
+    if (frames > 0) {
+        value.read_rows(0, frames, H5T_NATIVE_DOUBLE, counts.data());
+        time.read_rows(0, frames, H5T_NATIVE_DOUBLE, times.data());
+    }
+    const double min_length = request.threshold.time(request.horizon);
+    const std::vector<plateau> table = find_plateaus(times, counts, min_length);
+    const std::optional<plateau> longest = longest_plateau(table);
+
+    if (file.has(plateaus_group)) file.remove(plateaus_group);
+    hdf5_group group = file.create_group(plateaus_group, true);
+    group.write_attribute(
+        "description",
+        std::string("metastable plateaus of the clusters series: each maximal stretch of frames "
+                    "with one cluster count lasting at least min_length (docs/model.md "
+                    "section 5.3)"));
+    group.write_attribute("plateau_min", request.threshold.to_string());
+    group.write_attribute("min_length", min_length);
+    group.write_attribute("longest_length", longest ? longest->length() : 0.0);
+    group.write_attribute("longest_clusters", longest ? longest->clusters : std::int64_t{-1});
+    const hsize_t count = table.size();
+    std::vector<double> start, end;
+    std::vector<std::int64_t> number;
+    std::vector<signed char> censored;
+    for (const plateau& p : table) {
+        start.push_back(p.start);
+        end.push_back(p.end);
+        number.push_back(p.clusters);
+        censored.push_back(p.censored ? 1 : 0);
+    }
+    auto column = [&](const char* name, hid_t file_type, hid_t memory_type, const void* data,
+                      const char* description, const char* unit) {
+        hdf5_dataset dataset = group.create_dataset(name, file_type, {count});
+        if (count > 0) dataset.write_all(memory_type, data);
+        dataset.write_attribute("description", std::string(description));
+        dataset.write_attribute("unit", std::string(unit));
+    };
+    column("start", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, start.data(),
+           "time of the plateau's first frame", "time");
+    column("end", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, end.data(),
+           "time of the first frame at another cluster count; for a censored plateau, the "
+           "time of the run's last frame",
+           "time");
+    column("clusters", H5T_STD_I64LE, H5T_NATIVE_INT64, number.data(),
+           "the cluster count during the plateau", "count");
+    column("censored", H5T_STD_I8LE, H5T_NATIVE_SCHAR, censored.data(),
+           "1: the plateau lasts to the run's last frame, so its end is where the run stopped "
+           "and its length a lower bound; 0: it ended within the run",
+           "");
+}
+
+} // namespace
+
+void trajectory_writer::finish(run_status status, const parameter_list& statistics,
+                               const std::optional<plateau_request>& plateaus) {
     if (!m_impl) throw std::logic_error("trajectory_writer::finish called twice");
-    // Within what the last frame reserved, unless the file has no frame yet.
-    m_claim->reserve(finish_margin, "no space to close '" + m_path + "' (its frames, " +
-                                        std::to_string(m_frames) +
-                                        ", are intact; its status stays 'running')");
+    // Within what the last frame reserved, unless the file has no frame yet; the plateau
+    // table takes at most four numbers per frame and its headers.
+    const std::uintmax_t table_bytes =
+        plateaus ? (std::uintmax_t{16} << 10) + 32 * std::uintmax_t{m_frames} : 0;
+    m_claim->reserve(finish_margin + table_bytes,
+                     "no space to close '" + m_path + "' (its frames, " +
+                         std::to_string(m_frames) + ", are intact; its status stays 'running')");
     if (m_swmr_started) {
         // SWMR forbids attribute writes: end it by closing every handle, then reopen.
         m_impl.reset();
         hdf5_file file = hdf5_file::open_read_write(m_path);
+        if (plateaus) write_plateau_table(file, *plateaus);
         hdf5_group parameters = file.open_group("parameters");
         for (const auto& [name, value] : statistics.entries())
             parameters.write_attribute(name, value);
@@ -542,6 +742,7 @@ void trajectory_writer::finish(run_status status, const parameter_list& statisti
         file.flush();
         return;
     }
+    if (plateaus) write_plateau_table(m_impl->file, *plateaus);
     for (const auto& [name, value] : statistics.entries())
         m_impl->parameters.write_attribute(name, value);
     m_impl->file.write_attribute("status", std::string(to_string(status)));
@@ -557,6 +758,7 @@ namespace {
 std::vector<std::string> series_paths(const hdf5_file& file) {
     std::vector<std::string> paths;
     if (file.has(position_path)) paths.emplace_back(position_path);
+    if (file.has(label_path)) paths.emplace_back(label_path);
     paths.emplace_back(magnitude_path);
     if (file.has("observables"))
         for (const auto& name : file.open_group("observables").children())
@@ -664,6 +866,68 @@ std::vector<double> trajectory_reader::times() const {
     return times;
 }
 
+bool trajectory_reader::has_cluster_history() const { return m_file->has(merges_path); }
+
+std::vector<std::int64_t> trajectory_reader::cluster_labels(std::size_t frame) const {
+    if (!m_file->has(std::string(label_path) + "/value"))
+        throw input_error("'" + m_file->file_path() +
+                          "' has no cluster labels (they are recorded with the positions, by "
+                          "nadyn with cluster histories)");
+    if (frame >= m_frames)
+        throw input_error("frame " + std::to_string(frame) + " is not in '" +
+                          m_file->file_path() + "' (" + std::to_string(m_frames) + " frames)");
+    std::vector<std::int64_t> labels(m_n);
+    m_file->open_dataset(std::string(label_path) + "/value")
+        .read_rows(frame, 1, H5T_NATIVE_INT64, labels.data());
+    return labels;
+}
+
+std::vector<merge_event> trajectory_reader::merge_events(std::size_t frames) const {
+    if (!has_cluster_history())
+        throw input_error("'" + m_file->file_path() +
+                          "' records no merge events (written by a nadyn without cluster "
+                          "histories)");
+    frames = std::min(frames, m_frames);
+    const hdf5_group g = m_file->open_group(merges_path);
+    const hdf5_dataset value = g.open_dataset("value"), time = g.open_dataset("time"),
+                       step = g.open_dataset("step");
+    // Events whose three rows are all written (a writer stopped mid-frame leaves fewer).
+    const hsize_t rows =
+        std::min({value.shape().at(0), time.shape().at(0), step.shape().at(0)});
+    std::vector<std::int64_t> columns(rows * merge_event_width), steps(rows);
+    std::vector<double> times(rows);
+    if (rows > 0) {
+        value.read_rows(0, rows, H5T_NATIVE_INT64, columns.data());
+        time.read_rows(0, rows, H5T_NATIVE_DOUBLE, times.data());
+        step.read_rows(0, rows, H5T_NATIVE_INT64, steps.data());
+    }
+    std::vector<merge_event> events;
+    for (hsize_t i = 0; i < rows; ++i) {
+        const std::int64_t* c = columns.data() + i * merge_event_width;
+        if (c[0] < 0 || static_cast<std::size_t>(c[0]) >= frames) break; // in frame order
+        merge_event e;
+        e.frame = c[0];
+        e.step = steps[i];
+        e.time = times[i];
+        e.label = c[1];
+        e.absorbed = c[2];
+        e.size = c[3];
+        e.absorbed_size = c[4];
+        e.clusters_after = c[5];
+        events.push_back(e);
+    }
+    return events;
+}
+
+std::vector<double> trajectory_reader::clustering_times() const {
+    if (!has_cluster_history())
+        throw input_error("'" + m_file->file_path() + "' records no clustering times");
+    const hdf5_dataset dataset = m_file->open_dataset(clustering_time_path);
+    std::vector<double> times(dataset.shape().at(0));
+    dataset.read_all(H5T_NATIVE_DOUBLE, times.data());
+    return times;
+}
+
 std::vector<std::string> trajectory_reader::observable_names() const {
     if (!m_file->has("observables")) return {};
     return m_file->open_group("observables").children();
@@ -696,6 +960,38 @@ std::vector<std::pair<std::string, std::string>> trajectory_reader::parameter_de
             out.emplace_back(name, *s);
     }
     return out;
+}
+
+std::optional<plateau_table> trajectory_reader::plateaus() const {
+    if (!m_file->has(plateaus_group)) return std::nullopt;
+    const hdf5_group group = m_file->open_group(plateaus_group);
+    plateau_table table;
+    const std::string where = "'" + m_file->file_path() + "': /plateaus";
+    auto attribute = [&](const char* name) {
+        const auto value = group.read_attribute(name);
+        if (!value) throw input_error(where + " lacks the attribute " + name);
+        return *value;
+    };
+    table.plateau_min = to_display_string(attribute("plateau_min"));
+    const parameter_value min_length = attribute("min_length");
+    if (const double* value = std::get_if<double>(&min_length)) table.min_length = *value;
+    auto column = [&](const char* name) {
+        const hdf5_dataset dataset = group.open_dataset(name);
+        const auto shape = dataset.shape();
+        if (shape.size() != 1) throw input_error(where + "/" + name + " is not one-dimensional");
+        std::vector<double> values(static_cast<std::size_t>(shape[0]));
+        if (!values.empty()) dataset.read_all(H5T_NATIVE_DOUBLE, values.data());
+        return values;
+    };
+    const auto start = column("start"), end = column("end"), clusters = column("clusters"),
+               censored = column("censored");
+    if (end.size() != start.size() || clusters.size() != start.size() ||
+        censored.size() != start.size())
+        throw input_error(where + " has columns of different lengths");
+    for (std::size_t i = 0; i < start.size(); ++i)
+        table.plateaus.push_back(
+            {start[i], end[i], static_cast<std::int64_t>(clusters[i]), censored[i] != 0.0});
+    return table;
 }
 
 std::size_t trajectory_reader::observable_width(const std::string& name) const {

@@ -52,10 +52,11 @@ class bytes_out {
         put(std::uint64_t(text.size()));
         m_data.insert(m_data.end(), text.begin(), text.end());
     }
-    void put(const std::vector<double>& values) {
+    template <class T> void put(const std::vector<T>& values) {
+        static_assert(std::is_trivially_copyable_v<T>);
         put(std::uint64_t(values.size()));
         const auto* p = reinterpret_cast<const char*>(values.data());
-        m_data.insert(m_data.end(), p, p + values.size() * sizeof(double));
+        m_data.insert(m_data.end(), p, p + values.size() * sizeof(T));
     }
     [[nodiscard]] const std::vector<char>& data() const { return m_data; }
 
@@ -76,11 +77,12 @@ class bytes_in {
         text.resize(size);
         take(text.data(), size);
     }
-    void get(std::vector<double>& values) {
+    template <class T> void get(std::vector<T>& values) {
+        static_assert(std::is_trivially_copyable_v<T>);
         std::uint64_t size = 0;
         get(size);
         values.resize(size);
-        take(values.data(), size * sizeof(double));
+        take(values.data(), size * sizeof(T));
     }
 
   private:
@@ -103,10 +105,14 @@ template <class Record, class Field> void each_field(Record& r, Field&& field) {
     field(r.times);
     field(r.positions);
     field(r.magnitudes);
+    field(r.clustering_times);
+    field(r.merges); // merge_event: trivially copyable
     field(r.frames);
     field(r.rhs);
     field(r.accepted);
     field(r.wall);
+    field(r.plateau_length);
+    field(r.plateau_clusters);
     field(r.parameters);
     field(r.failure);
 }

@@ -36,8 +36,16 @@ def test_dims_coords_and_raw_values(simulate):
     with h5py.File(path, "r") as f:
         frames = f["particles/tokens/position/value"].shape[0]
         assert frames == 21  # 100 steps, a frame every 5 plus the first
-        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4}
+        events = f["cluster_history/merges/value"].shape[0]
+        # `plateau`: the run's plateau table (test_plateaus.py checks it).
+        assert dict(ds.sizes) == {"time": frames, "token": 12, "dim": 4, "k": 4, "merge": events,
+                                  "merge_field": 7, "plateau": ds.sizes["plateau"]}  # k = 1, 2, 4, 8
         assert ds["theta"].dims == ("time", "token", "dim")
+        # The cluster history as stored: labels per frame, events with their times first.
+        np.testing.assert_array_equal(ds["cluster_label"].values,
+                                      f["particles/tokens/cluster_label/value"][()])
+        np.testing.assert_array_equal(ds["merges"].values[:, 1:], f["cluster_history/merges/value"][()])
+        np.testing.assert_array_equal(ds["merges"].values[:, 0], f["cluster_history/merges/time"][()])
         assert ds["r"].dims == ("time", "token")
         np.testing.assert_array_equal(ds["theta"].values, f["particles/tokens/position/value"][()])
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])
@@ -86,8 +94,11 @@ def test_random_weights_are_variables(simulate):
 def test_positions_none(simulate):
     path = simulate("nopos.h5", "--n", "10", "--T", "0.5", "--positions", "none")
     ds = nadyn.open(path)
-    assert "theta" not in ds
-    assert dict(ds.sizes) == {"time": 51, "token": 10, "dim": 3}  # 50 steps, every one a frame
+    assert "theta" not in ds and "cluster_label" not in ds  # labels come with the positions
+    # 50 steps, every one a frame (the cluster history adds k, merge and merge_field;
+    # `plateau`: the run's plateau table, test_plateaus.py)
+    assert {dim: ds.sizes[dim] for dim in ("time", "token", "dim")} == {"time": 51, "token": 10, "dim": 3}
+    assert ds.sizes["k"] == 4 and "merges" in ds and "plateau" in ds.sizes
     with h5py.File(path, "r") as f:
         assert "particles/tokens/position" not in f
         np.testing.assert_array_equal(ds["r"].values, f["particles/tokens/magnitude/value"][()])

@@ -128,6 +128,20 @@ def test_inspect_prints_modes_and_csv_columns(cli, simulate):
     assert "modes at t = 1 (k = 1..3):" in summary
 
 
+def test_inspect_table_shows_the_recorded_optional_observables(cli, simulate):
+    path = simulate("table.h5", "--n", "16", "--T", "1", "--observe",
+                    "pair_density,energy,effective_rank")
+    summary = subprocess.run([cli, "inspect", str(path), "--rows", "2"], check=True,
+                             capture_output=True, text=True).stdout.splitlines()
+    header = next(line for line in summary if line.split()[:2] == ["time", "mean_cos"])
+    # After the default columns, in the order of the optional observables, not of --observe.
+    assert header.split()[-3:] == ["energy", "effective_rank", "pair_density"]
+    last = summary[summary.index(header) + 2].split()
+    ds = nadyn.open(path)
+    for name, printed in zip(["energy", "effective_rank", "pair_density"], last[-3:]):
+        assert float(printed) == pytest.approx(ds[name].values[-1], rel=1e-7)
+
+
 @pytest.mark.parametrize("value", ["0", "1025", "-3", "x"])
 def test_bad_modes_is_refused_before_anything_is_written(cli, tmp_path, value):
     out = tmp_path / "bad.h5"

@@ -130,7 +130,7 @@ def test_quick_form_applies_its_settings_before_set(cli, tmp_path):
     refused = subprocess.run([cli, "table", "plain", "--studies", str(studies), "--quick",
                               "--out-dir", str(tmp_path / "none")], capture_output=True, text=True)
     assert refused.returncode == 2
-    assert "plain has no quick form" in refused.stderr
+    assert "plain has no quick form for --quick" in refused.stderr
     assert not (tmp_path / "none").exists()
 
 

@@ -58,6 +58,9 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"qkv_norm", "1"},
                                                                      {"norm_noise", "0.05"},
                                                                      {"seed", "42"},
+                                                                     {"init_seed", "43"},
+                                                                     {"weights_seed", "44"},
+                                                                     {"noise_seed", "45"},
                                                                      {"r0", "2.5"},
                                                                      {"alpha", "0.5"},
                                                                      {"t_switch", "1.25"},
@@ -74,7 +77,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"observe", "unselectable"},
                                                                      {"threads", "2"},
                                                                      {"block", "32"},
-                                                                     {"mode_count", "12"}};
+                                                                     {"mode_count", "12"},
+                                                                     {"plateau_min", "2.5"}};
     std::set<std::string> covered;
     for (const auto& [name, text] : values) {
         assign_parameter(changed, name, text);
@@ -92,6 +96,14 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
     CHECK(changed.beta_log_n);
     CHECK(changed.logit_beta() == 0.3 * std::log(17.0));
     CHECK(run_config{}.logit_beta() == run_config{}.beta);
+    CHECK(changed.seed_for_init() == 43);
+    CHECK(changed.seed_for_weights() == 44);
+    CHECK(changed.seed_for_noise() == 45);
+    // Unset, a purpose follows seed, and "seed" unsets it again.
+    CHECK(run_config{}.seed_for_weights() == run_config{}.seed);
+    assign_parameter(changed, "weights_seed", "seed");
+    CHECK(changed.seed_for_weights() == 42);
+    assign_parameter(changed, "weights_seed", "44");
     for (const run_config& c : {run_config{}, changed}) {
         const run_config back = run_config::from_parameters(c.to_parameters());
         CHECK(records(back) == records(c));
@@ -109,6 +121,8 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     CHECK(default_text(parameter("n")) == "64");
     CHECK(default_text(parameter("beta")) == "4");
     CHECK(default_text(parameter("t_switch")).empty());
+    CHECK(default_text(parameter("seed")) == "1");
+    CHECK(default_text(parameter("weights_seed")).empty()); // follows seed
     CHECK_NOTHROW(defaults.validate());
 
     const std::vector<std::pair<const char*, const char*>> bad = {{"n", "0"},
@@ -126,7 +140,13 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
                                                                   {"norm_noise", "-0.1"},
                                                                   {"norm_noise", "inf"},
                                                                   {"mode_count", "0"},
-                                                                  {"mode_count", "1025"}};
+                                                                  {"mode_count", "1025"},
+                                                                  {"init_seed", "-1"},
+                                                                  {"noise_seed", "0.5"},
+                                                                  {"plateau_min", "-1"},
+                                                                  {"plateau_min", "101%"},
+                                                                  {"plateau_min", "nan"},
+                                                                  {"plateau_min", "5 %"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;

@@ -57,16 +57,18 @@ std::vector<double> values_of(const std::vector<matrix>& ms) {
 } // namespace
 
 TEST_CASE("names parse and print back; random stays an alias of gaussian") {
-    for (const char* text : {"identity", "gaussian", "orthogonal", "gpt2", "symmetric",
-                             "gaussian-per-layer", "orthogonal-per-layer", "gpt2-per-layer",
-                             "symmetric-per-layer", "random", "random-per-layer", "file:/tmp/w.h5"})
+    for (const char* text :
+         {"identity", "gaussian", "orthogonal", "gpt2", "symmetric", "gaussian-per-layer",
+          "orthogonal-per-layer", "gpt2-per-layer", "symmetric-per-layer", "random",
+          "random-per-layer", "file:/tmp/w.h5", "interaction-product",
+          "interaction-symmetric-per-layer", "interaction-gpt2"})
         CHECK(weights_spec::parse(text).to_string() == text);
     CHECK(weights_spec::parse("random").family == weights_family::gaussian);
     CHECK(weights_spec::parse("random-per-layer").per_layer);
     for (const char* bad : {"xavier", "-per-layer", "file:", "gaussian-per-layer-per-layer"})
         CHECK_THROWS_AS(weights_spec::parse(bad), input_error);
-    for (const char* text :
-         {"same", "identity", "minus-identity", "gaussian", "orthogonal", "gpt2", "qk", "minus-qk"})
+    for (const char* text : {"same", "identity", "minus-identity", "gaussian", "orthogonal", "gpt2",
+                             "qk", "minus-qk", "interaction", "minus-interaction"})
         CHECK(to_string(parse_value_family(text)) == text);
     CHECK_THROWS_AS(parse_value_family("tied"), input_error);
     CHECK(parse_head_combine("sum") == head_combine::sum);
@@ -178,6 +180,61 @@ TEST_CASE("qk is Q^T K over its spectral norm; minus-qk its negative; identity v
     CHECK(make_weights(spec_of("gaussian", 1, value_family::identity), d, 3).heads[0].V.size() ==
           0);
     CHECK(make_weights(spec_of("identity"), d, 3).is_identity());
+}
+
+TEST_CASE("interaction families draw B = Q^T K itself from the same standard normals") {
+    // The gaussian family's Q and K are the query and key slots' standard normals times
+    // 1/sqrt(d) (and gpt2's times 0.02): B is rebuilt from them independently.
+    for (std::size_t d : {2, 5, 16}) {
+        CAPTURE(d);
+        const double root = std::sqrt(double(d));
+        for (std::int64_t layer : {-1, 3}) {
+            const std::string suffix = layer < 0 ? "" : "-per-layer";
+            const auto g = make_weights(spec_of("gaussian" + suffix, 2), d, 7, layer);
+            const auto p = make_weights(spec_of("gpt2" + suffix, 2), d, 7, layer);
+            const auto product =
+                make_weights(spec_of("interaction-product" + suffix, 2), d, 7, layer);
+            const auto symmetric =
+                make_weights(spec_of("interaction-symmetric" + suffix, 2), d, 7, layer);
+            const auto small = make_weights(spec_of("interaction-gpt2" + suffix, 2), d, 7, layer);
+            for (std::size_t h = 0; h < 2; ++h) {
+                const matrix g1 = root * g.heads[h].Q, g2 = root * g.heads[h].K;
+                // Q = I (empty), K = B, V = I (empty) with value = same.
+                for (const auto* w : {&product, &symmetric, &small}) {
+                    CHECK(w->heads[h].Q.size() == 0);
+                    CHECK(w->heads[h].V.size() == 0);
+                }
+                const matrix expected = g1 * g2 / root;
+                CHECK((product.heads[h].K - expected).cwiseAbs().maxCoeff() <=
+                      1e-14 * expected.cwiseAbs().maxCoeff());
+                const matrix& b = symmetric.heads[h].K;
+                CHECK((b - (g1 + g1.transpose()) / std::sqrt(2.0)).cwiseAbs().maxCoeff() <= 1e-14);
+                CHECK(b == b.transpose());
+                CHECK(small.heads[h].K == p.heads[h].Q);
+            }
+        }
+    }
+    // (G + G^T) / sqrt(2) is indefinite: at d = 16 both signs of eigenvalue occur.
+    const matrix b = make_weights(spec_of("interaction-symmetric"), 16, 1).heads[0].K;
+    const Eigen::SelfAdjointEigenSolver<matrix> eigen(b);
+    CHECK(eigen.eigenvalues().minCoeff() < 0.0);
+    CHECK(eigen.eigenvalues().maxCoeff() > 0.0);
+}
+
+TEST_CASE("interaction values are V = +-(Q^T K)^T / sqrt(d), with any family") {
+    const std::size_t d = 6;
+    for (const char* family : {"interaction-product", "gaussian"}) {
+        CAPTURE(family);
+        const auto w = make_weights(spec_of(family, 2, value_family::interaction), d, 3);
+        const auto minus = make_weights(spec_of(family, 2, value_family::minus_interaction), d, 3);
+        for (std::size_t h = 0; h < 2; ++h) {
+            const auto& head = w.heads[h];
+            const matrix q = head.Q.size() ? head.Q : identity(d);
+            const matrix b = q.transpose() * head.K;
+            CHECK((head.V - b.transpose() / std::sqrt(double(d))).cwiseAbs().maxCoeff() <= 1e-15);
+            CHECK(minus.heads[h].V == -head.V);
+        }
+    }
 }
 
 TEST_CASE("weights files: d x d for every head, H x d x d per head, mismatches refused") {
