@@ -14,8 +14,9 @@ QUICK = ["sweep.beta=[4,5]", "run.T=200"]
 CLUSTER_EPS = 1e-3  # the runs' cluster_eps (the default): clusters join at 1 - cos = eps
 NOTE = """\
 Two caps of radius 0.02 (8 tokens each, d = 3, post-ln, identity weights) at angle DELTA.
-`plateau` is the longest time the cluster count stays constant (here: 2, from t = 0 to
-the merge), per run, from the frames (four per time unit); `predicted` is the merge time of
+`plateau` is the longest time the cluster count stays at one value of at least 2 (here:
+2, from t = 0 to the first frame after the merger; `nadyn.plateaus`), per run, from the
+frames (four per time unit); `predicted` is the merge time of
 two point clusters, T(beta, DELTA) = integral (1 + exp(beta (1 - cos D))) / (2 sin D) dD
 from arccos(1 - eps) to DELTA (docs/model.md §14). Per DELTA, `slope` is the least-squares
 slope of log(plateau) against beta over the runs that merged before T, `slope_predicted`
@@ -26,21 +27,17 @@ FORMATS = {"delta": ".4f"}
 
 
 def longest_plateau(times, counts, least=2):
-    """The longest interval of frames with one cluster count of at least `least` (the final
-    single cluster is no metastable state): (length, count). An interval ends halfway
-    between its last frame and the next one, where the count changed. To be replaced by the
-    library's plateau detection (branch `plateaus`) once it lands."""
-    times, counts = np.asarray(times, float), np.asarray(counts, float)
-    keep = np.isfinite(times) & np.isfinite(counts)
-    times, counts = times[keep], counts[keep]
-    best, best_count, start = 0.0, np.nan, 0
-    for i in range(1, len(times) + 1):
-        if i == len(times) or counts[i] != counts[start]:
-            end = times[i - 1] if i == len(times) else 0.5 * (times[i - 1] + times[i])
-            if counts[start] >= least and end - times[start] > best:
-                best, best_count = end - times[start], counts[start]
-            start = i
-    return best, best_count
+    """The longest plateau of the cluster count (nadyn.plateaus: a maximal stretch of frames
+    at one count, ending at the first frame at another) among those of at least `least`
+    clusters (the final single cluster is no metastable state): (length, count)."""
+    import nadyn
+
+    found = nadyn.plateaus(times, counts, plateau_min=0.0)
+    lengths = np.where(found.clusters.values >= least, found.length.values, -1.0)
+    if lengths.size == 0 or lengths.max() < 0:
+        return 0.0, np.nan
+    i = int(np.argmax(lengths))
+    return float(lengths[i]), float(found.clusters.values[i])
 
 
 def merge_time(beta, delta, eps=CLUSTER_EPS):

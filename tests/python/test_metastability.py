@@ -47,9 +47,12 @@ def test_plateau_extraction():
     reduce = _reduce_module()
     times = np.arange(10.0)
     counts = np.array([5, 3, 3, 3, 2, 2, 2, 2, 1, 1])
-    # Twos from t = 4 to halfway between 7 and 8; the final single cluster does not count.
-    assert reduce.longest_plateau(times, counts) == (3.5, 2.0)
-    assert reduce.longest_plateau(times, counts, least=1)[0] == 3.5
+    # Twos from t = 4 to the first frame at one cluster, t = 8; the final single cluster
+    # (censored, 2 long) does not count unless asked for.
+    assert reduce.longest_plateau(times, counts) == (4.0, 2.0)
+    assert reduce.longest_plateau(times, counts, least=1) == (4.0, 2.0)
+    length, count = reduce.longest_plateau(times, np.ones(10))
+    assert length == 0.0 and math.isnan(count)
     assert reduce.scheme_clock("sqrt-scaling", 10.0, 0.0) == pytest.approx(35.0)
     assert reduce.scheme_clock("pre-ln", 3.0, 0.0) == pytest.approx(math.e ** 3 - 1.0)
 
