@@ -99,7 +99,7 @@ void normalise(double* row, std::size_t d) {
 // caps:K,EPS: the checks, then the centres +u_1, -u_1, +u_2, -u_2, ... (K of them) of an
 // orthonormal frame drawn from the seed: Gram-Schmidt on unit vectors from draw_unit (on the
 // sphere, or on the centred sphere, of dimension `dimension`), so that any two centres are 90
-// or 180 degrees apart.
+// or 180 degrees apart. caps:K,EPS,DELTA: K centres at pairwise angle DELTA, from u_0..u_{K-1}.
 std::vector<double> cap_centres(const initial_spec& spec, std::size_t n, std::size_t d,
                                 std::size_t dimension, random_source& source, unit_draw draw_unit) {
     const std::size_t caps = spec.caps;
@@ -113,7 +113,13 @@ std::vector<double> cap_centres(const initial_spec& spec, std::size_t n, std::si
                           "' needs K <= " + std::to_string(2 * dimension) +
                           " (the centres are +-u of an orthonormal frame of the " +
                           std::to_string(dimension) + "-dimensional space the tokens live in)");
-    const std::size_t frame = (caps + 1) / 2;
+    const bool spread = spec.separation > 0.0; // caps:K,EPS,DELTA
+    if (spread && caps > dimension)
+        throw input_error("init '" + spec.to_string() + "' needs K <= " +
+                          std::to_string(dimension) +
+                          " (the centres use K orthonormal vectors of the " +
+                          std::to_string(dimension) + "-dimensional space the tokens live in)");
+    const std::size_t frame = spread ? caps : (caps + 1) / 2;
     std::vector<double> u(frame * d), centres(caps * d);
     for (std::size_t m = 0; m < frame; ++m) {
         double* row = &u[m * d];
@@ -136,9 +142,33 @@ std::vector<double> cap_centres(const initial_spec& spec, std::size_t n, std::si
         for (std::size_t a = 0; a < d; ++a)
             row[a] *= inverse;
     }
-    for (std::size_t c = 0; c < caps; ++c)
+    if (!spread) {
+        for (std::size_t c = 0; c < caps; ++c)
+            for (std::size_t a = 0; a < d; ++a)
+                centres[c * d + a] = (c % 2 == 0 ? 1.0 : -1.0) * u[(c / 2) * d + a];
+        return centres;
+    }
+    // Equal pairwise angles: the vertices e_c - (1, ..., 1)/K of the regular simplex of R^K
+    // (pairwise cosine -1/(K-1)) written in the Helmert basis h_m of the hyperplane they span,
+    // h_m = (1, ..., 1, -m, 0, ...) / sqrt(m (m+1)), m = 1..K-1, carried onto u_1..u_{K-1}:
+    // s_c = sum_m h_m[c] u_m / sqrt((K-1)/K). Tilting towards u_0 by t raises the cosine to
+    // t - (1 - t) / (K-1) = cos DELTA. One cap: its centre is u_0 (t = 1).
+    const double k = static_cast<double>(caps);
+    // Clamped: the parser admits cos DELTA down to -1/(K-1) less round-off.
+    const double t =
+        caps == 1 ? 1.0 : std::clamp(((k - 1.0) * std::cos(spec.separation) + 1.0) / k, 0.0, 1.0);
+    const double vertex = caps == 1 ? 0.0 : std::sqrt(k / (k - 1.0)); // 1 / |e_c - 1/K|
+    for (std::size_t c = 0; c < caps; ++c) {
+        double* centre = &centres[c * d];
         for (std::size_t a = 0; a < d; ++a)
-            centres[c * d + a] = (c % 2 == 0 ? 1.0 : -1.0) * u[(c / 2) * d + a];
+            centre[a] = std::sqrt(t) * u[a];
+        for (std::size_t m = std::max<std::size_t>(c, 1); m < caps; ++m) {
+            const double mm = static_cast<double>(m);
+            const double h = (c < m ? 1.0 : -mm) / std::sqrt(mm * (mm + 1.0));
+            for (std::size_t a = 0; a < d; ++a)
+                centre[a] += std::sqrt(1.0 - t) * vertex * h * u[m * d + a];
+        }
+    }
     return centres;
 }
 
@@ -271,11 +301,12 @@ std::optional<double> cap_radius_of(const std::string& value) {
 }
 
 initial_spec spec_of(initial_kind kind, double cap_radius = 0.0, std::size_t caps = 0,
-                     std::string path = {}) {
+                     std::string path = {}, double separation = 0.0) {
     initial_spec spec;
     spec.kind = kind;
     spec.cap_radius = cap_radius;
     spec.caps = caps;
+    spec.separation = separation;
     spec.path = std::move(path);
     return spec;
 }
@@ -296,21 +327,36 @@ initial_spec initial_spec::parse(const std::string& text) {
         const std::string value = text.substr(5);
         const auto comma = value.find(',');
         const std::string count = value.substr(0, comma);
-        const auto eps =
-            comma == std::string::npos ? std::nullopt : cap_radius_of(value.substr(comma + 1));
+        const auto second =
+            comma == std::string::npos ? std::string::npos : value.find(',', comma + 1);
+        const auto eps = comma == std::string::npos
+                             ? std::nullopt
+                             : cap_radius_of(value.substr(comma + 1, second == std::string::npos
+                                                                         ? second
+                                                                         : second - comma - 1));
         const bool digits =
             !count.empty() && count.size() <= 6 &&
             std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (!digits || std::stoul(count) < 1 || !eps)
             throw input_error("invalid caps in '" + text +
-                              "'; expected caps:K,EPS with K >= 1 caps and 0 < EPS <= pi "
-                              "(radians)");
-        return spec_of(initial_kind::caps, *eps, std::stoul(count));
+                              "'; expected caps:K,EPS or caps:K,EPS,DELTA with K >= 1 caps, "
+                              "0 < EPS <= pi and 0 < DELTA <= pi (radians)");
+        if (second == std::string::npos)
+            return spec_of(initial_kind::caps, *eps, std::stoul(count));
+        // The centres' angle: in (0, pi] like a radius, and reachable by K equiangular unit
+        // vectors, which needs cos DELTA >= -1/(K-1).
+        const auto delta = cap_radius_of(value.substr(second + 1));
+        const double k = static_cast<double>(std::stoul(count));
+        if (!delta || (k > 1.0 && std::cos(*delta) < -1.0 / (k - 1.0) - 1e-12))
+            throw input_error("invalid caps in '" + text +
+                              "'; expected caps:K,EPS,DELTA with 0 < DELTA <= pi and cos DELTA "
+                              ">= -1/(K-1) (K centres at equal pairwise angles DELTA)");
+        return spec_of(initial_kind::caps, *eps, std::stoul(count), {}, *delta);
     }
     if (text.rfind("file:", 0) == 0 && text.size() > 5)
         return spec_of(initial_kind::file, 0.0, 0, text.substr(5));
     throw input_error("unknown init '" + text +
-                      "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS, file:PATH");
+                      "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], file:PATH");
 }
 
 std::string initial_spec::to_string() const {
@@ -322,7 +368,12 @@ std::string initial_spec::to_string() const {
     case initial_kind::cap:
         return "cap:" + number_text(cap_radius);
     case initial_kind::caps:
-        return "caps:" + std::to_string(caps) + "," + number_text(cap_radius);
+    {
+        // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "," + string.
+        std::string text = "caps:" + std::to_string(caps) + "," + number_text(cap_radius);
+        if (separation > 0.0) text.append(",").append(number_text(separation));
+        return text;
+    }
     case initial_kind::file:
         return "file:" + path;
     }

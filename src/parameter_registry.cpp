@@ -149,6 +149,16 @@ const std::array registry{
             require(std::isfinite(c.beta), "beta must be a finite number, got " + show(c.beta));
         }},
     parameter_spec{
+        "beta_log_n", "--beta-log-n", value_type::switch_,
+        "Logits scaled by beta log n (beta is then gamma of beta_n = gamma log n)",
+        "long-context attention scaling: the logits use beta log n instead of beta (1), so "
+        "that beta is the gamma of beta_n = gamma log n (docs/model.md section 14), or beta "
+        "itself (0)",
+        "", "1", false, true, "0",
+        [](run_config& c, std::string_view t) { c.beta_log_n = parse_switch(t, "beta-log-n"); },
+        [](const run_config& c) -> parameter_value { return std::int64_t{c.beta_log_n ? 1 : 0}; },
+        nullptr},
+    parameter_spec{
         "T", "--T", value_type::number, "Horizon (final time, continuous depth)",
         "horizon: the final time (continuous depth; layers times the step h)", "time", "", true,
         true, "", [](run_config& c, std::string_view t) { c.integration.T = parse_number(t, "T"); },
@@ -198,10 +208,11 @@ const std::array registry{
         }},
     parameter_spec{
         "init", "--init", value_type::name,
-        "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS | file:PATH",
+        "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS[,DELTA] | file:PATH",
         "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
         "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
-        "EPS around a random pole, or read from an HDF5 file (with norm layernorm: in that "
+        "EPS around a random pole, K such caps around centres 90 or 180 degrees apart or "
+        "(caps:K,EPS,DELTA) at pairwise angle DELTA, or read from an HDF5 file (with norm layernorm: in that "
         "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },

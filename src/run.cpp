@@ -208,7 +208,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const auto started = std::chrono::steady_clock::now();
     const run_config& c = m_config;
     const int threads = detail::resolve_threads(c.threads);
-    model_parameters model{c.n,          c.d,     c.beta,      c.causal, c.scheme_settings(),
+    model_parameters model{c.n,          c.d,     c.logit_beta(),     c.causal, c.scheme_settings(),
                            c.arithmetic, threads, c.attention, c.norm,   m_affine,
                            c.qkv_norm};
     // The heads' mean folds 1/H into each V (combine_heads); QKV-Norm's values keep it.
@@ -280,7 +280,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         if (motion) calculator.compute_motion(directions(x), pair_change, summary.last);
         if (energy) {
             // The weights of this frame's layer (per-layer runs set them on the system).
-            summary.last.energy = interaction_energy(input, c.n, c.d, c.beta, system.weights(),
+            summary.last.energy = interaction_energy(input, c.n, c.d, c.logit_beta(), system.weights(),
                                                      energy_logits, threads);
         }
         if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);

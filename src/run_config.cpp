@@ -46,6 +46,11 @@ scheme_parameters run_config::scheme_settings() const {
     return {scheme_id, alpha, switch_time()};
 }
 
+double run_config::logit_beta() const {
+    // log 1 = 0: a single token's logits vanish, as its softmax weight is 1 whatever beta.
+    return beta_log_n ? beta * std::log(static_cast<double>(n)) : beta;
+}
+
 integration_settings run_config::resolved_integration() const {
     integration_settings settings = integration;
     settings.every = frame_interval();

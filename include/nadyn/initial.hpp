@@ -7,6 +7,10 @@
 //                +u_1, -u_1, +u_2, -u_2, ... of a random orthonormal frame (seeded): any two
 //                centres 90 or 180 degrees apart, so K <= 2d (2(d-1) under layernorm); caps
 //                with EPS < pi/4 are disjoint and k well-separated clusters to start from
+//   caps:K,EPS,DELTA  the same caps around K centres with every pairwise angle DELTA
+//                (cos DELTA >= -1/(K-1)): sqrt(t) u_0 + sqrt(1 - t) s_k, s_k the unit
+//                vertices of a regular simplex in span(u_1..u_{K-1}) centred at 0,
+//                t = ((K-1) cos DELTA + 1) / K; needs K <= d (K <= d - 1 under layernorm)
 //   file:PATH    HDF5 dataset theta0 (n x d, rows normalised, a zero row is an error) and
 //                optional r0 (length n, positive)
 // Magnitudes start at r0 unless the file gives them.
@@ -40,11 +44,12 @@ struct initial_spec {
     initial_kind kind = initial_kind::uniform;
     double cap_radius = 0.0; // radians, for cap and caps
     std::size_t caps = 0;    // the number of caps, for caps
+    double separation = 0.0; // caps: the centres' pairwise angle DELTA; 0: +-u_1, +-u_2, ...
     std::string path;        // for file
     // For file: the file's numbers (shared by the copies of a spec; not part of to_string).
     std::shared_ptr<const initial_file_contents> contents;
 
-    // uniform | orthogonal | cap:EPS | caps:K,EPS | file:PATH; input_error otherwise.
+    // uniform | orthogonal | cap:EPS | caps:K,EPS[,DELTA] | file:PATH; input_error otherwise.
     static initial_spec parse(const std::string& text);
     [[nodiscard]] std::string to_string() const;
 };

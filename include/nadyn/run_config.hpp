@@ -25,6 +25,9 @@ struct run_config {
     std::size_t n = 64;
     std::size_t d = 3;
     double beta = 4.0;
+    // The logits use beta log n instead of beta (beta then plays the role of gamma in the
+    // long-context scaling beta_n = gamma log n, docs/model.md section 14).
+    bool beta_log_n = false;
     double r0 = 1.0;
     double alpha = 1.0;
     std::optional<double> t_switch; // mix-ln; default 0.25 T
@@ -81,6 +84,8 @@ struct run_config {
     // Frame interval in steps: `every` if set, else about 100 frames over the horizon.
     [[nodiscard]] std::int64_t frame_interval() const;
     [[nodiscard]] scheme_parameters scheme_settings() const;
+    // The inverse temperature the logits use: beta, or beta log n with beta_log_n.
+    [[nodiscard]] double logit_beta() const;
     // Whether the run computes the optional observable `name` (--observe).
     [[nodiscard]] bool observes(std::string_view name) const;
     [[nodiscard]] integration_settings resolved_integration() const;

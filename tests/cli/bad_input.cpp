@@ -79,10 +79,10 @@ void check_all(const std::string& group, const std::vector<bad_case>& cases) {
 // The valid names, as each message lists them.
 const std::string scheme_list = "post-ln, pre-ln, mix-ln, peri-ln, ngpt, sqrt-scaling";
 const std::string integrator_list = "rk4, dopri5, euler, layers";
-const std::string init_list = "uniform, orthogonal, cap:EPS, caps:K,EPS, file:PATH";
-const std::string weights_list =
-    "identity, gaussian, orthogonal, gpt2, symmetric, interaction-product, interaction-symmetric, "
-    "interaction-gpt2 (each also NAME-per-layer), random, random-per-layer, file:PATH";
+const std::string init_list = "uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], file:PATH";
+const std::string weights_list = "identity, gaussian, orthogonal, gpt2, symmetric, "
+                                 "interaction-product, interaction-symmetric, interaction-gpt2 "
+                                 "(each also NAME-per-layer), random, random-per-layer, file:PATH";
 
 // Row-major values 0.1, 0.2, ... so no row is zero.
 std::vector<double> ramp(std::size_t count) {

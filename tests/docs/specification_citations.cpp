@@ -170,12 +170,14 @@ std::vector<int> section_numbers(const std::vector<heading>& headings) {
 
 } // namespace
 
-TEST_CASE("docs/model.md has the sections 1 to 13, numbered in order") {
+TEST_CASE("docs/model.md has the sections 1, 2, 3, ..., numbered in order, at least 15") {
     REQUIRE(fs::is_regular_file(model_path));
     const std::vector<int> numbers = section_numbers(markdown_headings(read_file(model_path)));
-    std::vector<int> expected(13);
-    for (int i = 0; i < 13; ++i)
-        expected[static_cast<std::size_t>(i)] = i + 1;
+    // At least up to §15 (metastable clusters); a new section takes the next number.
+    CHECK(numbers.size() >= 15);
+    std::vector<int> expected(numbers.size());
+    for (std::size_t i = 0; i < numbers.size(); ++i)
+        expected[i] = static_cast<int>(i) + 1;
     CHECK(numbers == expected);
     // The anchor rule on a heading with punctuation, as GitHub renders it.
     CHECK(github_anchor("3. Closed forms of the symmetric start") ==

@@ -56,10 +56,14 @@ CASES = [
       "weights": "random-per-layer", "alpha": 0.7, "every": 3, "swmr": False},
      ["--scheme", "ngpt", "--n", "10", "--d", "5", "--beta", "2", "--T", "1", "--dt", "0.05", "--integrator",
       "layers", "--weights", "random-per-layer", "--alpha", "0.7", "--every", "3", "--no-swmr"]),
+    ({"scheme": "post-ln", "n": 8, "d": 3, "beta": 1.25, "beta_log_n": True, "T": 1,
+      "init": "caps:2,0.1,1.5"},
+     ["--scheme", "post-ln", "--n", "8", "--d", "3", "--beta", "1.25", "--beta-log-n", "--T", "1",
+      "--init", "caps:2,0.1,1.5"]),
 ]
 
 
-@pytest.mark.parametrize("keywords,flags", CASES, ids=["pre-ln", "mix-ln-dopri5", "ngpt-layers"])
+@pytest.mark.parametrize("keywords,flags", CASES, ids=["pre-ln", "mix-ln-dopri5", "ngpt-layers", "beta-log-n-caps"])
 def test_simulate_writes_the_clis_file_bitwise(cli, tmp_path, keywords, flags):
     cli_file = tmp_path / "cli.h5"
     cli_run(cli, "simulate", *flags, "--out", str(cli_file), "--quiet")

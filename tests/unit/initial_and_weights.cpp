@@ -162,6 +162,51 @@ TEST_CASE("caps init: K disjoint caps around +-u of an orthonormal frame, tokens
                              input_error);
 }
 
+TEST_CASE("caps:K,EPS,DELTA: K caps whose centres are DELTA apart, pairwise") {
+    // With EPS tiny every token sits on its cap's centre, so token k and token l of another
+    // cap (k, l < K) have cosine cos DELTA up to O(EPS).
+    const double eps = 1e-9;
+    struct setting {
+        std::size_t K, d;
+        double delta;
+        norm_kind norm;
+    };
+    const double third = 2.0 * std::numbers::pi / 3.0; // cos = -1/2 = -1/(K-1) for K = 3
+    for (const setting c : {setting{2, 2, 1.0, norm_kind::rms}, setting{2, 2, 3.0, norm_kind::rms},
+                            setting{3, 3, third, norm_kind::rms}, setting{3, 5, 0.3, norm_kind::rms},
+                            setting{4, 8, 1.2, norm_kind::rms},
+                            setting{3, 5, 1.0, norm_kind::layernorm}}) {
+        CAPTURE(c.K);
+        CAPTURE(c.d);
+        CAPTURE(c.delta);
+        const std::string text =
+            "caps:" + std::to_string(c.K) + ",1e-9," + std::to_string(c.delta);
+        const std::size_t n = 3 * c.K;
+        const initial_state s = make_initial(initial_spec::parse(text), n, c.d, 7, 1.0, c.norm);
+        for (std::size_t k = 0; k < n; ++k)
+            for (std::size_t l = k + 1; l < n; ++l) {
+                double dot = 0.0;
+                for (std::size_t i = 0; i < c.d; ++i)
+                    dot += s.theta[k * c.d + i] * s.theta[l * c.d + i];
+                const double expected =
+                    k % c.K == l % c.K ? 1.0 : std::cos(std::stod(text.substr(text.rfind(',') + 1)));
+                CHECK(std::abs(dot - expected) < 1e-7 + 4 * eps);
+            }
+    }
+    CHECK(initial_spec::parse("caps:2,0.25,1.5").to_string() == "caps:2,0.25,1.5");
+    // cos DELTA >= -1/(K-1): three centres cannot be more than 120 degrees apart pairwise.
+    CHECK_THROWS_WITH_AS(initial_spec::parse("caps:3,0.1,2.5"),
+                         doctest::Contains("cos DELTA >= -1/(K-1)"), input_error);
+    for (const char* bad : {"caps:2,0.1,0", "caps:2,0.1,4", "caps:2,0.1,x", "caps:2,0.1,"})
+        CHECK_THROWS_AS(initial_spec::parse(bad), input_error);
+    // K centres need K orthonormal vectors: K <= d (K <= d - 1 under layernorm).
+    CHECK_THROWS_WITH_AS(make_initial(initial_spec::parse("caps:3,0.1,1"), 6, 2, 4, 1.0),
+                         doctest::Contains("needs K <= 2"), input_error);
+    CHECK_THROWS_WITH_AS(
+        make_initial(initial_spec::parse("caps:3,0.1,1"), 6, 3, 4, 1.0, norm_kind::layernorm),
+        doctest::Contains("needs K <= 2"), input_error);
+}
+
 TEST_CASE("orthogonal init is the standard basis and refuses n > d") {
     const initial_state s = make_initial(initial_spec::parse("orthogonal"), 3, 4, 0, 1.0);
     for (std::size_t k = 0; k < 3; ++k)

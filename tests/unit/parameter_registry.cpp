@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -42,6 +43,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"n", "17"},
                                                                      {"d", "5"},
                                                                      {"beta", "0.3"},
+                                                                     {"beta_log_n", "1"},
                                                                      {"T", "7.5"},
                                                                      {"dt", "0.025"},
                                                                      {"integrator", "euler"},
@@ -90,6 +92,10 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
     CHECK(changed.causal);
     CHECK(!changed.swmr);
     CHECK(changed.switch_time() == 1.25);
+    // beta_log_n: the logits use beta log n (docs/model.md §14); off by default.
+    CHECK(changed.beta_log_n);
+    CHECK(changed.logit_beta() == 0.3 * std::log(17.0));
+    CHECK(run_config{}.logit_beta() == run_config{}.beta);
     CHECK(changed.seed_for_init() == 43);
     CHECK(changed.seed_for_weights() == 44);
     CHECK(changed.seed_for_noise() == 45);
