@@ -907,6 +907,16 @@ hdf5_file hdf5_file::open_read_write(const std::string& path, bool clear_swmr_ma
         hbool_t clear = true;
         check(H5Pset(access.get(), clear_flags, &clear), what);
         id = H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get());
+        // A SWMR writer records its end of allocation (EOA) in the superblock only when it
+        // flushes that: a killed one leaves chunks and chunk-index blocks past the recorded
+        // EOA. Left so, this writer would read those blocks as out of bounds and allocate
+        // new ones over them, which destroys the frames it resumes (h5clear --increment is
+        // the same repair): the allocation restarts past the end of the file.
+        if (id >= 0 && H5Fincrement_filesize(id, 0) < 0) {
+            const std::string reason = hdf5_reason();
+            H5Fclose(id);
+            throw io_error(what + ": " + reason);
+        }
     }
     if (id < 0) throw io_error(what + ": " + hdf5_reason());
     return {hdf5_id(id, H5Fclose), path, "/"};

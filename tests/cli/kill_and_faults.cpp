@@ -147,6 +147,78 @@ TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uni
         CHECK(a.positions(f) == b.positions(f));
 }
 
+namespace {
+
+// What a SWMR writer killed inside a frame leaves: one series a row longer than the others,
+// its chunk past the end of allocation the superblock records (a SWMR writer updates that
+// record only when it flushes the file, not a dataset). Made here by a child process that
+// reopens the killed file, writes that row, flushes the dataset alone and exits.
+void write_torn_row(const std::string& path) {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+        hbool_t clear = true;
+        H5Pset_libver_bounds(access, H5F_LIBVER_V110, H5F_LIBVER_V110);
+        H5Pset(access, "clear_status_flags", &clear);
+        const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE, access);
+        if (file < 0) _exit(3);
+        const hid_t value = H5Dopen2(file, "particles/tokens/position/value", H5P_DEFAULT);
+        const hid_t old_space = H5Dget_space(value);
+        hsize_t dims[3] = {0, 0, 0};
+        H5Sget_simple_extent_dims(old_space, dims, nullptr);
+        H5Sclose(old_space);
+        hsize_t grown[3] = {dims[0] + 1, dims[1], dims[2]};
+        if (H5Dset_extent(value, grown) < 0) _exit(4);
+        const hid_t space = H5Dget_space(value);
+        const hsize_t start[3] = {dims[0], 0, 0}, count[3] = {1, dims[1], dims[2]};
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+        const hid_t memory = H5Screate_simple(3, count, nullptr);
+        const std::vector<double> row(dims[1] * dims[2], 0.5);
+        if (H5Dwrite(value, H5T_NATIVE_DOUBLE, memory, space, H5P_DEFAULT, row.data()) < 0)
+            _exit(5);
+        if (H5Dflush(value) < 0) _exit(6);
+        _exit(0); // killed: no file flush, no close
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+}
+
+} // namespace
+
+TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its last blocks") {
+    const std::string dir = scratch_dir("kill_and_faults/torn_frame");
+    const std::string full = dir + "/full.h5", part = dir + "/part.h5";
+    const std::vector<std::string> run{"simulate", "--n",  "64",   "--d",     "8",       "--T",
+                                       "40",       "--dt", "0.01", "--every", "20",      "--seed",
+                                       "4",        "--quiet"};
+    auto with_out = [&](const std::string& out) {
+        std::vector<std::string> args = run;
+        args.push_back("--out");
+        args.push_back(out);
+        return args;
+    };
+    REQUIRE(run_nadyn(with_out(full)).status == 0);
+    {
+        child_process child(nadyn_path, with_out(part));
+        REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
+        child.send_signal(SIGKILL);
+        child.wait(std::chrono::seconds(30));
+    }
+    write_torn_row(part);
+    const run_result resumed = run_nadyn({"simulate", "--resume", part, "--quiet"});
+    INFO(resumed.err);
+    REQUIRE(resumed.status == 0);
+    const nadyn::trajectory_reader a(full), b(part);
+    CHECK(b.status() == "complete");
+    REQUIRE(a.frame_count() == b.frame_count());
+    CHECK(a.steps() == b.steps());
+    for (std::size_t f = 0; f < a.frame_count(); ++f)
+        CHECK(a.positions(f) == b.positions(f));
+}
+
 TEST_CASE("a reader holding the file open does not disturb the run") {
     const std::string dir = scratch_dir("kill_and_faults/reader");
     const std::string out = dir + "/held.h5";
