@@ -191,9 +191,9 @@ void write_torn_row(const std::string& path) {
 TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its last blocks") {
     const std::string dir = scratch_dir("kill_and_faults/torn_frame");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    const std::vector<std::string> run{"simulate", "--n",  "64",   "--d",     "8",       "--T",
-                                       "40",       "--dt", "0.01", "--every", "20",      "--seed",
-                                       "4",        "--quiet"};
+    const std::vector<std::string> run{"simulate", "--n",    "64",   "--d",    "8",
+                                       "--T",      "40",     "--dt", "0.01",   "--every",
+                                       "20",       "--seed", "4",    "--quiet"};
     auto with_out = [&](const std::string& out) {
         std::vector<std::string> args = run;
         args.push_back("--out");
