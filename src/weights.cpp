@@ -206,8 +206,14 @@ matrix identity_if_empty(const matrix& m, std::size_t d) {
 }
 
 // V = sign Q^T K / ‖Q^T K‖_2.
+// The interaction matrix B = Q^T K of a head (its logits are <theta_k, B theta_j>), which
+// the tied values are built from.
+matrix interaction_matrix(const attention_head& head, std::size_t d) {
+    return identity_if_empty(head.Q, d).transpose() * identity_if_empty(head.K, d);
+}
+
 matrix tied_value(const attention_head& head, std::size_t d, std::size_t h, double sign) {
-    const matrix product = identity_if_empty(head.Q, d).transpose() * identity_if_empty(head.K, d);
+    const matrix product = interaction_matrix(head, d);
     const double norm = Eigen::JacobiSVD<matrix>(product).singularValues()(0);
     if (!(norm > 0.0) || !std::isfinite(norm))
         throw input_error("value 'qk' needs Q^T K != 0, but head " + std::to_string(h) +
@@ -219,8 +225,7 @@ matrix tied_value(const attention_head& head, std::size_t d, std::size_t h, doub
 // V = sign B^T / sqrt(d) with B = Q^T K: in the peers' row-vector convention (a token is a
 // row, its value the row times V) their V = sign B / sqrt(d) is this V.
 matrix interaction_value(const attention_head& head, std::size_t d, double sign) {
-    const matrix product = identity_if_empty(head.Q, d).transpose() * identity_if_empty(head.K, d);
-    return (sign / std::sqrt(static_cast<double>(d))) * product.transpose();
+    return (sign / std::sqrt(static_cast<double>(d))) * interaction_matrix(head, d).transpose();
 }
 
 } // namespace
