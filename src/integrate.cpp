@@ -396,8 +396,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
                                      const integration_settings& settings,
                                      const frame_observer& observer, solver_statistics& statistics,
                                      const std::atomic<bool>* stop,
-                                     const layer_weights_source& layer_weights,
-                                     const resume_point* resume) {
+                                     layer_schedule& redraws, const resume_point* resume) {
     const std::size_t n = system.model().n, d = system.model().d;
     const std::int64_t layers = step_count(settings.T, settings.dt);
     const double h = settings.dt;
@@ -408,7 +407,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
     bool previous_frame = false; // whether `good`, the last layer's input, has its frame
     for (std::int64_t l = first;; ++l) {
         const double t = static_cast<double>(l) * h;
-        if (layer_weights && l < layers) system.set_weights(layer_weights(l));
+        if (l < layers) redraws.use(system, t);
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
         const bool frame = (l % settings.every == 0 || l == layers || stopping) &&
                            !(resume && l == first && resume->frame_kept);
@@ -427,7 +426,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
             // previous layer's input is the last good state (none at the first).
             if (l == first) throw;
             const double t_good = static_cast<double>(l - 1) * h;
-            if (layer_weights) system.set_weights(layer_weights(l - 1));
+            redraws.use(system, t_good);
             system.begin_step(t_good);
             system(good, dxdt, t_good);
             fail_with_frame(fault, x, good, dxdt, t_good, l - 1, previous_frame, observer);
@@ -529,6 +528,11 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
     });
 }
 
+double redraw_period(const integration_settings& settings) {
+    if (settings.layer_time > 0.0) return settings.layer_time;
+    return settings.kind == integrator_kind::layers ? settings.dt : 1.0;
+}
+
 integration_outcome integrate(attention_system& system, state_type& x,
                               const integration_settings& settings, const frame_observer& observer,
                               solver_statistics& statistics, const std::atomic<bool>* stop,
@@ -538,11 +542,9 @@ integration_outcome integrate(attention_system& system, state_type& x,
     const std::uint64_t diagnostics_before = statistics.diagnostic_evaluations;
     statistics.step_error = std::numeric_limits<double>::quiet_NaN();
     integration_outcome outcome = integration_outcome::complete;
-    // The ODE integrators hold per-layer weights for a layer time each; the layers
-    // integrator draws them per layer itself.
-    layer_schedule redraws(settings.kind == integrator_kind::layers ? layer_weights_source{}
-                                                                    : layer_weights,
-                           settings.layer_time);
+    // Per-layer weights hold for a layer time each: the ODE integrators end steps on the
+    // redraws, the layers integrator redraws at the first layer of each interval.
+    layer_schedule redraws(layer_weights, redraw_period(settings));
     switch (settings.kind) {
     case integrator_kind::rk4:
         outcome = integrate_fixed(odeint::runge_kutta4<state_type>(), 4, system, x, settings,
@@ -557,7 +559,7 @@ integration_outcome integrate(attention_system& system, state_type& x,
             integrate_adaptive(system, x, settings, observer, statistics, stop, resume, redraws);
         break;
     case integrator_kind::layers:
-        outcome = integrate_layers(system, x, settings, observer, statistics, stop, layer_weights,
+        outcome = integrate_layers(system, x, settings, observer, statistics, stop, redraws,
                                    resume);
         break;
     }

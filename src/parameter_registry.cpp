@@ -252,17 +252,24 @@ const std::array registry{
         [](const run_config& c) -> parameter_value { return c.weights.to_string(); }, nullptr},
     parameter_spec{
         "layer_time", "--layer-time", value_type::number,
-        "Per-layer weights with rk4, euler, dopri5: each layer's weights hold for this time "
-        "(tau)",
-        "per-layer weights in continuous time: the weights of layer l hold on "
-        "[l tau, (l+1) tau) with tau = layer_time (the layers integrator: one layer per step)",
+        "Per-layer weights and norm noise: each draw holds for this time tau (default: 1; "
+        "layers: dt, a draw per layer)",
+        "per-layer weights and norm noise: the draw of layer l holds on [l tau, (l+1) tau) "
+        "with tau = layer_time; rk4, euler and dopri5 end a step on each redraw, the layers "
+        "integrator redraws at the first layer starting in each interval (tau = 10 dt: every "
+        "10 layers); default 1, and dt (a draw per layer) for the layers integrator",
         "time", "", false, true, "1",
         [](run_config& c, std::string_view t) {
-            c.integration.layer_time = parse_number(t, "layer-time");
+            const double value = parse_number(t, "layer-time");
+            require(std::isfinite(value) && value > 0.0,
+                    "layer-time must be a finite number > 0, got " + std::string(t));
+            c.integration.layer_time = value;
         },
-        [](const run_config& c) -> parameter_value { return c.integration.layer_time; },
+        [](const run_config& c) -> parameter_value {
+            return redraw_period(c.resolved_integration());
+        },
         [](const run_config& c) {
-            require(std::isfinite(c.integration.layer_time) && c.integration.layer_time > 0.0,
+            require(std::isfinite(c.integration.layer_time) && c.integration.layer_time >= 0.0,
                     "layer-time must be a finite number > 0, got " +
                         show(c.integration.layer_time));
         }},

@@ -52,10 +52,16 @@ struct integration_settings {
     double atol = 1e-10;    // dopri5
     std::int64_t every = 1; // a frame every `every` steps (dopri5: every `every * dt` in t)
     warning_sink warn = {}; // receives the step-error warning (empty: discarded)
-    // rk4, euler, dopri5 with per-layer weights: the weights of layer l hold on
-    // [l tau, (l+1) tau), tau = layer_time; steps end exactly on each redraw.
-    double layer_time = 1.0;
+    // Per-layer weights (and norm noise): the weights of layer l hold on [l tau, (l+1) tau),
+    // tau = layer_time; rk4, euler and dopri5 end a step exactly on each redraw, and the
+    // layers integrator draws at the first layer starting in each interval. 0 means the
+    // default (redraw_period): tau = 1, or one draw per layer (tau = dt) for layers.
+    double layer_time = 0.0;
 };
+
+// The tau of layer_time: itself when set, else dt for the layers integrator (a draw per
+// layer) and 1 for the others.
+double redraw_period(const integration_settings& settings);
 
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
 // shorter than dt by at most 1e-9 relative counts as a full one.

@@ -1,12 +1,15 @@
 // Per-layer weights in continuous time (docs/model.md §7): the ODE integrators hold the
 // weights of layer l on [l tau, (l+1) tau), the discrete model's layer-l weights, and step
 // exactly onto every redraw, so RK4 keeps its order 4 across the discontinuities.
+#include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
+#include <numeric>
 
 using namespace nadyn;
 using namespace nadyn::testing;
@@ -85,4 +88,45 @@ TEST_CASE("RK4 keeps order 4 across redraws that fall inside its steps") {
     // dopri5 lands on every redraw too: it meets its tolerance.
     const state_type adaptive = final_state(per_layer_run(integrator_kind::dopri5, 0.05, tau));
     CHECK(max_abs_difference(adaptive, reference) < 1e-8);
+}
+
+TEST_CASE("the layers integrator redraws every tau / h layers, and per layer by default") {
+    // tau = 4 h: layers 0-3 use draw 0, 4-7 draw 1, 8-10 draw 2. Checked against the default
+    // (a draw per layer) fed, layer by layer, the draw the interval holds.
+    const double h = 0.05;
+    auto run_layers = [&](double tau, const std::function<std::int64_t(std::int64_t)>& draw_of,
+                          std::vector<std::int64_t>& requested) {
+        run_config c = per_layer_run(integrator_kind::layers, h, tau);
+        c.integration.T = 11 * h;
+        model_parameters model{c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic};
+        attention_system system(model, make_weights(c.weights, c.d, c.seed, 0));
+        state_type x = uniform_start(c.n, c.d, 3);
+        const layer_weights_source source = [&](std::int64_t layer) {
+            requested.push_back(layer);
+            return make_weights(c.weights, c.d, c.seed, draw_of(layer));
+        };
+        solver_statistics statistics;
+        integrate(
+            system, x, c.resolved_integration(),
+            [](const state_type&, const state_type&, double, std::int64_t) {}, statistics,
+            nullptr, source);
+        CHECK(statistics.accepted_steps == 11);
+        return x;
+    };
+    std::vector<std::int64_t> held, per_layer, by_hand;
+    const state_type every_four = run_layers(4 * h, [](std::int64_t l) { return l; }, held);
+    CHECK(held == std::vector<std::int64_t>{0, 1, 2});
+    // 0 (unset) is a draw per layer: layers 0..10, each once.
+    const state_type unset = run_layers(0.0, [](std::int64_t l) { return l; }, per_layer);
+    std::vector<std::int64_t> all(11);
+    std::iota(all.begin(), all.end(), 0);
+    CHECK(per_layer == all);
+    const state_type expected = run_layers(0.0, [](std::int64_t l) { return l / 4; }, by_hand);
+    CHECK(every_four == expected);
+    CHECK(unset != expected);
+    // The recorded layer_time is the resolved tau: dt for layers, 1 for the others.
+    run_config c = per_layer_run(integrator_kind::layers, h, 0.0);
+    CHECK(std::get<double>(parameter(std::string_view("layer_time")).record(c)) == h);
+    c.integration.kind = integrator_kind::rk4;
+    CHECK(std::get<double>(parameter(std::string_view("layer_time")).record(c)) == 1.0);
 }
