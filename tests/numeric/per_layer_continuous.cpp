@@ -108,20 +108,23 @@ TEST_CASE("the layers integrator redraws every tau / h layers, and per layer by 
         solver_statistics statistics;
         integrate(
             system, x, c.resolved_integration(),
-            [](const state_type&, const state_type&, double, std::int64_t) {}, statistics,
-            nullptr, source);
+            [](const state_type&, const state_type&, double, std::int64_t) {}, statistics, nullptr,
+            source);
         CHECK(statistics.accepted_steps == 11);
         return x;
     };
     std::vector<std::int64_t> held, per_layer, by_hand;
-    const state_type every_four = run_layers(4 * h, [](std::int64_t l) { return l; }, held);
+    const state_type every_four = run_layers(
+        4 * h, [](std::int64_t l) { return l; }, held);
     CHECK(held == std::vector<std::int64_t>{0, 1, 2});
     // 0 (unset) is a draw per layer: layers 0..10, each once.
-    const state_type unset = run_layers(0.0, [](std::int64_t l) { return l; }, per_layer);
+    const state_type unset = run_layers(
+        0.0, [](std::int64_t l) { return l; }, per_layer);
     std::vector<std::int64_t> all(11);
     std::iota(all.begin(), all.end(), 0);
     CHECK(per_layer == all);
-    const state_type expected = run_layers(0.0, [](std::int64_t l) { return l / 4; }, by_hand);
+    const state_type expected = run_layers(
+        0.0, [](std::int64_t l) { return l / 4; }, by_hand);
     CHECK(every_four == expected);
     CHECK(unset != expected);
     // The recorded layer_time is the resolved tau: dt for layers, 1 for the others.
