@@ -61,6 +61,26 @@ def simuformer_step(M, Bs, Vps, beta, eta, norm, eps=0.0):
     raise ValueError(norm)
 
 
+def simuformer_preln_step(M, r, Bs, Vps, beta, eta):
+    """The peer's --norm preln step: r <- r + eta r sum_c A_c, M <- normalize(M + eta P(A)/r)."""
+    A = np.zeros_like(M)
+    for B, Vp in zip(Bs, Vps):
+        A += _softmax_rows(beta * (M @ B @ M.T)) @ (M @ Vp) / len(Bs)
+    r = r + eta * r * A.sum(axis=1)
+    A_tangent = A - (M * A).sum(axis=1, keepdims=True) * M
+    return _normalize_rows(M + eta * A_tangent / r[:, None]), r
+
+
+def pre_ln_layer(M, r, Bs, Vps, beta, h):
+    """nadyn's pre-ln layer (docs/model.md section 4): y = r theta + h A, theta <- y/|y|, r <- |y|."""
+    A = np.zeros_like(M)
+    for B, Vp in zip(Bs, Vps):
+        A += _softmax_rows(beta * (M @ B @ M.T)) @ (M @ Vp) / len(Bs)
+    y = r[:, None] * M + h * A
+    r = np.linalg.norm(y, axis=1)
+    return y / r[:, None], r
+
+
 def sphere_py_step(z, Amat, V, beta, dt, denominator=True):
     """One Euler step of sphere.py: z (n, d) rows, Amat the matrix inside the logits."""
     Az = Amat @ z.T
@@ -184,6 +204,41 @@ def test_simuformer_ngpt_with_mapped_alpha(tmp_path):
     wrong = simulate(tmp_path, "ngpt_wrong", run_flags(
         SIMUFORMER, n=16, T=3, beta=4, seed=5, scheme="ngpt", alpha="0.2"))
     assert max_deviation(frames, wrong["positions"]) > 1e-4
+
+
+def test_simuformer_preln_is_not_nadyn_pre_ln(tmp_path):
+    # nadyn's pre-ln is the layer x <- x + h Attn(LN(x)) (to round-off); the peer's preln
+    # moves the magnitude by r sum_c A_c instead of <theta, A> and drifts away at first order
+    # (docs/from-peers.md gives these numbers).
+    flags = run_flags(SIMUFORMER, n=64, T=3, beta=1, seed=5, scheme="pre-ln")
+    run = simulate(tmp_path, "preln", flags)
+    with h5py.File(tmp_path / "preln.h5", "r") as f:
+        magnitudes = f["particles/tokens/magnitude/value"][()]
+    Bs, Vps = peer_weights(run)
+    M = P = run["theta0"]
+    r = rp = np.ones(64)
+    ours, ours_r, peer, peer_r = [M], [r], [P], [rp]
+    for _ in range(30):
+        M, r = pre_ln_layer(M, r, Bs, Vps, 1.0, 0.1)
+        P, rp = simuformer_preln_step(P, rp, Bs, Vps, 1.0, 0.1)
+        ours.append(M), ours_r.append(r), peer.append(P), peer_r.append(rp)
+    assert max_deviation(ours, run["positions"]) < TOL
+    assert max_deviation(ours_r, magnitudes) < TOL
+    assert max_deviation(peer, run["positions"]) > 0.1
+    assert max_deviation(peer_r, magnitudes) > 1.0
+
+    # The peer's rate depends on the frame: rotate the tokens and the matrices (B -> R B R^T,
+    # V' -> R V' R^T), and its magnitudes change while nadyn's do not.
+    R, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((16, 16)))
+    Bs_R = [R @ B @ R.T for B in Bs]
+    Vps_R = [R @ Vp @ R.T for Vp in Vps]
+    start = run["theta0"]
+    _, r1 = simuformer_preln_step(start, np.ones(64), Bs, Vps, 1.0, 0.1)
+    _, r1_R = simuformer_preln_step(start @ R.T, np.ones(64), Bs_R, Vps_R, 1.0, 0.1)
+    assert np.max(np.abs(r1 - r1_R)) > 1e-3
+    _, s1 = pre_ln_layer(start, np.ones(64), Bs, Vps, 1.0, 0.1)
+    _, s1_R = pre_ln_layer(start @ R.T, np.ones(64), Bs_R, Vps_R, 1.0, 0.1)
+    assert np.max(np.abs(s1 - s1_R)) < TOL
 
 
 def test_simuformer_density_is_pair_density(tmp_path):
