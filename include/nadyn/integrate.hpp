@@ -55,6 +55,11 @@ struct integration_settings {
     // rk4, euler, dopri5 with per-layer weights: the weights of layer l hold on
     // [l tau, (l+1) tau), tau = layer_time; steps end exactly on each redraw.
     double layer_time = 1.0;
+    // What the frames record (--observables): without step_error no step-doubling estimate
+    // (three steps every 20) and no warning from it; without the attention observables the
+    // kernel does not measure the frame's attention entropy in its evaluation.
+    bool estimate_step_error = true;
+    bool frame_attention = true;
 };
 
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
