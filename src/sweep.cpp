@@ -95,8 +95,7 @@ sweep_layout layout_of(const experiment& e) {
     // Every combination of the axes the layout depends on: the shapes, and which observables
     // the runs record.
     const auto layout_axes = [](std::string_view axis) {
-        return shapes(axis) || axis == "observe" || axis == "observables" ||
-               axis == "mode_count";
+        return shapes(axis) || axis == "observe" || axis == "observables" || axis == "mode_count";
     };
     std::size_t modes = 0; // the largest K of the runs that record modes
     e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t, std::size_t) {
