@@ -190,3 +190,21 @@ def test_sweep_records_only_the_set_asked_for(cli, tmp_path):
                              capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert "did not match" not in resumed.stderr and "4 already done" in resumed.stdout
+
+
+def test_without_step_error_no_estimate_is_made(cli, tmp_path):
+    # Euler at dt = 0.1 and beta = 4: the step-doubling estimate is above its bound, so a run
+    # that records step_error warns; one that does not makes no estimate (three steps every
+    # 20 saved), hence no warning, and the same trajectory.
+    base = [cli, "simulate", "--scheme", "pre-ln", "--n", "32", "--d", "8", "--beta", "4",
+            "--integrator", "euler", "--dt", "0.1", "--T", "3", "--seed", "2"]
+    full = subprocess.run([*base, "--out", str(tmp_path / "a.h5"), "--quiet"],
+                          capture_output=True, text=True, check=True)
+    part = subprocess.run([*base, "--observables", "mean_cos,clusters", "--out",
+                           str(tmp_path / "b.h5"), "--quiet"], capture_output=True, text=True,
+                          check=True)
+    assert "estimated local error" in full.stderr
+    assert "estimated local error" not in part.stderr
+    assert np.isfinite(series(tmp_path / "a.h5", "step_error")[0])
+    for a, b in zip(positions(tmp_path / "a.h5"), positions(tmp_path / "b.h5")):
+        assert a.tobytes() == b.tobytes()
