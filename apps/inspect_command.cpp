@@ -238,6 +238,10 @@ command add_inspect(CLI::App& app) {
         for (const char* wanted : table_columns)
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == wanted) columns.push_back(i);
+        // A run that records none of them (--observables): the standard ones it records.
+        if (columns.empty())
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (find_observable_info(names[i]) && widths[i] == 1) columns.push_back(i);
         for (std::string_view optional : optional_observable_names)
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == optional && widths[i] == 1) columns.push_back(i);

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <exception>
@@ -131,10 +132,14 @@ void print_shared(const token_exchange* exchange, const run_summary& summary) {
 
 void print_summary(const run_summary& summary, const std::string& path) {
     const bool interrupted = summary.outcome == integration_outcome::interrupted;
-    std::printf("%s: %zu frames, t = %g, mean_cos = %.12g, clusters = %g, %.3f s (%llu RHS "
+    // clusters is NaN when the run does not record it (--observables without clusters).
+    char clusters[48] = "";
+    if (!std::isnan(summary.last.clusters))
+        std::snprintf(clusters, sizeof clusters, ", clusters = %g", summary.last.clusters);
+    std::printf("%s: %zu frames, t = %g, mean_cos = %.12g%s, %.3f s (%llu RHS "
                 "evaluations)\n%s %s\n",
                 interrupted ? "interrupted" : "complete", summary.frames, summary.last_time,
-                summary.last.mean_cos, summary.last.clusters, summary.wall_seconds,
+                summary.last.mean_cos, clusters, summary.wall_seconds,
                 static_cast<unsigned long long>(summary.statistics.rhs_evaluations),
                 interrupted ? "kept the frames in" : "wrote", path.c_str());
 }

@@ -220,7 +220,7 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         system.begin_step(t);
         // A frame's attention observables from this evaluation (the frame's state), where
         // the kernel can take them: the observer then skips their own pass.
-        if ((i % settings.every == 0 || i == steps) &&
+        if (settings.frame_attention && (i % settings.every == 0 || i == steps) &&
             !(resume && i == first && resume->frame_kept))
             system.observe_next_evaluation();
         try {
@@ -242,7 +242,7 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         // steps (a rule of i alone, so a resumed run estimates where an uninterrupted one
         // does) and is NaN at the frames between, so dense frames add at most 15% to a run.
         statistics.step_error = std::numeric_limits<double>::quiet_NaN();
-        if (frame && i % spacing < settings.every) {
+        if (settings.estimate_step_error && frame && i % spacing < settings.every) {
             const std::uint64_t before = system.evaluations();
             try {
                 statistics.step_error =
@@ -278,7 +278,8 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
             project_directions(directions(x), system.model());
             check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {
-            if (!frame) { // the last good frame gets its own estimate, not the previous frame's
+            if (!frame && settings.estimate_step_error) {
+                // the last good frame gets its own estimate, not the previous frame's
                 try {
                     statistics.step_error =
                         step_doubling_error(probe, system, good, dxdt, t, settings.dt, order,

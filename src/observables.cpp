@@ -33,7 +33,8 @@ double frame_observables::optional_value(std::string_view name) const {
 }
 
 void frame_observables::append_optional(std::string_view name, std::vector<double>& out) const {
-    if (name == "modes") {
+    // A vector observable (observable_width > 1 for any K > 1) holds its K values in `modes`.
+    if (observable_width(name, 2) > 1) {
         out.insert(out.end(), modes.begin(), modes.end());
         return;
     }
@@ -150,6 +151,8 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     out.r_max = r_max;
     m_components.assign(n, 0); // n = 1: one cluster
     if (n < 2) return out;
+    // Nothing asked for needs the pairs (--observables without min_cos and clusters).
+    if (!m_min_cos && !m_clusters && !m_pair_density && m_modes == 0) return out;
 
     // Pairwise pass over the Gram matrix in row blocks, only the lower triangle j < k:
     // each thread keeps its own minimum and its own union-find forest, merged in thread
@@ -196,15 +199,16 @@ frame_observables observables_calculator::compute(const double* theta, const dou
                 g.noalias() = tokens.middleRows(static_cast<Eigen::Index>(first),
                                                 static_cast<Eigen::Index>(rows)) *
                               tokens.topRows(static_cast<Eigen::Index>(cols)).transpose();
-            for (std::size_t i = 0; i < rows; ++i) {
-                const std::size_t k = first + i;
-                const double* row = gram.data() + i * cols;
-                for (std::size_t j = 0; j < k; ++j) {
-                    local_min = std::min(local_min, row[j]);
-                    if (row[j] >= threshold)
-                        unite(parent, static_cast<int>(k), static_cast<int>(j));
+            if (m_min_cos || m_clusters)
+                for (std::size_t i = 0; i < rows; ++i) {
+                    const std::size_t k = first + i;
+                    const double* row = gram.data() + i * cols;
+                    for (std::size_t j = 0; j < k; ++j) {
+                        local_min = std::min(local_min, row[j]);
+                        if (row[j] >= threshold)
+                            unite(parent, static_cast<int>(k), static_cast<int>(j));
+                    }
                 }
-            }
             if (m_pair_density) {
                 std::size_t links = 0;
                 for (std::size_t i = 0; i < rows; ++i) {

@@ -76,6 +76,49 @@ std::vector<std::string> parse_observables(std::string_view text) {
     return names;
 }
 
+// "all", "none" or a comma-separated list of observable_names (--observables); the result
+// keeps their order, without repeats.
+std::vector<std::string> parse_standard_observables(std::string_view text) {
+    if (text == "all") return {observable_names.begin(), observable_names.end()};
+    std::vector<bool> wanted(observable_names.size(), false);
+    if (text != "none") {
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t comma = text.find(',', start);
+            const std::string_view name =
+                text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+            std::size_t i = 0;
+            while (i < observable_names.size() && observable_names[i] != name)
+                ++i;
+            if (i == observable_names.size()) {
+                std::string valid = "all, none";
+                for (const auto known : observable_names)
+                    valid += ", " + std::string(known);
+                throw input_error("unknown observable " + quoted(name) + " in observables = " +
+                                  quoted(text) + "; valid choices: " + valid +
+                                  " (a comma-separated list; optional observables go to observe)");
+            }
+            wanted[i] = true;
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < wanted.size(); ++i)
+        if (wanted[i]) names.emplace_back(observable_names[i]);
+    return names;
+}
+
+// The record of --observables: "all" for the whole set (what files before the parameter
+// hold), "none", or the names.
+std::string standard_observables_text(const std::vector<std::string>& names) {
+    if (names.size() == observable_names.size()) return "all";
+    std::string text;
+    for (const std::string& name : names)
+        text += (text.empty() ? "" : ",") + name;
+    return text.empty() ? "none" : text;
+}
+
 // The largest K of --mode-count: a degree beyond it resolves angles below pi / 1024, finer than
 // any clustering question asks, while the cost (O(n^2 K) per frame) keeps growing.
 constexpr std::int64_t max_modes = 1024;
@@ -558,6 +601,25 @@ const std::array registry{
         "", "", false, false, "none",
         [](run_config& c, std::string_view t) { c.observe = parse_observables(t); },
         [](const run_config& c) -> parameter_value { return observables_text(c.observe); },
+        nullptr},
+    parameter_spec{
+        "observables", "--observables", value_type::name,
+        "Standard observables computed and recorded at frames, comma-separated names of "
+        "the table in docs/file-format.md | all | none (step_size is always recorded; "
+        "--observe adds optional ones)",
+        "standard observables computed and recorded at every frame (all, none, or a "
+        "comma-separated list of mean_cos, gap, velocity, variance, displacement, r_mean, "
+        "r_min, r_max, min_cos, clusters, norm_error, step_size, step_error, argmax_flips, "
+        "attention_entropy); step_size is recorded whatever the choice (resume continues from "
+        "it). A frame costs what it records: min_cos and clusters need a Gram pass (O(n^2 d)), "
+        "argmax_flips and attention_entropy an attention pass (O(H n^2 d)), step_error three "
+        "steps every 20 steps (and its warning); the others O(n d). Without clusters the file "
+        "has no cluster history and no /plateaus",
+        "", "", false, false, "all",
+        [](run_config& c, std::string_view t) { c.observables = parse_standard_observables(t); },
+        [](const run_config& c) -> parameter_value {
+            return standard_observables_text(c.observables);
+        },
         nullptr},
     parameter_spec{
         // Not named `modes`: a sweep over it would be an axis dataset /modes beside the

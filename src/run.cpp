@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
 #include <unistd.h>
 
 namespace nadyn {
@@ -242,11 +243,17 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     calculator.measure_pairs(c.observes("pair_density"));
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
     const bool rank = c.observes("effective_rank");
+    // Only what the run records (--observables): the Gram pass for min_cos and clusters, the
+    // attention pass for argmax_flips and attention_entropy. The O(n d) moments are computed
+    // whatever the choice (mean_cos feeds the summary line).
+    const bool clusters = c.records("clusters");
+    calculator.measure_pairwise(c.records("min_cos"), clusters);
+    const bool attention_observed = c.records("argmax_flips") || c.records("attention_entropy");
     // The cluster history from each frame's components (no second pass over the pairs);
     // a resumed run's tracker continues from the file's last kept frame.
     cluster_tracker tracker(c.n);
     std::int64_t first_frame = 0;
-    if (resume && m_resume_tracks_clusters) {
+    if (clusters && resume && m_resume_tracks_clusters) {
         tracker.restore(m_resume_labels, m_resume_merges, m_resume_times, m_resume_counts);
         first_frame = static_cast<std::int64_t>(m_resume_frames);
     }
@@ -267,12 +274,15 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         // The input the attention reads: theta_k, r_k theta_k (no-norm) or a ⊙ theta_k + b
         // (layernorm with gain and bias).
         const double* input = system.attention_input(x);
-        const std::optional<attention_summary> taken = system.frame_attention(t);
-        const attention_summary attention =
-            taken ? *taken
-                  : attention_pass.compute(input, system.weights(), system.kernel_options());
-        summary.last.argmax_flips = attention.argmax_flips;
-        summary.last.attention_entropy = attention.attention_entropy;
+        if (attention_observed) {
+            const std::optional<attention_summary> taken = system.frame_attention(t);
+            const attention_summary attention =
+                taken ? *taken
+                      : attention_pass.compute(input, system.weights(), system.kernel_options());
+            summary.last.argmax_flips = attention.argmax_flips;
+            summary.last.attention_entropy = attention.attention_entropy;
+        }
+        if (!clusters) summary.last.clusters = std::numeric_limits<double>::quiet_NaN();
         if (unselectable) {
             summary.last.unselectable =
                 unselectable_fraction(input, c.n, c.d, system.weights(), keys);
@@ -284,11 +294,13 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
                                                      energy_logits, threads);
         }
         if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
-        tracker.update(calculator.components(),
-                       first_frame + static_cast<std::int64_t>(summary.frames), step, t);
-        summary.last.cluster_labels = tracker.labels();
-        summary.last.merges = tracker.last_events();
-        summary.last.clustering_times = tracker.clustering_times();
+        if (clusters) {
+            tracker.update(calculator.components(),
+                           first_frame + static_cast<std::int64_t>(summary.frames), step, t);
+            summary.last.cluster_labels = tracker.labels();
+            summary.last.merges = tracker.last_events();
+            summary.last.clustering_times = tracker.clustering_times();
+        }
         summary.last_time = t;
         ++summary.frames;
         on_frame(x, t, step, summary.last);
@@ -315,7 +327,9 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
         };
     }
     state_type x = m_state;
-    const integration_settings settings = c.resolved_integration();
+    integration_settings settings = c.resolved_integration();
+    settings.estimate_step_error = c.records("step_error");
+    settings.frame_attention = attention_observed;
     if (settings.warn && !resume)
         for (const std::string& warning : configuration_warnings(
                  c.scheme_id, settings.T, settings.dt, c.scheme_settings().t_switch, settings.kind))
@@ -399,20 +413,28 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
         writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
     };
-    std::vector<std::string> value_names(observable_names.begin(), observable_names.end());
-    value_names.insert(value_names.end(), c.observe.begin(), c.observe.end());
+    const std::vector<std::string> value_names = c.recorded_observables();
     // a file from an older nadyn keeps its own series
     writer.set_value_names(value_names, observable_widths(value_names, c.modes));
+    // Where each recorded standard observable is in frame_observables::values().
+    std::vector<std::size_t> standard;
+    for (std::size_t i = 0; i < observable_names.size(); ++i)
+        if (c.records(observable_names[i])) standard.push_back(i);
+    const bool clusters = c.records("clusters");
     try {
         summary = run(
             [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {
-                std::vector<double> values = o.values();
+                const std::vector<double> all = o.values();
+                std::vector<double> values;
+                values.reserve(all.size());
+                for (const std::size_t i : standard)
+                    values.push_back(all[i]);
                 for (const std::string& name : c.observe)
                     o.append_optional(name, values);
-                const cluster_record clusters{o.cluster_labels.data(), &o.merges,
-                                              &o.clustering_times};
+                const cluster_record history{o.cluster_labels.data(), &o.merges,
+                                             &o.clustering_times};
                 writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
-                                   &clusters);
+                                   clusters ? &history : nullptr);
                 if (after_frame) after_frame(t, step);
             },
             stop, progress, resume);
@@ -454,12 +476,10 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     layout.compress = c.compress;
     layout.swmr = c.swmr;
     layout.scheme = std::string(info(c.scheme_id).name);
-    for (auto name : observable_names)
-        layout.observable_names.emplace_back(name);
-    for (const std::string& name : c.observe)
-        layout.observable_names.push_back(name);
+    layout.observable_names = c.recorded_observables();
     layout.observable_widths = observable_widths(layout.observable_names, c.modes);
-    layout.cluster_history = true;
+    // The history follows the clusters series (its labels live in /observables/clusters).
+    layout.cluster_history = c.records("clusters");
 
     std::unique_ptr<trajectory_writer> writer;
     try {

@@ -42,6 +42,21 @@ bool run_config::observes(std::string_view name) const {
     return false;
 }
 
+bool run_config::records(std::string_view name) const {
+    if (name == "step_size") return true;
+    for (const std::string& chosen : observables)
+        if (chosen == name) return true;
+    return false;
+}
+
+std::vector<std::string> run_config::recorded_observables() const {
+    std::vector<std::string> names;
+    for (const std::string_view name : observable_names)
+        if (records(name)) names.emplace_back(name);
+    names.insert(names.end(), observe.begin(), observe.end());
+    return names;
+}
+
 scheme_parameters run_config::scheme_settings() const {
     return {scheme_id, alpha, switch_time()};
 }

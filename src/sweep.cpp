@@ -91,10 +91,11 @@ sweep_layout layout_of(const experiment& e) {
         layout.axes.push_back(axis.values.size());
     bool first = true;
     std::array<bool, optional_observable_names.size()> observed{}; // by any run
-    // Every combination of the axes the layout depends on: the shapes, and which optional
-    // observables the runs record.
+    std::array<bool, observable_names.size()> recorded{};          // by any run
+    // Every combination of the axes the layout depends on: the shapes, and which observables
+    // the runs record.
     const auto layout_axes = [](std::string_view axis) {
-        return shapes(axis) || axis == "observe" || axis == "mode_count";
+        return shapes(axis) || axis == "observe" || axis == "observables" || axis == "mode_count";
     };
     std::size_t modes = 0; // the largest K of the runs that record modes
     e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t, std::size_t) {
@@ -108,12 +109,15 @@ sweep_layout layout_of(const experiment& e) {
         }
         for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
             observed[o] = observed[o] || c.observes(optional_observable_names[o]);
+        for (std::size_t o = 0; o < observable_names.size(); ++o)
+            recorded[o] = recorded[o] || c.records(observable_names[o]);
         if (c.observes("modes")) modes = std::max(modes, c.modes);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
     });
     layout.frames = layout.times.size();
-    layout.observables.assign(observable_names.begin(), observable_names.end());
+    for (std::size_t o = 0; o < observable_names.size(); ++o)
+        if (recorded[o]) layout.observables.emplace_back(observable_names[o]);
     for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
         if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
     layout.widths = observable_widths(layout.observables, modes);
@@ -190,6 +194,7 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
     record.parameters = parameters_text(*run);
     const auto times = frame_times(c);
     std::size_t slot = 0;
+    std::vector<double> optional; // one optional observable's values at a frame
     auto keep_positions = [&](const state_type& x, std::size_t frame) {
         const double* theta = directions(x);
         const double* r = magnitudes(x, c.n, c.d);
@@ -205,19 +210,24 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
                 // Only the frames of the grid: a stop writes one more, off the grid.
                 if (slot >= times.size() || t != times[slot]) return;
                 const auto values = o.values();
-                for (std::size_t v = 0; v < values.size() && v < record.observables.size(); ++v)
-                    record.observables[v][slot] = values[v];
-                for (std::size_t v = values.size(); v < record.observables.size(); ++v) {
+                for (std::size_t v = 0; v < record.observables.size(); ++v) {
                     const std::string& name = layout.observables[v];
-                    if (!c.observes(name)) continue;
-                    if (name == "modes") {
-                        // The run's K degrees at the start of its row of the layout's width.
-                        std::copy(o.modes.begin(), o.modes.end(),
-                                  record.observables[v].begin() +
-                                      static_cast<std::ptrdiff_t>(slot * layout.width(v)));
+                    const auto standard =
+                        std::find(observable_names.begin(), observable_names.end(), name);
+                    if (standard != observable_names.end()) {
+                        if (c.records(name))
+                            record.observables[v][slot] =
+                                values[std::size_t(standard - observable_names.begin())];
                         continue;
                     }
-                    record.observables[v][slot] = o.optional_value(name);
+                    if (!c.observes(name)) continue;
+                    // The run's values (K of them for modes) at the start of its row of the
+                    // layout's width.
+                    optional.clear();
+                    o.append_optional(name, optional);
+                    std::copy(optional.begin(), optional.end(),
+                              record.observables[v].begin() +
+                                  static_cast<std::ptrdiff_t>(slot * layout.width(v)));
                 }
                 record.times[slot] = t;
                 record.merges.insert(record.merges.end(), o.merges.begin(), o.merges.end());
@@ -467,6 +477,11 @@ std::string describe_sweep_file(const std::string& path) {
         file.open_dataset("status").read_all(H5T_NATIVE_SCHAR, status.data());
         std::vector<double> values(e.size() * layout.frames);
         for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) {
+            // Runs with --observables record only some (the table shows the others as nan).
+            if (!file.has(name)) {
+                last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
+                continue;
+            }
             file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
             if (is_count(name)) // missing_count (-1) marks a missing frame of a count
                 for (double& value : values)
@@ -490,9 +505,19 @@ std::string describe_sweep_file(const std::string& path) {
         out << " " << axis.name << " (" << axis.values.size() << ")";
     out << (layout.shared_times ? ", time (" : ", frame (") << layout.frames << ")\n";
     // The optional observables the runs record (modes with its `mode` dimension).
-    if (layout.observables.size() > observable_names.size()) {
+    std::size_t standard = 0;
+    while (standard < layout.observables.size() &&
+           find_observable_info(layout.observables[standard]))
+        ++standard;
+    if (standard < observable_names.size()) {
+        out << "observables:";
+        for (std::size_t o = 0; o < standard; ++o)
+            out << " " << layout.observables[o];
+        out << "\n";
+    }
+    if (layout.observables.size() > standard) {
         out << "optional observables:";
-        for (std::size_t o = observable_names.size(); o < layout.observables.size(); ++o) {
+        for (std::size_t o = standard; o < layout.observables.size(); ++o) {
             out << " " << layout.observables[o];
             if (layout.width(o) > 1) out << " (x mode " << layout.width(o) << ")";
         }

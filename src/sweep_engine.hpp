@@ -192,12 +192,20 @@ class sweep_file {
             m_file->open_dataset("checksum").read_all(H5T_NATIVE_UINT64, recorded.data());
         std::vector<bool> trusted(runs, false);
         distrusted = 0;
+        // The series whose first value must be finite: mean_cos, or with --observables
+        // without it, step_size (recorded by every run, never NaN).
+        const auto& names = m_layout.observables;
+        std::size_t witness = std::size_t(
+            std::find(names.begin(), names.end(), std::string("mean_cos")) - names.begin());
+        if (witness == names.size())
+            witness = std::size_t(std::find(names.begin(), names.end(), std::string("step_size")) -
+                                  names.begin());
         for (std::size_t i = 0; i < runs; ++i) {
             if (status[i] != done) continue;
             const run_record stored = read(e, i);
-            trusted[i] = frames[i] > 0 && !stored.observables.empty() &&
-                         !stored.observables[0].empty() &&
-                         std::isfinite(stored.observables[0][0]) &&
+            trusted[i] = frames[i] > 0 && witness < stored.observables.size() &&
+                         !stored.observables[witness].empty() &&
+                         std::isfinite(stored.observables[witness][0]) &&
                          (!has_checksums || checksum(stored) == recorded[i]);
             if (!trusted[i]) ++distrusted;
         }

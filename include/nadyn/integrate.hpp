@@ -57,6 +57,11 @@ struct integration_settings {
     // layers integrator draws at the first layer starting in each interval. 0 means the
     // default (redraw_period): tau = 1, or one draw per layer (tau = dt) for layers.
     double layer_time = 0.0;
+    // What the frames record (--observables): without step_error no step-doubling estimate
+    // (three steps every 20) and no warning from it; without the attention observables the
+    // kernel does not measure the frame's attention entropy in its evaluation.
+    bool estimate_step_error = true;
+    bool frame_attention = true;
 };
 
 // The tau of layer_time: itself when set, else dt for the layers integrator (a draw per

@@ -274,6 +274,14 @@ class observables_calculator {
     void measure_pairs(bool pair_density) { m_pair_density = pair_density; }
     // And the spectral modes m_1 .. m_K into out.modes (K = 0: none).
     void measure_modes(std::size_t K) { m_modes = K; }
+    // Which of compute()'s pairwise observables a run records (--observables): min_cos and
+    // clusters (with components()). Both on by default. With neither, pair_density nor
+    // modes, compute() skips the Gram pass, its O(n^2 d) part, and leaves min_cos and
+    // clusters at their defaults.
+    void measure_pairwise(bool min_cos, bool clusters) {
+        m_min_cos = min_cos;
+        m_clusters = clusters;
+    }
 
     // The single-linkage components of the last compute(): per token the smallest token of
     // its cluster (the graph of `clusters`), what cluster_tracker::update() takes, so the
@@ -291,6 +299,7 @@ class observables_calculator {
     std::vector<std::vector<double>> m_previous_gram; // block x n per thread
     bool m_pair_density = false;
     std::size_t m_modes = 0;
+    bool m_min_cos = true, m_clusters = true;
     std::vector<int> m_components; // n, after compute()
 };
 
@@ -318,11 +327,15 @@ void zonal_polynomials(std::size_t K, std::size_t d, double x, double* out);
 
 // Values per frame of each observable named: K = `modes` for modes, 1 for the others (the
 // widths of the files' /observables/<name>/value rows).
+// The one place that knows an observable's width.
+constexpr std::size_t observable_width(std::string_view name, std::size_t modes) {
+    return name == "modes" ? modes : 1;
+}
 inline std::vector<std::size_t> observable_widths(const std::vector<std::string>& names,
                                                   std::size_t modes) {
     std::vector<std::size_t> widths;
     for (const std::string& name : names)
-        widths.push_back(name == "modes" ? modes : 1);
+        widths.push_back(observable_width(name, modes));
     return widths;
 }
 

@@ -6,6 +6,7 @@
 #include "nadyn/initial.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/norm.hpp"
+#include "nadyn/observables.hpp"
 #include "nadyn/parameters.hpp"
 #include "nadyn/plateaus.hpp"
 #include "nadyn/precision.hpp"
@@ -57,6 +58,10 @@ struct run_config {
     // Optional observables of the run (--observe), names from optional_observable_names in
     // that order, no repeats; empty: none.
     std::vector<std::string> observe;
+    // The standard observables computed and recorded at frames (--observables), names from
+    // observable_names in that order, no repeats; default: all of them. step_size is
+    // recorded whatever the choice (a resumed run continues from it).
+    std::vector<std::string> observables{observable_names.begin(), observable_names.end()};
     // Degrees k = 1..modes of the optional observable `modes` (its width in the files).
     std::size_t modes = 8;
     // The least length of a metastable plateau of the cluster count (--plateau-min: a time or
@@ -88,6 +93,11 @@ struct run_config {
     [[nodiscard]] double logit_beta() const;
     // Whether the run computes the optional observable `name` (--observe).
     [[nodiscard]] bool observes(std::string_view name) const;
+    // Whether the run records the standard observable `name` (--observables, plus step_size).
+    [[nodiscard]] bool records(std::string_view name) const;
+    // The series a trajectory file of the run holds, in file order: the standard observables
+    // recorded (observable_names' order), then the optional ones (--observe).
+    [[nodiscard]] std::vector<std::string> recorded_observables() const;
     [[nodiscard]] integration_settings resolved_integration() const;
     // Every input, as the attributes of /parameters.
     [[nodiscard]] parameter_list to_parameters() const;

@@ -69,6 +69,9 @@ def _text(name: str, value: Any) -> str:
         return float.__repr__(float(value))
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
+    if isinstance(value, (list, tuple)) and kind == "name" and all(isinstance(v, str) for v in value):
+        # observables=["mean_cos", "clusters"]: the comma-separated list the flag takes
+        return ",".join(value) if value else "none"
     raise TypeError(f"simulate(): {name} must be an int, float, str or bool, got {type(value).__name__}")
 
 

@@ -21,7 +21,6 @@ struct run_result {
     std::vector<std::int64_t> steps;
     std::vector<double> positions;  // frames * n * d, empty without positions
     std::vector<double> magnitudes; // frames * n
-    std::vector<std::vector<double>> observables{observable_names.size()};
     std::vector<std::pair<std::string, std::vector<double>>> matrices; // theta0, r_initial, Q..
     std::vector<std::array<std::size_t, 2>> matrix_shapes;
     parameter_list parameters;
@@ -29,8 +28,9 @@ struct run_result {
     std::string fault; // numerical_fault's message when status is "failed"
     std::size_t n = 0, d = 0;
     bool has_positions = false;
-    // The optional observables the run asked for (--observe), by name, in their order.
-    std::vector<std::pair<std::string, std::vector<double>>> optional_observables;
+    // The observables the run records (run_config::recorded_observables: --observables, then
+    // --observe), by name, in their order; observable_width values per frame.
+    std::vector<std::pair<std::string, std::vector<double>>> observables;
     std::size_t modes = 0; // K, the values per frame of the observable `modes`
 };
 
@@ -58,13 +58,9 @@ void read_back(const std::string& path, run_result& result) {
     result.steps = file.steps();
     result.times.resize(frames);
     result.steps.resize(frames);
-    for (std::size_t i = 0; i < observable_names.size(); ++i) {
-        result.observables[i] = file.observable(std::string(observable_names[i]));
-        result.observables[i].resize(frames);
-    }
-    for (auto& [name, values] : result.optional_observables) {
+    for (auto& [name, values] : result.observables) {
         values = file.observable(name); // modes: K values per frame, row by row
-        values.resize(frames * (name == "modes" ? result.modes : 1));
+        values.resize(frames * observable_width(name, result.modes));
     }
     result.magnitudes.reserve(frames * result.n);
     if (result.has_positions) result.positions.reserve(frames * result.n * result.d);
@@ -132,8 +128,13 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     result.n = config.n;
     result.d = config.d;
     result.modes = config.modes;
-    for (const std::string& name : config.observe)
-        result.optional_observables.emplace_back(name, std::vector<double>{});
+    for (const std::string& name : config.recorded_observables())
+        result.observables.emplace_back(name, std::vector<double>{});
+    // Where each recorded standard observable is in frame_observables::values().
+    std::vector<std::size_t> standard(result.observables.size(), observable_names.size());
+    for (std::size_t i = 0; i < result.observables.size(); ++i)
+        for (std::size_t k = 0; k < observable_names.size(); ++k)
+            if (observable_names[k] == result.observables[i].first) standard[i] = k;
     py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
         // Built here, on the thread that runs it: the constructor sets the OpenMP thread
         // count (`threads`) for the calling thread.
@@ -162,13 +163,13 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                     const double* r = magnitudes(x, n, d);
                     result.magnitudes.insert(result.magnitudes.end(), r, r + n);
                     const std::vector<double> v = o.values();
-                    for (std::size_t i = 0; i < v.size(); ++i)
-                        result.observables[i].push_back(v[i]);
-                    for (auto& [name, values] : result.optional_observables)
-                        if (name == "modes") // m_1 .. m_K, a row per frame
-                            values.insert(values.end(), o.modes.begin(), o.modes.end());
-                        else
-                            values.push_back(o.optional_value(name));
+                    for (std::size_t i = 0; i < result.observables.size(); ++i) {
+                        auto& [name, values] = result.observables[i];
+                        if (standard[i] < v.size())
+                            values.push_back(v[standard[i]]);
+                        else // modes: m_1 .. m_K, a row per frame
+                            o.append_optional(name, values);
+                    }
                 },
                 stop);
             result.status =
@@ -193,14 +194,13 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                        : py::object(py::none());
     answer["r"] = owning_array(std::move(result.magnitudes), {frames, n});
     py::dict observables;
-    for (std::size_t i = 0; i < observable_names.size(); ++i)
-        observables[py::str(std::string(observable_names[i]))] =
-            owning_array(std::move(result.observables[i]), {frames});
-    for (auto& [name, values] : result.optional_observables)
-        observables[py::str(name)] =
-            name == "modes"
-                ? owning_array(std::move(values), {frames, static_cast<py::ssize_t>(result.modes)})
-                : owning_array(std::move(values), {frames});
+    for (auto& [name, values] : result.observables) {
+        // A vector observable (modes) is (frames, K) even for K = 1.
+        const bool vector = observable_width(name, 2) > 1;
+        const auto width = static_cast<py::ssize_t>(observable_width(name, result.modes));
+        observables[py::str(name)] = vector ? owning_array(std::move(values), {frames, width})
+                                            : owning_array(std::move(values), {frames});
+    }
     answer["observables"] = observables;
     py::dict matrices;
     for (std::size_t i = 0; i < result.matrices.size(); ++i) {

@@ -75,6 +75,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"swmr", "0"},
                                                                      {"cluster_eps", "0.01"},
                                                                      {"observe", "unselectable"},
+                                                                     {"observables", "r_min,gap"},
                                                                      {"threads", "2"},
                                                                      {"block", "32"},
                                                                      {"mode_count", "12"},
@@ -91,6 +92,12 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
     CHECK(changed.scheme_id == scheme::mix_ln);
     CHECK(changed.causal);
     CHECK(!changed.swmr);
+    // --observables keeps the table's order; step_size is recorded whatever the choice.
+    CHECK(changed.observables == std::vector<std::string>{"gap", "r_min"});
+    CHECK(changed.recorded_observables() ==
+          std::vector<std::string>{"gap", "r_min", "step_size", "unselectable"});
+    CHECK(run_config{}.recorded_observables().size() == observable_names.size());
+    CHECK(parameter_text(run_config{}, parameter("observables")) == "all");
     CHECK(changed.switch_time() == 1.25);
     // beta_log_n: the logits use beta log n (docs/model.md §14); off by default.
     CHECK(changed.beta_log_n);
