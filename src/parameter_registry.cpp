@@ -163,7 +163,11 @@ std::string frame_times_text(const std::vector<double>& times) {
     std::string text;
     for (const double t : times) {
         if (!text.empty()) text.push_back(',');
-        text.append(show(t)); // piecewise: GCC 12 warns (-Wrestrict) on "" + string
+        // The shortest text that reads back to t (0.1, not 0.10000000000000001), appended
+        // piecewise: GCC 12 warns (-Wrestrict) on "" + string.
+        char buffer[32];
+        const auto written = std::to_chars(buffer, buffer + sizeof buffer, t);
+        text.append(buffer, written.ptr);
     }
     return text.empty() ? "none" : text;
 }
