@@ -335,7 +335,16 @@ experiment parse_experiment(const std::string& text, const std::string& source,
                 throw input_error(at + "unknown key 'run." + shown(key.str()) +
                                   "'; valid keys: " + parameter_names());
             require_type(node, *spec, at, "run." + name);
-            const std::string value = scalar_text(node, at, "run." + name);
+            std::string value;
+            if (const auto* times = node.as_array(); times && name == "frame_times") {
+                // frame_times = [0.5, 1, 2.5]: the flag's comma-separated list.
+                for (const toml::node& item : *times) {
+                    if (!value.empty()) value.push_back(','); // piecewise: GCC 12's -Wrestrict
+                    value.append(number_text(numeric(item, at, "run.frame_times")));
+                }
+            } else {
+                value = scalar_text(node, at, "run." + name);
+            }
             try {
                 spec->assign(e.base, value);
             } catch (const input_error& error) {

@@ -57,5 +57,8 @@ def test_sweep_time_axis_is_the_chosen_times():
     expected = np.array([(i / 10) * 5.0 for i in range(10)] + [5.0])
     assert np.array_equal(ds["time"].values, expected)
     assert np.allclose(expected, np.linspace(0, 5, 11), rtol=0, atol=1e-15)
+    # frame_times as a TOML list in [run] (here from a Python list) is the same experiment.
+    listed = nadyn.sweep({"run": dict(BASE, T=5.0, frame_times=[0.5, 2.25]), "sweep": {"beta": [1.0]}})
+    assert listed["time"].values.tolist() == [0.0, 0.5, 2.25, 5.0]
     one = nadyn.simulate(T=5.0, frame_times="linspace:0,5,11", **dict(BASE, beta=2.0))
     assert np.array_equal(ds["mean_cos"].sel(beta=2.0).values, one.observables["mean_cos"])
