@@ -62,3 +62,68 @@ def test_sweep_time_axis_is_the_chosen_times():
     assert listed["time"].values.tolist() == [0.0, 0.5, 2.25, 5.0]
     one = nadyn.simulate(T=5.0, frame_times="linspace:0,5,11", **dict(BASE, beta=2.0))
     assert np.array_equal(ds["mean_cos"].sel(beta=2.0).values, one.observables["mean_cos"])
+
+
+def _cli_flags(**changes):
+    values = dict(BASE, **changes)
+    args = []
+    for key, value in values.items():
+        args += ["--" + key.replace("_", "-"), str(value)]
+    return args
+
+
+def _positions(path):
+    with h5py.File(path, "r", locking=False) as f:
+        group = f["particles/tokens/position"]
+        return group["time"][()], group["step"][()], group["value"][()]
+
+
+@pytest.mark.skipif(not os.environ.get("NADYN_CLI"), reason="needs the command line")
+def test_cli_resume_with_frame_times_is_bitwise(tmp_path):
+    import signal
+    import time
+
+    cli = os.environ["NADYN_CLI"]
+    # Off-grid chosen times (dt = 0.005); about 2 s of run, so SIGINT lands mid-run.
+    times = ",".join(f"{0.0137 + 0.05 * k:.4f}" for k in range(300))
+    run = _cli_flags(n=192, dt=0.005, T=16.0, frame_times=times)
+    whole, part = tmp_path / "whole.h5", tmp_path / "part.h5"
+    subprocess.run([cli, "simulate", *run, "--out", str(whole), "--quiet"], check=True,
+                   capture_output=True, timeout=300)
+    process = subprocess.Popen([cli, "simulate", *run, "--out", str(part), "--quiet"],
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if nadyn.frame_count(part) >= 5:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130, "the run ended before SIGINT: make it longer"
+    subprocess.run([cli, "simulate", "--resume", str(part), "--quiet"], check=True,
+                   capture_output=True, timeout=300)
+    for a, b in zip(_positions(whole), _positions(part)):
+        assert a.tobytes() == b.tobytes()
+
+    # A complete run extended to a longer T passes through its old T only if that is one
+    # of its frame times: then it equals the longer run.
+    short = tmp_path / "short.h5"
+    subprocess.run([cli, "simulate", *_cli_flags(dt=0.01, T=1.03, frame_times="0.5,1.03"),
+                    "--out", str(short), "--quiet"], check=True, capture_output=True)
+    longer = tmp_path / "long.h5"
+    subprocess.run([cli, "simulate", *_cli_flags(dt=0.01, T=2.0, frame_times="0.5,1.03"),
+                    "--out", str(longer), "--quiet"], check=True, capture_output=True)
+    subprocess.run([cli, "simulate", "--resume", str(short), "--T", "2", "--quiet"], check=True,
+                   capture_output=True)
+    for a, b in zip(_positions(longer), _positions(short)):
+        assert a.tobytes() == b.tobytes()
+    refused = tmp_path / "refused.h5"
+    subprocess.run([cli, "simulate", *_cli_flags(dt=0.01, T=1.03, frame_times="0.5"),
+                    "--out", str(refused), "--quiet"], check=True, capture_output=True)
+    result = subprocess.run([cli, "simulate", "--resume", str(refused), "--T", "2", "--quiet"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "is not one of its frame times" in result.stderr
+    assert result.stderr.count("\n") == 1
