@@ -548,9 +548,9 @@ const std::array registry{
         }},
     parameter_spec{
         "every", "--every", value_type::integer,
-        "Write a frame every K steps (default: about 100 frames)",
+        "Write a frame every K steps (default: about 100 frames; not with --frame-times)",
         "frame interval: a frame is written every `every` steps (dopri5: every `every` * dt "
-        "in time)",
+        "in time); 0 when the frames are at frame_times",
         "", "", false, false, "",
         [](run_config& c, std::string_view t) {
             const std::int64_t value = parse_integer(t, "every");
