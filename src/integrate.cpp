@@ -404,9 +404,8 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
     double t = 0.0, dt = settings.dt;
     std::int64_t output = 0; // index of the next output time
     // Chosen frame times: the outputs listed (the last is T).
-    const std::vector<double> outputs = settings.frame_times.empty()
-                                            ? std::vector<double>{}
-                                            : output_times(settings);
+    const std::vector<double> outputs =
+        settings.frame_times.empty() ? std::vector<double>{} : output_times(settings);
     auto output_time = [&](std::int64_t j) {
         if (!outputs.empty())
             return outputs[std::min(static_cast<std::size_t>(j), outputs.size() - 1)];
@@ -508,9 +507,8 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
     statistics.next_step = h;
     const std::int64_t first = resume ? resume->step : 0;
     // Chosen frame times: each is a whole number of layers (run_config's check).
-    const std::vector<double> outputs = settings.frame_times.empty()
-                                            ? std::vector<double>{}
-                                            : output_times(settings);
+    const std::vector<double> outputs =
+        settings.frame_times.empty() ? std::vector<double>{} : output_times(settings);
     std::size_t output = 0;
     auto output_layer = [&](std::size_t o) {
         return o + 1 == outputs.size() ? layers : locate_on_grid(outputs[o], h).index;

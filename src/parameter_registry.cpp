@@ -130,14 +130,15 @@ std::vector<double> parse_frame_times(std::string_view text) {
         }
     for (std::size_t start = 0;;) {
         const std::size_t comma = list.find(',', start);
-        items.push_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+        items.push_back(
+            list.substr(start, comma == std::string_view::npos ? comma : comma - start));
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
     if (!generator.empty()) {
         require(items.size() == 3, "frame-times = " + quoted(text) + ": " + std::string(generator) +
-                                       " takes first,last,count (e.g. " +
-                                       std::string(generator) + ":0,5,11)");
+                                       " takes first,last,count (e.g. " + std::string(generator) +
+                                       ":0,5,11)");
         const double first = parse_number(items[0], "frame-times' first value");
         const double last = parse_number(items[1], "frame-times' last value");
         const std::int64_t count = parse_integer(items[2], "frame-times' count");

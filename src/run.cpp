@@ -13,9 +13,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
@@ -559,16 +559,14 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         // a multiple of `every` steps (of the output interval for dopri5); an extended run
         // can only continue bit for bit from a horizon on that grid.
         // Chosen frame times: the frames of an uninterrupted run are at output_times().
-        const std::vector<double> chosen = c.integration.frame_times.empty()
-                                               ? std::vector<double>{}
-                                               : [&] {
-                                                     integration_settings s = c.integration;
-                                                     if (horizon) s.T = *horizon;
-                                                     return output_times(s);
-                                                 }();
+        const std::vector<double> chosen =
+            c.integration.frame_times.empty() ? std::vector<double>{} : [&] {
+                integration_settings s = c.integration;
+                if (horizon) s.T = *horizon;
+                return output_times(s);
+            }();
         auto on_cadence = [&](std::size_t f) {
-            if (!chosen.empty())
-                return std::binary_search(chosen.begin(), chosen.end(), times[f]);
+            if (!chosen.empty()) return std::binary_search(chosen.begin(), chosen.end(), times[f]);
             if (c.integration.kind == integrator_kind::dopri5) {
                 const double j = std::round(times[f] / interval);
                 return times[f] == j * interval;

@@ -126,8 +126,7 @@ TEST_CASE("a frame time off the grid holds the state of a run with T at that tim
             CAPTURE(T);
             const std::string shorter = scratch(name + "_T"), single = scratch(name + "_single");
             simulation(config_for(kind, T)).run_to_file(shorter, true);
-            simulation(with_times(config_for(kind, 2.0), show_number(T)))
-                .run_to_file(single, true);
+            simulation(with_times(config_for(kind, 2.0), show_number(T))).run_to_file(single, true);
             const trajectory_reader a(shorter), one(single);
             REQUIRE(one.frame_count() == 3);
             CHECK(a.times().back() == T);
@@ -185,9 +184,10 @@ TEST_CASE("a stopped run with frame times resumes bit for bit") {
             simulation first(c);
             std::atomic<bool> stop{false};
             std::size_t written = 0;
-            const run_summary s = first.run_to_file(part, true, &stop, {}, [&](double, std::int64_t) {
-                if (++written == 3) stop = true;
-            });
+            const run_summary s =
+                first.run_to_file(part, true, &stop, {}, [&](double, std::int64_t) {
+                    if (++written == 3) stop = true;
+                });
             REQUIRE(s.outcome == integration_outcome::interrupted);
         }
         simulation::from_file(part).resume_file(part, std::nullopt);
