@@ -158,16 +158,15 @@ std::vector<std::string> axis_values(const toml::node& node, const std::string& 
             const double first = numeric(argument(0), at, full);
             const double last = numeric(argument(1), at, full);
             const std::int64_t count = whole(argument(2), at, full);
-            if (count < 1 || count > 10000000)
-                throw input_error(at + "key '" + full + "': count must be between 1 and 1e7");
-            for (std::int64_t i = 0; i < count; ++i) {
-                // first + i * step, with the last value exact.
-                const double u = count == 1 ? 0.0 : double(i) / double(count - 1);
-                double x = i + 1 == count ? last : first + u * (last - first);
-                if (generator_name == "logspace") x = std::pow(10.0, x);
+            std::vector<double> points;
+            try {
+                points = spaced_values(generator_name, first, last, count);
+            } catch (const input_error& e) {
+                throw input_error(at + "key '" + full + "': " + e.what());
+            }
+            for (const double x : points)
                 values.push_back(spec.type == value_type::integer ? std::to_string(std::llround(x))
                                                                   : number_text(x));
-            }
         } else if (generator_name == "range") {
             if (arguments->size() != 2 && arguments->size() != 3)
                 throw input_error(at + "key '" + full +
@@ -250,6 +249,21 @@ void apply_override(toml::table& root, const std::string& assignment) {
 
 } // namespace
 
+std::vector<double> spaced_values(std::string_view generator, double first, double last,
+                                  std::int64_t count) {
+    if (count < 1 || count > 10000000) throw input_error("count must be between 1 and 1e7");
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+        // first + i * step, with the last value exact.
+        const double u = count == 1 ? 0.0 : double(i) / double(count - 1);
+        double x = i + 1 == count ? last : first + u * (last - first);
+        if (generator == "logspace") x = std::pow(10.0, x);
+        values.push_back(x);
+    }
+    return values;
+}
+
 std::string_view to_string(sweep_positions positions) {
     switch (positions) {
     case sweep_positions::none:
@@ -321,7 +335,16 @@ experiment parse_experiment(const std::string& text, const std::string& source,
                 throw input_error(at + "unknown key 'run." + shown(key.str()) +
                                   "'; valid keys: " + parameter_names());
             require_type(node, *spec, at, "run." + name);
-            const std::string value = scalar_text(node, at, "run." + name);
+            std::string value;
+            if (const auto* times = node.as_array(); times && name == "frame_times") {
+                // frame_times = [0.5, 1, 2.5]: the flag's comma-separated list.
+                for (const toml::node& item : *times) {
+                    if (!value.empty()) value.push_back(','); // piecewise: GCC 12's -Wrestrict
+                    value.append(number_text(numeric(item, at, "run.frame_times")));
+                }
+            } else {
+                value = scalar_text(node, at, "run." + name);
+            }
             try {
                 spec->assign(e.base, value);
             } catch (const input_error& error) {

@@ -46,6 +46,66 @@ std::int64_t step_count(double T, double dt) {
     return static_cast<std::int64_t>(std::ceil(ratio));
 }
 
+grid_position locate_on_grid(double t, double dt) {
+    const double ratio = t / dt, nearest = std::round(ratio);
+    if (std::abs(ratio - nearest) <= 1e-9 * std::max(1.0, nearest))
+        return {static_cast<std::int64_t>(nearest), false};
+    return {static_cast<std::int64_t>(std::floor(ratio)), true};
+}
+
+namespace {
+
+// Where a fixed-step run stops for time t, in the order of its stops: grid point i is 2 i,
+// a time between grid points i and i + 1 is 2 i + 1, and T is the last grid point (step_count).
+std::int64_t stop_key(double t, const integration_settings& s, std::int64_t steps) {
+    if (t >= s.T) return 2 * steps;
+    const grid_position p = locate_on_grid(t, s.dt);
+    return std::min(2 * p.index + (p.between ? 1 : 0), 2 * steps);
+}
+
+bool fixed_grid(integrator_kind kind) {
+    return kind != integrator_kind::dopri5;
+}
+
+} // namespace
+
+std::vector<double> output_times(const integration_settings& s) {
+    std::vector<double> times;
+    if (s.frame_times.empty()) {
+        if (s.kind == integrator_kind::dopri5) {
+            const double interval = static_cast<double>(s.every) * s.dt;
+            for (std::int64_t j = 0;; ++j) {
+                const double t = std::min(s.T, static_cast<double>(j) * interval);
+                times.push_back(t);
+                if (t >= s.T) break;
+            }
+            return times;
+        }
+        const std::int64_t steps = step_count(s.T, s.dt);
+        for (std::int64_t i = 0; i <= steps; ++i)
+            if (i % s.every == 0 || i == steps)
+                times.push_back(i == steps ? s.T : static_cast<double>(i) * s.dt);
+        return times;
+    }
+    // 0, the chosen times, T; a chosen time at the stop of the one before it (the same grid
+    // point, or within 1e-9 of T) adds no frame.
+    const std::int64_t steps = step_count(s.T, s.dt);
+    const double end = s.T - 1e-9 * std::max(s.dt, s.T);
+    times.push_back(0.0);
+    std::int64_t last_key = 0;
+    for (const double t : s.frame_times) {
+        if (t <= times.back() || t >= end) continue;
+        if (fixed_grid(s.kind)) {
+            const std::int64_t key = stop_key(t, s, steps);
+            if (key <= last_key || key >= 2 * steps) continue;
+            last_key = key;
+        }
+        times.push_back(t);
+    }
+    if (s.T > 0.0) times.push_back(s.T);
+    return times;
+}
+
 namespace {
 
 // The first token whose direction or magnitude is not finite, or -1.
@@ -211,38 +271,65 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
     Stepper probe; // its own workspace: the estimate shares nothing with the trajectory
     bool warned = false;
     statistics.next_step = settings.dt;
-    const std::int64_t first = resume ? resume->step : 0;
-    const std::int64_t spacing = std::max<std::int64_t>(settings.every, 20);
+    // The run stops at every grid point i dt (the last at T) and, with chosen frame times, at
+    // each of them off the grid: stop keys (stop_key) order them, 2 i on the grid.
+    const bool chosen = !settings.frame_times.empty();
+    const std::vector<double> outputs = chosen ? output_times(settings) : std::vector<double>{};
+    std::vector<std::int64_t> output_keys;
+    for (const double t : outputs)
+        output_keys.push_back(stop_key(t, settings, steps));
+    auto grid_time = [&](std::int64_t i) {
+        return i >= steps ? settings.T : static_cast<double>(i) * settings.dt;
+    };
+    const std::int64_t spacing = std::max<std::int64_t>(chosen ? 1 : settings.every, 20);
+    std::int64_t key = 0;   // where the run is
+    std::int64_t j = 0;     // accepted steps: the frames' step index
+    std::size_t output = 0; // the next chosen output
+    if (resume) {
+        j = resume->step;
+        key = chosen ? stop_key(resume->t, settings, steps) : 2 * resume->step;
+    }
+    while (output < outputs.size() && output_keys[output] < key)
+        ++output;
+    const std::int64_t first = j;
+    double t_previous = 0.0;     // the start of the last step
     bool previous_frame = false; // whether `good`, the last step's start, has its frame
-    for (std::int64_t i = first;; ++i) {
-        const double t = i == steps ? settings.T : static_cast<double>(i) * settings.dt;
+    for (;; ++j) {
+        const std::int64_t i = key / 2; // the grid point at or below the run's time
+        const bool between = key % 2 == 1;
+        const bool due = chosen ? output < outputs.size() && output_keys[output] == key
+                                : i % settings.every == 0 || i == steps;
+        const double t = between ? outputs[output] : grid_time(i);
+        // A chosen frame records the chosen time (the grid point it lies on, to round-off).
+        const double frame_time = chosen && due ? outputs[output] : t;
+        const bool kept = resume && j == first && resume->frame_kept;
         layers.use(system, t);
         system.begin_step(t);
         // A frame's attention observables from this evaluation (the frame's state), where
         // the kernel can take them: the observer then skips their own pass.
-        if (settings.frame_attention && (i % settings.every == 0 || i == steps) &&
-            !(resume && i == first && resume->frame_kept))
-            system.observe_next_evaluation();
+        if (settings.frame_attention && due && !kept) system.observe_next_evaluation();
         try {
             system(x, dxdt, t); // the first stage of the step, and the frame's velocity
         } catch (const numerical_fault& fault) {
             // An accepted state whose attention overflows (unnormalised attention) is outside
             // the domain: the last good state is the previous step's start (none at the first).
-            if (i == first) throw;
-            const double t_good = static_cast<double>(i - 1) * settings.dt;
-            layers.use(system, t_good);
-            system.begin_step(t_good);
-            system(good, dxdt, t_good);
-            fail_with_frame(fault, x, good, dxdt, t_good, i - 1, previous_frame, observer);
+            if (j == first) throw;
+            layers.use(system, t_previous);
+            system.begin_step(t_previous);
+            system(good, dxdt, t_previous);
+            fail_with_frame(fault, x, good, dxdt, t_previous, j - 1, previous_frame, observer);
         }
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
-        const bool frame = (i % settings.every == 0 || i == steps || stopping) &&
-                           !(resume && i == first && resume->frame_kept);
+        const bool frame = (due || stopping) && !kept;
         // The estimate costs three steps: it is made at the first frame of every `spacing`
-        // steps (a rule of i alone, so a resumed run estimates where an uninterrupted one
-        // does) and is NaN at the frames between, so dense frames add at most 15% to a run.
+        // steps (a rule of the grid alone, so a resumed run estimates where an uninterrupted
+        // one does) and is NaN at the frames between, so dense frames add at most 15% to a run.
+        // Chosen frames: at the first chosen frame of each stretch of `spacing` steps.
+        const bool estimate =
+            chosen ? due && (output == 0 || output_keys[output - 1] / 2 / spacing != i / spacing)
+                   : i % spacing < settings.every;
         statistics.step_error = std::numeric_limits<double>::quiet_NaN();
-        if (settings.estimate_step_error && frame && i % spacing < settings.every) {
+        if (settings.estimate_step_error && frame && estimate) {
             const std::uint64_t before = system.evaluations();
             try {
                 statistics.step_error =
@@ -267,10 +354,17 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
                 settings.warn(message.str());
             }
         }
-        if (frame) observer(x, dxdt, t, i);
+        if (frame) observer(x, dxdt, frame_time, j);
+        if (due && chosen) ++output;
         if (stopping) return integration_outcome::interrupted;
-        if (i == steps) return integration_outcome::complete;
-        const double next = i + 1 == steps ? settings.T : static_cast<double>(i + 1) * settings.dt;
+        if (key >= 2 * steps) return integration_outcome::complete;
+        // The next stop: the next grid point, or a chosen time before it.
+        std::int64_t next_key = 2 * (i + 1);
+        double next = grid_time(i + 1);
+        if (output < outputs.size() && output_keys[output] < next_key) {
+            next_key = output_keys[output];
+            next = outputs[output];
+        }
         good = x;
         try {
             const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
@@ -288,8 +382,10 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
                     statistics.step_error = std::numeric_limits<double>::quiet_NaN();
                 }
             }
-            fail_with_frame(fault, x, good, dxdt, t, i, frame, observer);
+            fail_with_frame(fault, x, good, dxdt, t, j, frame, observer);
         }
+        t_previous = t;
+        key = next_key;
         previous_frame = frame;
         ++statistics.accepted_steps;
     }
@@ -308,7 +404,12 @@ integration_outcome integrate_adaptive(attention_system& system, state_type& x,
     state_type dxdt(x.size()), good(x.size());
     double t = 0.0, dt = settings.dt;
     std::int64_t output = 0; // index of the next output time
+    // Chosen frame times: the outputs listed (the last is T).
+    const std::vector<double> outputs =
+        settings.frame_times.empty() ? std::vector<double>{} : output_times(settings);
     auto output_time = [&](std::int64_t j) {
+        if (!outputs.empty())
+            return outputs[std::min(static_cast<std::size_t>(j), outputs.size() - 1)];
         return std::min(settings.T, static_cast<double>(j) * interval);
     };
     bool skip_frame = false;
@@ -405,18 +506,30 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
     std::vector<double> attention(n * d);
     statistics.next_step = h;
     const std::int64_t first = resume ? resume->step : 0;
+    // Chosen frame times: each is a whole number of layers (run_config's check).
+    const std::vector<double> outputs =
+        settings.frame_times.empty() ? std::vector<double>{} : output_times(settings);
+    std::size_t output = 0;
+    auto output_layer = [&](std::size_t o) {
+        return o + 1 == outputs.size() ? layers : locate_on_grid(outputs[o], h).index;
+    };
+    while (output < outputs.size() && output_layer(output) < first)
+        ++output;
     bool previous_frame = false; // whether `good`, the last layer's input, has its frame
     for (std::int64_t l = first;; ++l) {
         const double t = static_cast<double>(l) * h;
         if (l < layers) redraws.use(system, t);
         const bool stopping = stop && stop->load(std::memory_order_relaxed);
-        const bool frame = (l % settings.every == 0 || l == layers || stopping) &&
-                           !(resume && l == first && resume->frame_kept);
+        const bool due = outputs.empty() ? l % settings.every == 0 || l == layers
+                                         : output < outputs.size() && output_layer(output) == l;
+        const double frame_time = outputs.empty() || !due ? t : outputs[output];
+        if (due && !outputs.empty()) ++output;
+        const bool frame = (due || stopping) && !(resume && l == first && resume->frame_kept);
         try {
             if (frame) {
                 system.begin_step(t);
                 system(x, dxdt, t); // the ODE velocity of this state, for the observables
-                observer(x, dxdt, t, l);
+                observer(x, dxdt, frame_time, l);
             }
             if (stopping) return integration_outcome::interrupted;
             if (l == layers) return integration_outcome::complete;

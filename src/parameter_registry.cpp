@@ -1,8 +1,10 @@
 #include "nadyn/parameter_registry.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/experiment.hpp"
 #include "nadyn/observables.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -155,6 +157,82 @@ constexpr char noise_seed_flag[] = "noise-seed";
 using init_seed_row = purpose_seed<&run_config::init_seed, init_seed_flag>;
 using weights_seed_row = purpose_seed<&run_config::weights_seed, weights_seed_flag>;
 using noise_seed_row = purpose_seed<&run_config::noise_seed, noise_seed_flag>;
+
+// --frame-times: "none", a comma-separated list of times, or linspace:A,B,N / logspace:A,B,N
+// (the sweep axes' generators); sorted, without repeats.
+std::vector<double> parse_frame_times(std::string_view text) {
+    std::vector<double> times;
+    if (text == "none") return times;
+    std::vector<std::string_view> items;
+    std::string_view list = text;
+    std::string_view generator;
+    for (const std::string_view g : {"linspace", "logspace"})
+        if (text.starts_with(g) && text.substr(g.size()).starts_with(":")) {
+            generator = g;
+            list = text.substr(g.size() + 1);
+        }
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = list.find(',', start);
+        items.push_back(
+            list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    if (!generator.empty()) {
+        require(items.size() == 3, "frame-times = " + quoted(text) + ": " + std::string(generator) +
+                                       " takes first,last,count (e.g. " + std::string(generator) +
+                                       ":0,5,11)");
+        const double first = parse_number(items[0], "frame-times' first value");
+        const double last = parse_number(items[1], "frame-times' last value");
+        const std::int64_t count = parse_integer(items[2], "frame-times' count");
+        try {
+            times = spaced_values(generator, first, last, count);
+        } catch (const input_error& e) {
+            throw input_error("frame-times = " + quoted(text) + ": " + e.what());
+        }
+    } else {
+        for (const std::string_view item : items)
+            times.push_back(parse_number(item, "frame-times (none, a list 0.5,1,2.5, "
+                                               "linspace:A,B,N or logspace:A,B,N)"));
+    }
+    for (const double t : times)
+        require(std::isfinite(t),
+                "frame-times = " + quoted(text) + " holds " + show(t) + ", not a finite time");
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    return times;
+}
+
+std::string frame_times_text(const std::vector<double>& times) {
+    std::string text;
+    for (const double t : times) {
+        if (!text.empty()) text.push_back(',');
+        // The shortest text that reads back to t (0.1, not 0.10000000000000001), appended
+        // piecewise: GCC 12 warns (-Wrestrict) on "" + string.
+        char buffer[32];
+        const auto written = std::to_chars(buffer, buffer + sizeof buffer, t);
+        text.append(buffer, written.ptr);
+    }
+    return text.empty() ? "none" : text;
+}
+
+void check_frame_times(const run_config& c) {
+    const integration_settings& s = c.integration;
+    if (s.frame_times.empty()) return;
+    require(s.every == 0, "frame-times and every cannot be combined (frames are either at the "
+                          "chosen times or every K steps); drop one of them");
+    require(s.frame_times.front() >= 0.0 && s.frame_times.back() <= s.T,
+            "frame-times must lie in [0, T] = [0, " + show(s.T) + "], got " +
+                show(s.frame_times.front() < 0.0 ? s.frame_times.front() : s.frame_times.back()));
+    if (s.kind != integrator_kind::layers) return;
+    for (const double t : s.frame_times) {
+        const grid_position p = locate_on_grid(t, s.dt);
+        require(!p.between, "frame time " + show(t) + " is not a whole number of layers of h = " +
+                                show(s.dt) + " (integrator layers); the nearest valid times are " +
+                                show(static_cast<double>(p.index) * s.dt) + " and " +
+                                show(static_cast<double>(p.index + 1) * s.dt));
+    }
+}
 
 // Each row's functions are captureless lambdas: the table is plain data.
 const std::array registry{
@@ -521,9 +599,9 @@ const std::array registry{
         }},
     parameter_spec{
         "every", "--every", value_type::integer,
-        "Write a frame every K steps (default: about 100 frames)",
+        "Write a frame every K steps (default: about 100 frames; not with --frame-times)",
         "frame interval: a frame is written every `every` steps (dopri5: every `every` * dt "
-        "in time)",
+        "in time); 0 when the frames are at frame_times",
         "", "", false, false, "",
         [](run_config& c, std::string_view t) {
             const std::int64_t value = parse_integer(t, "every");
@@ -531,12 +609,29 @@ const std::array registry{
                                     std::string(t));
             c.integration.every = value;
         },
-        [](const run_config& c) -> parameter_value { return c.frame_interval(); },
+        // 0: the frames are at frame_times (from_parameters reads it back as unset).
+        [](const run_config& c) -> parameter_value {
+            return c.integration.frame_times.empty() ? c.frame_interval() : std::int64_t{0};
+        },
         [](const run_config& c) {
             require(c.integration.every >= 0,
                     "every must be >= 1 (or 0 for about 100 frames), got " +
                         std::to_string(c.integration.every));
         }},
+    parameter_spec{
+        "frame_times", "--frame-times", value_type::name,
+        "Frames at chosen times instead of --every: a list 0.5,1,2.5 or linspace:A,B,N or "
+        "logspace:A,B,N (10^A .. 10^B), in [0, T]; frames at 0 and T are kept",
+        "chosen frame times (none: a frame every `every` steps): frames are written at t = 0, "
+        "at each of these times and at T; the fixed-step integrators shorten the step before "
+        "a time off their grid so that it ends there, dopri5 ends a step on each, and with "
+        "layers each must be a whole number of layers",
+        "time", "", false, false, "none",
+        [](run_config& c, std::string_view t) { c.integration.frame_times = parse_frame_times(t); },
+        [](const run_config& c) -> parameter_value {
+            return frame_times_text(c.integration.frame_times);
+        },
+        check_frame_times},
     parameter_spec{
         "positions", "--positions", value_type::name,
         "all | none (none: magnitudes and observables only, for large n)",

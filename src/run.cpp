@@ -13,6 +13,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -577,7 +578,15 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         // A frame is on the cadence of an uninterrupted run with the (new) horizon when it is
         // a multiple of `every` steps (of the output interval for dopri5); an extended run
         // can only continue bit for bit from a horizon on that grid.
+        // Chosen frame times: the frames of an uninterrupted run are at output_times().
+        const std::vector<double> chosen =
+            c.integration.frame_times.empty() ? std::vector<double>{} : [&] {
+                integration_settings s = c.integration;
+                if (horizon) s.T = *horizon;
+                return output_times(s);
+            }();
         auto on_cadence = [&](std::size_t f) {
+            if (!chosen.empty()) return std::binary_search(chosen.begin(), chosen.end(), times[f]);
             if (c.integration.kind == integrator_kind::dopri5) {
                 const double j = std::round(times[f] / interval);
                 return times[f] == j * interval;
@@ -586,9 +595,10 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         };
         if (horizon && *horizon > old_T && !on_cadence(last) && file.status() == "complete")
             throw input_error("T = " + std::to_string(old_T) + " of '" + path +
-                              "' is not a multiple of the frame interval (" +
-                              std::to_string(interval) +
-                              "), so a longer run would not pass through it; rerun with the "
+                              (chosen.empty() ? "' is not a multiple of the frame interval (" +
+                                                    std::to_string(interval) + ")"
+                                              : std::string("' is not one of its frame times")) +
+                              ", so a longer run would not pass through it; rerun with the "
                               "longer --T instead");
         from.step = steps[last];
         from.t = times[last];

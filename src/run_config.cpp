@@ -141,6 +141,8 @@ run_config run_config::from_parameters(const parameter_list& parameters) {
             throw input_error("the file's /parameters lack '" + std::string(spec.name) +
                               "'; it was not written by nadyn simulate");
         const std::string text = value ? to_display_string(*value) : std::string(spec.legacy);
+        // every = 0 is the record of a run with frame_times: its every stays unset.
+        if (spec.name == "every" && text == "0") continue;
         try {
             spec.assign(c, text);
         } catch (const input_error& e) {

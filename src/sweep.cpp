@@ -35,22 +35,7 @@ using detail::hdf5_lock;
 
 // The frame times a run writes when it is not stopped (the contract of integrate()).
 std::vector<double> frame_times(const run_config& c) {
-    const integration_settings s = c.resolved_integration();
-    std::vector<double> times;
-    if (s.kind == integrator_kind::dopri5) {
-        const double interval = static_cast<double>(s.every) * s.dt;
-        for (std::int64_t j = 0;; ++j) {
-            const double t = std::min(s.T, static_cast<double>(j) * interval);
-            times.push_back(t);
-            if (t >= s.T) break;
-        }
-        return times;
-    }
-    const std::int64_t steps = step_count(s.T, s.dt);
-    for (std::int64_t i = 0; i <= steps; ++i)
-        if (i % s.every == 0 || i == steps)
-            times.push_back(i == steps ? s.T : static_cast<double>(i) * s.dt);
-    return times;
+    return output_times(c.resolved_integration());
 }
 
 // What a run's work and memory depend on (run_config::memory_bytes and the flops below):

@@ -29,6 +29,12 @@ struct sweep_axis {
     std::vector<std::string> values; // as text the registry parses
 };
 
+// The values of a linspace or logspace axis (also --frame-times linspace:A,B,N): `count`
+// values evenly spaced from first to last, the last exact; logspace takes 10^ of each.
+// input_error unless 1 <= count <= 1e7.
+std::vector<double> spaced_values(std::string_view generator, double first, double last,
+                                  std::int64_t count);
+
 // What a sweep file keeps of the positions: nothing, the last frame, or every frame.
 enum class sweep_positions { none, final, all };
 

@@ -16,6 +16,13 @@
 // The model's domain is a finite state with every magnitude r_k > 0 (the speed of pre-ln,
 // mix-ln and peri-ln divides by r_k): an accepted step leaving it is a numerical_fault.
 //
+// Chosen frame times (frame_times): rk4 and euler shorten the step before a chosen time off
+// the grid so that it ends exactly there (the frame holds the integrator's state, as a run
+// with T at that time would), then step back onto the grid i dt; a chosen time within 1e-9
+// (relative) of a grid point is that grid point. `step` counts accepted steps, the
+// shortened ones included. dopri5 ends a step on each chosen time; layers write the frame
+// of layer l at a chosen time l h (the run's check refuses other times).
+//
 // Step doubling (rk4, euler): at the first frame of every max(every, 20) steps (NaN at the
 // frames between, so the three extra steps cost at most 15%), from copies of the frame's
 // state, one step of
@@ -35,6 +42,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nadyn {
 
@@ -51,6 +59,9 @@ struct integration_settings {
     double rtol = 1e-8;     // dopri5
     double atol = 1e-10;    // dopri5
     std::int64_t every = 1; // a frame every `every` steps (dopri5: every `every * dt` in t)
+    // Chosen frame times (--frame-times), sorted, without repeats, in [0, T]; when set they
+    // replace `every`: frames at 0, at each chosen time and at T (output_times()).
+    std::vector<double> frame_times = {};
     warning_sink warn = {}; // receives the step-error warning (empty: discarded)
     // Per-layer weights (and norm noise): the weights of layer l hold on [l tau, (l+1) tau),
     // tau = layer_time; rk4, euler and dopri5 end a step exactly on each redraw, and the
@@ -71,6 +82,19 @@ double redraw_period(const integration_settings& settings);
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
 // shorter than dt by at most 1e-9 relative counts as a full one.
 std::int64_t step_count(double T, double dt);
+
+// The times of the frames an uninterrupted run writes: every `every` steps and T, or (with
+// frame_times) 0, the chosen times and T. A chosen time within 1e-9 (relative) of T is T's
+// frame.
+std::vector<double> output_times(const integration_settings& settings);
+
+// Where time t lies on the step grid i dt: the index i of the grid point within 1e-9
+// (relative) of t, or the index of the grid point below it with `between` set.
+struct grid_position {
+    std::int64_t index = 0;
+    bool between = false;
+};
+grid_position locate_on_grid(double t, double dt);
 
 struct solver_statistics {
     std::uint64_t rhs_evaluations = 0;

@@ -72,6 +72,9 @@ def _text(name: str, value: Any) -> str:
     if isinstance(value, (list, tuple)) and kind == "name" and all(isinstance(v, str) for v in value):
         # observables=["mean_cos", "clusters"]: the comma-separated list the flag takes
         return ",".join(value) if value else "none"
+    if name == "frame_times" and isinstance(value, (Iterable, np.ndarray)):
+        # A list of times (frame_times=[0.5, 1, 2.5]) as the flag's comma-separated list.
+        return ",".join(float.__repr__(float(t)) for t in np.asarray(value, dtype=float).ravel())
     raise TypeError(f"simulate(): {name} must be an int, float, str or bool, got {type(value).__name__}")
 
 

@@ -172,6 +172,21 @@ TEST_CASE("combinations that cannot work are refused") {
               });
 }
 
+TEST_CASE("bad frame times are refused (--T 0.1)") {
+    check_all("frame_times",
+              {
+                  {{"--frame-times", "0.05,x"}, {"--frame-times", "must be a number, got 'x'"}},
+                  {{"--frame-times", "linspace:0,1"}, {"linspace takes first,last,count"}},
+                  {{"--frame-times", "logspace:0,1,0"}, {"count must be between 1 and 1e7"}},
+                  {{"--frame-times", "0.05,0.2"}, {"frame-times must lie in [0, T]", "got 0.2"}},
+                  {{"--frame-times", "-0.01"}, {"frame-times must lie in [0, T]", "got -0.01"}},
+                  {{"--frame-times", "0.05", "--every", "2"},
+                   {"frame-times and every cannot be combined"}},
+                  {{"--frame-times", "0.055", "--integrator", "layers"},
+                   {"is not a whole number of layers", "nearest valid times are 0.05"}},
+              });
+}
+
 TEST_CASE("bad init files are refused before any output exists") {
     const case_dirs dirs = make_dirs("init_files");
     const std::string in = dirs.inputs;
