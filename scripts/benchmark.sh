@@ -73,6 +73,8 @@ if [[ " $* " != *" --smoke "* ]]; then
     /usr/bin/python3 "$root/bench/observables.py" --build "$root/build" \
         --out "$root/results/observables.md" "${quick[@]}"
     ensemble+=(--observables "$root/results/observables.md")
+    # What a command costs before it works (results/startup.md).
+    /usr/bin/python3 "$root/bench/startup.py" --build "$root/build" --out "$root/results/startup.md"
     # Its two busy cores linger in the load average, which benchmark.py reads to flag a
     # loaded machine: wait (at most 3 minutes) until the 1-minute average is back below 0.5.
     for _ in $(seq 36); do
