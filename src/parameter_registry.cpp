@@ -8,6 +8,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <span>
 #include <sstream>
 
 namespace nadyn {
@@ -46,69 +47,51 @@ std::size_t positive_size(std::string_view text, std::string_view what, std::int
     return static_cast<std::size_t>(value);
 }
 
-// "none" or a comma-separated list of optional_observable_names; the result keeps their
-// order, without repeats, so the record of a run does not depend on how it was spelled.
-std::vector<std::string> parse_observables(std::string_view text) {
-    std::vector<bool> wanted(optional_observable_names.size(), false);
+// A comma-separated list of names from `table` ("none": none), in the table's order without
+// repeats, so the record of a run does not depend on how it was spelled; an unknown name is
+// an input_error listing `choices` (the keywords) and the table.
+std::vector<std::string> parse_name_list(std::string_view text,
+                                         std::span<const std::string_view> table,
+                                         std::string_view key, std::string_view choices,
+                                         std::string_view hint) {
+    std::vector<bool> wanted(table.size(), false);
     if (text != "none") {
         std::size_t start = 0;
         for (;;) {
             const std::size_t comma = text.find(',', start);
             const std::string_view name =
                 text.substr(start, comma == std::string_view::npos ? comma : comma - start);
-            std::size_t i = 0;
-            while (i < optional_observable_names.size() && optional_observable_names[i] != name)
-                ++i;
-            if (i == optional_observable_names.size()) {
-                std::string valid = "none";
-                for (const auto known : optional_observable_names)
+            const auto found = std::find(table.begin(), table.end(), name);
+            if (found == table.end()) {
+                std::string valid(choices);
+                for (const auto known : table)
                     valid += ", " + std::string(known);
-                throw input_error("unknown observable " + quoted(name) +
-                                  " in observe = " + quoted(text) + "; valid choices: " + valid +
-                                  " (a comma-separated list)");
+                throw input_error("unknown observable " + quoted(name) + " in " + std::string(key) +
+                                  " = " + quoted(text) + "; valid choices: " + valid + " (" +
+                                  std::string(hint) + ")");
             }
-            wanted[i] = true;
+            wanted[static_cast<std::size_t>(found - table.begin())] = true;
             if (comma == std::string_view::npos) break;
             start = comma + 1;
         }
     }
     std::vector<std::string> names;
     for (std::size_t i = 0; i < wanted.size(); ++i)
-        if (wanted[i]) names.emplace_back(optional_observable_names[i]);
+        if (wanted[i]) names.emplace_back(table[i]);
     return names;
 }
 
-// "all", "none" or a comma-separated list of observable_names (--observables); the result
-// keeps their order, without repeats.
+// "none" or a comma-separated list of optional_observable_names (--observe).
+std::vector<std::string> parse_observables(std::string_view text) {
+    return parse_name_list(text, optional_observable_names, "observe", "none",
+                           "a comma-separated list");
+}
+
+// "all", "none" or a comma-separated list of observable_names (--observables).
 std::vector<std::string> parse_standard_observables(std::string_view text) {
     if (text == "all") return {observable_names.begin(), observable_names.end()};
-    std::vector<bool> wanted(observable_names.size(), false);
-    if (text != "none") {
-        std::size_t start = 0;
-        for (;;) {
-            const std::size_t comma = text.find(',', start);
-            const std::string_view name =
-                text.substr(start, comma == std::string_view::npos ? comma : comma - start);
-            std::size_t i = 0;
-            while (i < observable_names.size() && observable_names[i] != name)
-                ++i;
-            if (i == observable_names.size()) {
-                std::string valid = "all, none";
-                for (const auto known : observable_names)
-                    valid += ", " + std::string(known);
-                throw input_error("unknown observable " + quoted(name) + " in observables = " +
-                                  quoted(text) + "; valid choices: " + valid +
-                                  " (a comma-separated list; optional observables go to observe)");
-            }
-            wanted[i] = true;
-            if (comma == std::string_view::npos) break;
-            start = comma + 1;
-        }
-    }
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < wanted.size(); ++i)
-        if (wanted[i]) names.emplace_back(observable_names[i]);
-    return names;
+    return parse_name_list(text, observable_names, "observables", "all, none",
+                           "a comma-separated list; optional observables go to observe");
 }
 
 // The record of --observables: "all" for the whole set (what files before the parameter
@@ -333,7 +316,8 @@ const std::array registry{
         "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
         "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
         "EPS around a random pole, K such caps around centres 90 or 180 degrees apart or "
-        "(caps:K,EPS,DELTA) at pairwise angle DELTA, or read from an HDF5 file (with norm layernorm: in that "
+        "(caps:K,EPS,DELTA) at pairwise angle DELTA, or read from an HDF5 file (with norm "
+        "layernorm: in that "
         "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },

@@ -25,6 +25,36 @@ std::size_t frames_in(const std::string& path) {
     }
 }
 
+// The arguments of `run` writing to `out`.
+std::vector<std::string> writing_to(std::vector<std::string> run, const std::string& out) {
+    run.push_back("--out");
+    run.push_back(out);
+    return run;
+}
+
+// Runs `run` to `full` uninterrupted, and to `part` killed with SIGKILL after 3 frames.
+void full_and_killed(const std::vector<std::string>& run, const std::string& full,
+                     const std::string& part) {
+    REQUIRE(run_nadyn(writing_to(run, full)).status == 0);
+    child_process child(nadyn_path, writing_to(run, part));
+    REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
+    child.send_signal(SIGKILL);
+    child.wait(std::chrono::seconds(30));
+}
+
+// The resumed run of `part` is the uninterrupted `full`, frame for frame.
+void resumes_to(const std::string& part, const std::string& full) {
+    const run_result resumed = run_nadyn({"simulate", "--resume", part, "--quiet"});
+    INFO(resumed.err);
+    REQUIRE(resumed.status == 0);
+    const nadyn::trajectory_reader a(full), b(part);
+    CHECK(b.status() == "complete");
+    REQUIRE(a.frame_count() == b.frame_count());
+    CHECK(a.steps() == b.steps());
+    for (std::size_t f = 0; f < a.frame_count(); ++f)
+        CHECK(a.positions(f) == b.positions(f));
+}
+
 } // namespace
 
 TEST_CASE("SIGKILL during a SWMR run: the file is readable live and after the kill") {
@@ -120,31 +150,10 @@ TEST_CASE("a write failure (file size limit) is exit 1 and the frames so far sta
 TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uninterrupted run") {
     const std::string dir = scratch_dir("kill_and_faults/kill_resume");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    const std::vector<std::string> run{"simulate", "--n",     "64",     "--d",  "8",
-                                       "--T",      "20",      "--dt",   "0.01", "--every",
-                                       "20",       "--quiet", "--seed", "4"};
-    auto with_out = [&](const std::string& out) {
-        std::vector<std::string> args = run;
-        args.push_back("--out");
-        args.push_back(out);
-        return args;
-    };
-    REQUIRE(run_nadyn(with_out(full)).status == 0);
-    {
-        child_process child(nadyn_path, with_out(part));
-        REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
-        child.send_signal(SIGKILL);
-        child.wait(std::chrono::seconds(30));
-    }
-    const run_result resumed = run_nadyn({"simulate", "--resume", part, "--quiet"});
-    INFO(resumed.err);
-    REQUIRE(resumed.status == 0);
-    const nadyn::trajectory_reader a(full), b(part);
-    CHECK(b.status() == "complete");
-    REQUIRE(a.frame_count() == b.frame_count());
-    CHECK(a.steps() == b.steps());
-    for (std::size_t f = 0; f < a.frame_count(); ++f)
-        CHECK(a.positions(f) == b.positions(f));
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "20", "--dt", "0.01", "--every",
+                     "20", "--quiet", "--seed", "4"},
+                    full, part);
+    resumes_to(part, full);
 }
 
 namespace {
@@ -191,32 +200,11 @@ void write_torn_row(const std::string& path) {
 TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its last blocks") {
     const std::string dir = scratch_dir("kill_and_faults/torn_frame");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    const std::vector<std::string> run{"simulate", "--n",    "64",   "--d",    "8",
-                                       "--T",      "40",     "--dt", "0.01",   "--every",
-                                       "20",       "--seed", "4",    "--quiet"};
-    auto with_out = [&](const std::string& out) {
-        std::vector<std::string> args = run;
-        args.push_back("--out");
-        args.push_back(out);
-        return args;
-    };
-    REQUIRE(run_nadyn(with_out(full)).status == 0);
-    {
-        child_process child(nadyn_path, with_out(part));
-        REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
-        child.send_signal(SIGKILL);
-        child.wait(std::chrono::seconds(30));
-    }
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "40", "--dt", "0.01", "--every",
+                     "20", "--seed", "4", "--quiet"},
+                    full, part);
     write_torn_row(part);
-    const run_result resumed = run_nadyn({"simulate", "--resume", part, "--quiet"});
-    INFO(resumed.err);
-    REQUIRE(resumed.status == 0);
-    const nadyn::trajectory_reader a(full), b(part);
-    CHECK(b.status() == "complete");
-    REQUIRE(a.frame_count() == b.frame_count());
-    CHECK(a.steps() == b.steps());
-    for (std::size_t f = 0; f < a.frame_count(); ++f)
-        CHECK(a.positions(f) == b.positions(f));
+    resumes_to(part, full);
 }
 
 TEST_CASE("a reader holding the file open does not disturb the run") {
