@@ -303,7 +303,8 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         "|---|---|",
     ]
     lines += [f"| {name} | {rate / 1e9:.1f} |" for name, rate in rates.items()]
-    lines += ["", "Targets (issue 25):", "", "| target | measured | |", "|---|---|---|"]
+    lines += ["", "Targets of the peer's experiment (issue 25):", "", "| target | measured | |",
+              "|---|---|---|"]
     if peer_run:
         wall_ratio = peer_run["wall"] / nadyn_run["wall"]
         cpu_ratio = peer_run["cpu"] / nadyn_run["cpu"]
@@ -314,7 +315,8 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
                  f"sweep with its frames: {nadyn_run['wall'] / roofline:.2f}x) | "
                  f"{verdict(dyn <= 1.5)} |")
     if compared:
-        lines.append(f"| heat maps agree within sampling error | largest |difference| / "
+        lines.append(f"| heat maps agree within sampling error (at least 99% of cells within 3 "
+                     f"standard errors; 99.7% expected) | largest \\|difference\\| / "
                      f"standard error {compared['max_z']:.2f}; "
                      f"{100 * compared['within3']:.1f}% of cells within 3 standard errors | "
                      f"{verdict(compared['within3'] >= 0.99)} |")
