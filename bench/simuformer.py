@@ -282,10 +282,14 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         "| what | wall s | CPU s | wall vs nadyn sweep |",
         "|---|---|---|---|",
     ]
+    note = None
     if peer_run:
         lines.append(f"| the peer: `{peer_run['command']}` (torch {peer_run['torch']}, "
                      f"float32, CPU, {peer_run['threads']} threads) | {peer_run['wall']:.2f} | "
                      f"{peer_run['cpu']:.2f} | {peer_run['wall'] / nadyn_run['wall']:.1f}x |")
+        if peer_run["wall"] > 600:
+            note = ("The peer took over 10 minutes: issue 25 allows fewer samples per beta "
+                    "(`--samples`), and nothing else reduced.")
     else:
         lines.append("| the peer | not run: no `--peer` checkout given | | |")
     lines += [
@@ -298,6 +302,10 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         f"| roofline: {flops / 1e12:.3f} TFLOP of attention (H (4 n^2 d + 6 n d^2) per run "
         f"and layer) at {best / 1e9:.1f} GFLOP/s | {roofline:.2f} | | "
         f"{roofline / nadyn_run['wall']:.2f}x |",
+    ]
+    if note:
+        lines += ["", note]
+    lines += [
         "",
         "| GEMM rate (1024 x 1024, 2 threads) | GFLOP/s |",
         "|---|---|",
