@@ -50,10 +50,13 @@ THREADS = 2
 
 # Runs the peer's runner.py in this interpreter with torch.set_num_threads(2). The peer
 # imports tqdm only for the progress bar that --disable_tqdm turns off; where tqdm is not
-# installed an empty module stands in for it.
+# installed an empty module stands in for it. The peer pools its batch into one density per
+# checkpoint; for the sampling error the wrapper also keeps each sample's density, taken
+# from the Gram matrix the peer's own check_stats has just computed (one comparison of it
+# per checkpoint, against the peer's 8 heads x 2 products per step).
 PEER_WRAPPER = """
 import json, runpy, sys, types
-import torch
+import numpy, torch
 try:
     import tqdm  # noqa: F401
 except ImportError:
@@ -61,8 +64,20 @@ except ImportError:
 torch.set_num_threads({threads})
 peer = {peer!r}
 sys.path.insert(0, peer)
+import simuxform
+original = simuxform.SimuXForm.check_stats
+calls = []
+def check_stats(self):
+    result = original(self)
+    n = self.IP.shape[-1]
+    close = (self.IP > 0.999) & ~torch.eye(n, dtype=torch.bool, device=self.IP.device)
+    calls.append((float(self.beta), (close.sum(dim=(1, 2)).double() / (n * (n - 1))).cpu().numpy()))
+    return result
+simuxform.SimuXForm.check_stats = check_stats
 sys.argv = [runpy.__file__] + {args!r}
 runpy.run_path(peer + "/runner.py", run_name="__main__")
+numpy.savez({samples_path!r}, beta=numpy.array([c[0] for c in calls]),
+            density=numpy.array([c[1] for c in calls]))
 print(json.dumps({{"threads": torch.get_num_threads(), "torch": torch.__version__}}))
 """
 
@@ -110,7 +125,8 @@ def thread_env():
 def run_peer(peer, samples, outdir):
     args = ["--norm", "postln", "--batch", str(samples), "--disable_tqdm", "--no_plot",
             "--outdir", outdir]
-    code = PEER_WRAPPER.format(threads=THREADS, peer=os.path.abspath(peer), args=args)
+    code = PEER_WRAPPER.format(threads=THREADS, peer=os.path.abspath(peer), args=args,
+                               samples_path=os.path.join(outdir, "per_sample.npz"))
     wall, cpu, out = run_timed(["/usr/bin/python3", "-c", code], env=thread_env(), cwd=outdir)
     info = __import__("json").loads(out.strip().splitlines()[-1])
     own = re.search(r"Total time: ([0-9.]+) seconds", out)
@@ -120,16 +136,44 @@ def run_peer(peer, samples, outdir):
 
 
 def read_peer(outdir):
-    """The peer's pickle in outdir: density (betas x checkpoints), times, betas, as numpy."""
+    """The peer's pickle in outdir: density (betas x checkpoints), times, betas, as numpy;
+    with the wrapper's per-sample densities, per_sample (betas x samples x checkpoints)."""
     import torch  # noqa: F401  (the pickle holds torch tensors)
     names = [f for f in os.listdir(outdir) if f.endswith(".pkl")]
     if len(names) != 1:
         sys.exit(f"simuformer.py: expected one .pkl in {outdir}, found {names}")
     with open(os.path.join(outdir, names[0]), "rb") as f:
         results = pickle.load(f)
-    return {"density": results["density_tensor"].double().numpy(),
+    peer = {"density": results["density_tensor"].double().numpy(),
             "times": results["times_list"].numpy(),
             "betas": results["betas_list"].double().numpy()}
+    samples = os.path.join(outdir, "per_sample.npz")
+    if os.path.exists(samples):
+        with np.load(samples) as calls:
+            peer["per_sample"] = per_sample_checkpoints(
+                calls["beta"], calls["density"], peer["betas"],
+                checkpoint_layers(peer["times"]))
+        # The pooled density is the mean of the samples' (each has n (n - 1) pairs).
+        if not np.allclose(peer["per_sample"].mean(axis=1), peer["density"], atol=1e-6):
+            sys.exit("simuformer.py: the peer's per-sample densities do not average to its "
+                     "density")
+    return peer
+
+
+def per_sample_checkpoints(call_betas, call_density, betas, layers):
+    """The peer's per-sample densities at its checkpoints (betas x samples x checkpoints)
+    from its check_stats calls in order (the beta and the samples' densities of each): per
+    beta, one call at each distinct checkpoint layer, which fills every checkpoint of that
+    layer (runner.py's loop)."""
+    distinct = np.unique(layers)
+    out = np.empty((len(betas), call_density.shape[1], len(layers)))
+    for b, beta in enumerate(betas):
+        mine = call_density[np.isclose(call_betas, beta, rtol=1e-6)]
+        if len(mine) != len(distinct):
+            sys.exit(f"simuformer.py: {len(mine)} checkpoint calls at beta {beta}, expected "
+                     f"{len(distinct)}")
+        out[b] = mine[np.searchsorted(distinct, layers)].T
+    return out
 
 
 def nadyn_sweep(nadyn, samples, out, every=None):
@@ -160,11 +204,14 @@ def read_nadyn(path):
                 "times": times, "betas": f["beta"][:]}
 
 
-def agreement(peer_density, peer_layers, per_seed, nadyn_layers, peer_samples):
+def agreement(peer_density, peer_layers, per_seed, nadyn_layers, peer_samples,
+              peer_per_sample=None):
     """Compares the peer's density (betas x checkpoints) with nadyn's per-seed densities
-    (betas x seeds x frames) at the checkpoints whose layer nadyn records. The peer's
-    per-sample spread is taken as nadyn's (same distribution): the difference's standard
-    error is s sqrt(1/K_nadyn + 1/K_peer), s nadyn's per-seed standard deviation per cell.
+    (betas x seeds x frames) at the checkpoints whose layer nadyn records. The difference's
+    standard error is sqrt(s^2 / K_nadyn + s_peer^2 / K_peer), s nadyn's per-seed standard
+    deviation per cell and s_peer the peer's per-sample one (peer_per_sample: betas x
+    samples x checkpoints); without the peer's samples, s_peer is taken as s (the same
+    distribution).
     Returns the common checkpoints, both means there, the difference and its standard
     error, and the statistics: the largest |difference| / standard error over the cells with
     a nonzero error, the fraction of all cells within 3 standard errors (a cell with zero
@@ -176,7 +223,11 @@ def agreement(peer_density, peer_layers, per_seed, nadyn_layers, peer_samples):
     seeds = values.shape[1]
     mean = values.mean(axis=1)
     spread = values.std(axis=1, ddof=1) if seeds > 1 else np.zeros_like(mean)
-    se = spread * math.sqrt(1.0 / seeds + 1.0 / peer_samples)
+    if peer_per_sample is None:
+        se = spread * math.sqrt(1.0 / seeds + 1.0 / peer_samples)
+    else:
+        peer_spread = peer_per_sample[:, :, common].std(axis=1, ddof=1)
+        se = np.sqrt(spread ** 2 / seeds + peer_spread ** 2 / peer_per_sample.shape[1])
     peer = peer_density[:, common]
     diff = mean - peer
     positive = se > 0
@@ -338,9 +389,16 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
             f"records checkpoint c after its first step reaching c * 50 / 199): the same "
             f"times, no interpolation; {compared['cells']} cells (beta x time). The runs draw "
             f"different weights and starts. Per cell, the standard error of the difference "
-            f"is s sqrt(1/K + 1/K), K = {samples}, s the standard deviation of nadyn's "
-            f"per-seed densities (the peer pools its batch, so its per-sample spread is taken "
-            f"as nadyn's: the same distribution).",
+            + (f"is sqrt(s^2 / K + s_peer^2 / K), K = {samples}, s and s_peer the standard "
+               f"deviations of nadyn's per-seed densities and of the peer's per-sample ones "
+               f"(the peer pools its batch; the benchmark's wrapper keeps each sample's "
+               f"density from the peer's own Gram matrix at its checkpoints)."
+               if compared.get("peer_samples_kept") else
+               f"is s sqrt(1/K + 1/K), K = {samples}, s the standard deviation of nadyn's "
+               f"per-seed densities (the peer pools its batch, so its per-sample spread is "
+               f"taken as nadyn's: the same distribution).")
+            + " A cell whose standard error is 0 (every sample of both at the same "
+            "density, 0 or 1) is within only when the two are equal.",
             "",
             "| statistic | value |",
             "|---|---|",
@@ -348,7 +406,7 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
             f"| largest \\|nadyn - peer\\| / standard error (cells with a nonzero error) | "
             f"{compared['max_z']:.2f} |",
             f"| cells within 3 standard errors | {100 * compared['within3']:.1f}% |",
-            f"| cells where all of nadyn's seeds agree (standard error 0) | "
+            f"| cells with standard error 0 | "
             f"{compared['zero_se']}, of which the peer differs in {compared['zero_se_differ']} |",
             "",
         ]
@@ -397,7 +455,9 @@ def main():
         if not np.allclose(peer["betas"], result["betas"], rtol=1e-6):
             sys.exit(f"simuformer.py: the betas differ: {peer['betas']} vs {result['betas']}")
         compared = agreement(peer["density"], checkpoint_layers(peer["times"]),
-                             result["per_seed"], result["layers"], args.samples)
+                             result["per_seed"], result["layers"], args.samples,
+                             peer.get("per_sample"))
+        compared["peer_samples_kept"] = "per_sample" in peer
     draw(args.figure, peer, result, compared)
     text = report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates,
                   load, version)

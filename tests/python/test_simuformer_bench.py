@@ -85,3 +85,30 @@ def test_read_nadyn_matches_pair_density_from_positions(tmp_path):
     assert np.allclose(result["per_seed"], density, atol=0, rtol=0)
     assert 0 < density.mean() < 1  # some frames clustered, some not
     assert density[0, :, -1].min() == 1.0 and density[:, :, 0].max() == 0.0
+
+
+def test_agreement_with_the_peers_samples():
+    # The peer's own per-sample spread: one cell, nadyn's seeds [0, 0, 0] (s = 0) and the
+    # peer's samples [0, 0, 0.6] (mean 0.2, s_peer^2 = 0.12): standard error
+    # sqrt(0.12 / 3) = 0.2, difference 0.2: one standard error.
+    per_seed = np.zeros((1, 3, 1))
+    peer_samples = np.array([[[0.0], [0.0], [0.6]]])
+    result = bench.agreement(peer_samples.mean(axis=1), np.array([2]), per_seed, np.array([2]),
+                             3, peer_samples)
+    assert np.allclose(result["se"], [[0.2]])
+    assert result["max_z"] == pytest.approx(1.0)
+    assert result["within3"] == 1.0 and result["zero_se"] == 0
+
+
+def test_per_sample_checkpoints_follow_the_peers_calls():
+    # Two betas, two samples, checkpoints at layers 1, 3, 3, 6: three check_stats calls
+    # per beta (layers 1, 3, 6), the call at layer 3 filling two checkpoints.
+    call_betas = np.array([0.5, 0.5, 0.5, 2.0, 2.0, 2.0], dtype=np.float32)
+    call_density = np.array([[0.0, 0.1], [0.2, 0.3], [0.4, 0.5],
+                             [0.6, 0.7], [0.8, 0.9], [1.0, 0.0]])
+    out = bench.per_sample_checkpoints(call_betas, call_density, np.array([0.5, 2.0]),
+                                       np.array([1, 3, 3, 6]))
+    assert out.shape == (2, 2, 4)
+    assert out[0, 0].tolist() == [0.0, 0.2, 0.2, 0.4]
+    assert out[0, 1].tolist() == [0.1, 0.3, 0.3, 0.5]
+    assert out[1, 1].tolist() == [0.7, 0.9, 0.9, 0.0]
