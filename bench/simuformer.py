@@ -22,10 +22,12 @@ time) are compared at the peer's checkpoints that fall on a layer nadyn records:
 records checkpoint c after its first step whose time reaches c * 50 / 199, and nadyn writes
 a frame every 2 layers, so half of them (100) are common times; no interpolation. The two
 runs draw different weights and starts, so they agree only within sampling error: per cell,
-the standard error of nadyn's mean over seeds is s / sqrt(K), s the spread of its per-seed
-densities; the peer pools its batch and gives no per-sample values, but its density is the
-mean of K per-sample densities of the same distribution, so its standard error is taken as
-s / sqrt(K) too, and the difference's as s sqrt(2 / K).
+the standard error of the difference is sqrt(s^2 / K + s_peer^2 / K), s the spread of
+nadyn's per-seed densities and s_peer that of the peer's per-sample ones. The peer pools its
+batch into one density per checkpoint; the wrapper that runs it keeps each sample's density
+as well, from the Gram matrix the peer's check_stats computes (checked: their mean is the
+peer's density). Reported: the largest |difference| / standard error and the fraction of
+cells within 3 standard errors.
 """
 import argparse
 import math
