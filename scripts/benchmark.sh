@@ -7,6 +7,8 @@
 #   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (several minutes)
 #   bash scripts/benchmark.sh --smoke    # n = 32, d = 3 only, one repetition: checks that the
 #                                        # pipeline runs; its report goes to build/, not results/
+#   bash scripts/benchmark.sh --peer-simuformer PATH   # also simuformer's experiment, by the
+#                                        # peer (a checkout at PATH) and by nadyn (issue 25)
 #
 # The builds: build/ configured exactly as scripts/setup.sh does (the README's quick start:
 # Release, NADYN_SIMD=auto, which picks avx512 on an AVX-512 machine), the headline; and
@@ -19,6 +21,19 @@
 # python3-torch is installed (tried once with apt-get here).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# simuformer's experiment by the peer and by nadyn (bench/simuformer.py, results/simuformer.md,
+# quoted in performance.md) runs only given a checkout of the peer: --peer-simuformer PATH or
+# NADYN_PEER_SIMUFORMER=PATH. The option is taken out of the arguments bench/benchmark.py gets.
+simuformer="${NADYN_PEER_SIMUFORMER:-}"
+rest=()
+while (($#)); do
+    case "$1" in
+        --peer-simuformer) simuformer="${2:?--peer-simuformer needs a path}"; shift 2 ;;
+        --peer-simuformer=*) simuformer="${1#*=}"; shift ;;
+        *) rest+=("$1"); shift ;;
+    esac
+done
+set -- ${rest[@]+"${rest[@]}"}
 source "$root/scripts/lib/install_missing.sh"
 source "$root/scripts/lib/configure.sh"
 install_missing "${nadyn_packages[@]}" time
@@ -75,6 +90,15 @@ if [[ " $* " != *" --smoke "* ]]; then
     ensemble+=(--observables "$root/results/observables.md")
     # What a command costs before it works (results/startup.md).
     /usr/bin/python3 "$root/bench/startup.py" --build "$root/build" --out "$root/results/startup.md"
+    if [[ -n "$simuformer" ]]; then
+        # The peer's default 512 samples per beta (--quick: 32).
+        samples=512
+        [[ " $* " == *" --quick "* ]] && samples=32
+        /usr/bin/python3 "$root/bench/simuformer.py" --peer "$simuformer" --build "$root/build" \
+            --samples "$samples" --out "$root/results/simuformer.md" \
+            --figure "$root/results/simuformer_heatmap.png"
+        ensemble+=(--simuformer "$root/results/simuformer.md")
+    fi
     # Its two busy cores linger in the load average, which benchmark.py reads to flag a
     # loaded machine: wait (at most 3 minutes) until the 1-minute average is back below 0.5.
     for _ in $(seq 36); do

@@ -1,0 +1,114 @@
+"""bench/simuformer.py's own parts, without the peer (CI has no simuformer checkout nor
+PyTorch): the peer's checkpoint layers against their closed form, the agreement statistics
+on synthetic data with known answers, and the reader of nadyn's sweep file against the pair
+density recomputed with numpy from the recorded positions."""
+import importlib.util
+import math
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("simuformer_bench", ROOT / "bench" / "simuformer.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_checkpoint_layers_are_the_first_layers_reaching_each_checkpoint():
+    times = np.linspace(0, 50, 200, dtype=np.float32)
+    layers = bench.checkpoint_layers(times)
+    # Checkpoint c at 50 c / 199 is reached by layer ceil(500 c / 199) (never an integer
+    # for 0 < c < 199, and at least 1/199 of a layer away from one, far beyond the float32
+    # rounding of the time); checkpoint 0 is recorded after the first step.
+    expected = [1] + [math.ceil(500 * c / 199) for c in range(1, 200)]
+    assert layers.tolist() == expected
+    assert layers[:6].tolist() == [1, 3, 6, 8, 11, 13]
+    assert layers[-1] == 500
+    assert int(np.sum(layers % 2 == 0)) == 100
+
+
+def test_checkpoint_layers_past_the_end_hold_the_last_state():
+    # Checkpoints beyond maxtime are filled with the last state. The peer's loop stops
+    # when its time, summed in doubles, reaches maxtime: ten steps of 0.1 sum to
+    # 0.9999999999999999, so with maxtime 1 it takes an eleventh.
+    layers = bench.checkpoint_layers(np.array([0.0, 0.55, 2.0, 3.0], dtype=np.float32),
+                                     dt=0.1, maxtime=1.0)
+    assert layers.tolist() == [1, 6, 11, 11]
+
+
+def test_agreement_on_synthetic_cells():
+    # Two betas, three seeds, nadyn frames at layers 0, 2, 4; the peer's checkpoints at
+    # layers 1, 2, 4: the common ones are checkpoints 1 and 2 (frames 1 and 2).
+    per_seed = np.zeros((2, 3, 3))
+    per_seed[0, :, 1] = [0.1, 0.2, 0.3]  # mean 0.2, s = 0.1
+    per_seed[0, :, 2] = 0.5              # every seed 0.5: standard error 0
+    per_seed[1, :, 1] = [0.4, 0.6, 0.8]  # mean 0.6, s = 0.2
+    per_seed[1, :, 2] = 1.0
+    se0 = 0.1 * math.sqrt(1 / 3 + 1 / 5)
+    se1 = 0.2 * math.sqrt(1 / 3 + 1 / 5)
+    peer = np.array([[9.0, 0.2 + 4 * se0, 0.5],    # 4 standard errors away; equal
+                     [9.0, 0.6 - 2 * se1, 0.75]])  # 2 away; zero error but differs
+    result = bench.agreement(peer, np.array([1, 2, 4]), per_seed, np.array([0, 2, 4]), 5)
+    assert result["common"].tolist() == [1, 2]
+    assert np.allclose(result["nadyn"], [[0.2, 0.5], [0.6, 1.0]])
+    assert np.allclose(result["se"], [[se0, 0], [se1, 0]])
+    assert np.allclose(result["diff"], [[-4 * se0, 0], [2 * se1, 0.25]])
+    assert result["max_z"] == pytest.approx(4.0)
+    assert result["within3"] == pytest.approx(0.5)  # the 2-error cell and the equal one
+    assert result["cells"] == 4
+    assert result["zero_se"] == 2 and result["zero_se_differ"] == 1
+    assert result["max_abs_diff"] == pytest.approx(4 * se0)  # 0.292 > 0.25
+
+
+def test_read_nadyn_matches_pair_density_from_positions(tmp_path):
+    # The shipped experiment, small: two betas, two seeds, 80 layers (tokens cluster by
+    # t = 7 at beta 1), every position kept; the reader's densities against the fraction
+    # of pairs k < l with cosine >= 0.999 recomputed from the positions.
+    out = tmp_path / "small.h5"
+    subprocess.run([os.environ.get("NADYN_CLI", "nadyn"), "sweep",
+                    str(ROOT / "examples" / "simuformer.toml"),
+                    "--set", "sweep.seed.range=[1,2]", "--set", "sweep.beta.linspace=[1,15,2]",
+                    "--set", "run.T=8", "--set", 'run.positions="all"',
+                    "--out", str(out), "--quiet"], check=True)
+    result = bench.read_nadyn(str(out))
+    assert result["layers"].tolist() == list(range(0, 81, 2))
+    assert np.allclose(result["betas"], [1, 15])
+    import h5py
+    with h5py.File(out, "r") as f:
+        positions = f["positions"][:]  # (beta, seed, time, token, dim)
+    gram = np.einsum("bstkd,bstld->bstkl", positions, positions)
+    upper = np.triu(np.ones((64, 64), dtype=bool), k=1)
+    density = (gram[..., upper] >= 0.999).mean(axis=-1)
+    assert np.allclose(result["per_seed"], density, atol=0, rtol=0)
+    assert 0 < density.mean() < 1  # some frames clustered, some not
+    assert density[0, :, -1].min() == 1.0 and density[:, :, 0].max() == 0.0
+
+
+def test_agreement_with_the_peers_samples():
+    # The peer's own per-sample spread: one cell, nadyn's seeds [0, 0, 0] (s = 0) and the
+    # peer's samples [0, 0, 0.6] (mean 0.2, s_peer^2 = 0.12): standard error
+    # sqrt(0.12 / 3) = 0.2, difference 0.2: one standard error.
+    per_seed = np.zeros((1, 3, 1))
+    peer_samples = np.array([[[0.0], [0.0], [0.6]]])
+    result = bench.agreement(peer_samples.mean(axis=1), np.array([2]), per_seed, np.array([2]),
+                             3, peer_samples)
+    assert np.allclose(result["se"], [[0.2]])
+    assert result["max_z"] == pytest.approx(1.0)
+    assert result["within3"] == 1.0 and result["zero_se"] == 0
+
+
+def test_per_sample_checkpoints_follow_the_peers_calls():
+    # Two betas, two samples, checkpoints at layers 1, 3, 3, 6: three check_stats calls
+    # per beta (layers 1, 3, 6), the call at layer 3 filling two checkpoints.
+    call_betas = np.array([0.5, 0.5, 0.5, 2.0, 2.0, 2.0], dtype=np.float32)
+    call_density = np.array([[0.0, 0.1], [0.2, 0.3], [0.4, 0.5],
+                             [0.6, 0.7], [0.8, 0.9], [1.0, 0.0]])
+    out = bench.per_sample_checkpoints(call_betas, call_density, np.array([0.5, 2.0]),
+                                       np.array([1, 3, 3, 6]))
+    assert out.shape == (2, 2, 4)
+    assert out[0, 0].tolist() == [0.0, 0.2, 0.2, 0.4]
+    assert out[0, 1].tolist() == [0.1, 0.3, 0.3, 0.5]
+    assert out[1, 1].tolist() == [0.7, 0.9, 0.9, 0.0]
