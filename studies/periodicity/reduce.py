@@ -20,7 +20,7 @@ DOMINANT_LEVEL = 0.05
 # A plateau: a maximal run of frames with the same cluster count lasting at least this long,
 # after the linear phase has ended (the count of a dense uniform start can sit still too).
 PLATEAU_LENGTH = 3.0
-FORMATS = {"d": "d", "k_max": "d", "seeds": "d"}
+FORMATS = {"d": "d", "k_max": "d", "seeds": "d", "plateaus": "d"}
 NOTE = f"""\
 Per run: the dominant mode is argmax_k m_k at the first frame where max_k m_k >=
 {DOMINANT_LEVEL:g} (the end of the linear phase); the plateau count is the cluster count
@@ -33,8 +33,9 @@ the number of clusters of a degree-k state is not k, so only the mode is compare
 `periodicity_schemes.csv` (experiments/fast.toml and slow.toml): the same measurement for every scheme
 on the circle, the plateau's length taken on the scheme's clock at the uniform state
 tau(t) (docs/model.md §13.3), so that "3 time units" means the same for every scheme.
-`clusters` lists the seeds' plateau counts, `same_as_post_ln` the fraction of seeds whose
-count equals post-ln's for the same seed (same start), `t_plateau` the mean start of the
+`clusters` lists the seeds' plateau counts ("-": no plateau by the horizon T; `plateaus`
+counts the others), `clusters_agree` and `same_as_post_ln` the fractions of those seeds
+whose count equals k_max and post-ln's for the same seed (same start), `t_plateau` the mean start of the
 plateau in the scheme's own time and `t_predicted` post-ln's start moved to the scheme's
 clock (t with tau(t) = post-ln's start, per seed, then averaged); `rel_diff` the mean of
 t_plateau / t_predicted - 1 over seeds. `time_change`: the scheme is post-ln on another
@@ -170,8 +171,13 @@ def scheme_table(sweeps):
                     "mode": " ".join("-" if np.isnan(v) else str(int(v)) for v in
                                      (r[0] for r in runs)),
                     "clusters": " ".join("-" if np.isnan(v) else str(int(v)) for v in counts),
-                    "clusters_agree": float(np.mean(counts == k_max)),
-                    "same_as_post_ln": float(np.mean(counts == post_counts)),
+                    # Over the seeds whose plateau the horizon reaches (`plateaus` of them):
+                    # a slow clock may not reach a late post-ln plateau by T.
+                    "plateaus": int(np.isfinite(counts).sum()),
+                    "clusters_agree": (float(np.mean(counts[np.isfinite(counts)] == k_max))
+                                       if np.isfinite(counts).any() else np.nan),
+                    "same_as_post_ln": (float(np.mean((counts == post_counts)[np.isfinite(counts)]))
+                                        if np.isfinite(counts).any() else np.nan),
                     "t_plateau": float(np.nanmean(start)) if np.isfinite(start).any() else np.nan,
                     "t_predicted": (float(np.nanmean(predicted)) if np.isfinite(predicted).any()
                                     else np.nan),
