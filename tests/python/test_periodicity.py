@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import REPO
@@ -41,8 +42,8 @@ def test_quick_form_against_the_sweep(cli, tmp_path):
     result = study.run(PERIODICITY, tmp_path / "out", quick=True, figures=True, nadyn=cli)
     table = result.table
     assert result.figure is not None and result.figure.stat().st_size > 0
-    data = nadyn.open(result.sweep_file)
-    assert list(table.beta) == [1.0, 5.0, 20.0]
+    data = nadyn.open(result.sweep_files["plateaus"])
+    assert list(table.beta) == [5.0]
     for _, row in table.iterrows():
         assert row["k_max"] == closed.fastest_mode(row["beta"], int(row["d"]))
         modes = []
@@ -54,3 +55,44 @@ def test_quick_form_against_the_sweep(cli, tmp_path):
         assert row["mode"] == " ".join(modes)
     # The paper's example: three-fold at beta = 5 on the circle, in both seeds.
     assert table.loc[table.beta == 5.0, "mode"].item() == "3 3"
+
+    # The rows per scheme (experiments/fast.toml, slow.toml). sqrt-scaling is post-ln on the clock
+    # tau(t) = 2 (sqrt(t + 1) - 1) for every configuration (docs/model.md §2.6): the same path,
+    # so the same plateau count per seed, starting where post-ln's start is moved by the clock
+    # (up to a frame: 0.2 apart).
+    schemes = pd.read_csv(tmp_path / "out" / "periodicity_schemes.csv", comment="#")
+    assert sorted(schemes.scheme) == sorted(["post-ln", "sqrt-scaling", "ngpt", "mix-ln",
+                                             "pre-ln", "peri-ln"])
+    sweep = nadyn.open(result.sweep_files["fast"])
+    assert (sweep.status == 1).all() and (nadyn.open(result.sweep_files["slow"]).status == 1).all()
+    post = schemes[schemes.scheme == "post-ln"].iloc[0]
+    sqrt = schemes[schemes.scheme == "sqrt-scaling"].iloc[0]
+    assert "-" not in post["clusters"]
+    assert sqrt["clusters"] == post["clusters"] and sqrt["same_as_post_ln"] == 1.0
+    assert post["rel_diff"] == 0.0
+    assert abs(sqrt["t_plateau"] - sqrt["t_predicted"]) <= max(0.4, 0.1 * sqrt["t_predicted"])
+    # post-ln's plateau count per seed from the sweep file, apart from reduce.py: the first
+    # stretch of >= 3 time units at one count after the modes reach 0.05.
+    starts = []
+    for seed, expected in zip(sweep.seed.values, post["clusters"].split()):
+        point = {"scheme": "post-ln", "d": 2, "beta": 5.0, "seed": seed}
+        m = sweep.modes.sel(point).transpose("time", "mode").values
+        c = sweep.clusters.sel(point).values
+        t = sweep.time.values
+        first = next(i for i in range(len(m)) if np.nanmax(m[i]) >= 0.05)
+        count = None
+        i = first
+        while i < len(c) and count is None:
+            j = i
+            while j + 1 < len(c) and c[j + 1] == c[i]:
+                j += 1
+            end = t[j + 1] if j + 1 < len(c) else t[j]
+            if end - t[i] >= 3.0:
+                count = int(c[i])
+                starts.append(t[i])
+            i = j + 1
+        assert str(count) == expected
+    assert post["t_plateau"] == pytest.approx(np.mean(starts), rel=1e-9)
+    # sqrt-scaling's clock inverted by hand: t = (tau / 2 + 1)^2 - 1.
+    assert sqrt["t_predicted"] == pytest.approx(np.mean([(s / 2 + 1) ** 2 - 1 for s in starts]),
+                                                rel=1e-6)
