@@ -15,7 +15,8 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
     figure's file name, default ``<name>.png``) and ``figure(table, data, path)`` writing
     the figure to ``path``; ``QUICK`` (a list of ``KEY=VALUE`` settings, as ``--set`` takes
     them: the study's quick form, run by ``--quick``, for a check in seconds rather than
-    minutes);
+    minutes); ``PAGE_TABLES`` (extra tables shown on the Markdown page too, each under its
+    heading: ``{"<key>": "heading"}``; the others are CSV files only);
 ``README.md``
     what the study measures, the claim it checks and where the claim comes from.
 
@@ -310,8 +311,10 @@ def csv_text(study: Study, table: pd.DataFrame, name: str | None = None) -> str:
     return text.to_csv(index=False)
 
 
-def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str:
-    """The study's Markdown page: title, how it was made, the table, the note."""
+def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = (),
+             extras: dict[str, tuple[str, pd.DataFrame]] | None = None) -> str:
+    """The study's Markdown page: title, how it was made, the table, the note, then the
+    extra tables the study shows on its page (``extras``: by key, heading and table)."""
     experiments = ", ".join(f"`studies/{study.name}/{p.relative_to(study.folder)}`"
                             for p in study.experiments.values())
     if study.experiments:
@@ -320,12 +323,17 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = ()) -> str
         how = f"Study `studies/{study.name}/` (a computation of `reduce.py`, no sweep"
     how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
     how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
+    digits = getattr(study.module, "DIGITS", 4)
     parts = [f"# {study.title}\n", how + "\n",
-             markdown_table(table, getattr(study.module, "DIGITS", 4),
-                            getattr(study.module, "FORMATS", None))]
+             markdown_table(table, digits, getattr(study.module, "FORMATS", None))]
     note = getattr(study.module, "NOTE", "")
     if note:
         parts.append(note.strip() + "\n")
+    for name, (heading, extra) in (extras or {}).items():
+        formats = getattr(study.module, "TABLE_FORMATS", {}).get(
+            name, getattr(study.module, "FORMATS", None))
+        parts.append(f"## {heading}\n\nAlso in `{name}.csv`.\n")
+        parts.append(markdown_table(extra, digits, formats))
     return "\n".join(parts)
 
 
@@ -404,7 +412,13 @@ def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
            sweep_files: dict[str, pathlib.Path], figure_data) -> Result:
     main_name, table = next(iter(tables.items()))
     md, csv = out / f"{main_name}.md", out / f"{main_name}.csv"
-    _write_whole(md, markdown(study, table, sets))
+    page_tables = getattr(study.module, "PAGE_TABLES", {})
+    unknown = sorted(set(page_tables) - set(list(tables)[1:]))
+    if unknown:
+        raise StudyError(f"{study.name}: PAGE_TABLES names {', '.join(unknown)}, which reduce() "
+                         f"does not return (its extra tables: {', '.join(list(tables)[1:]) or 'none'})")
+    extras = {name: (heading, tables[name]) for name, heading in page_tables.items()}
+    _write_whole(md, markdown(study, table, sets, extras))
     _write_whole(csv, csv_text(study, table))
     for name, extra in list(tables.items())[1:]:
         (out / f"{name}.csv").parent.mkdir(parents=True, exist_ok=True)

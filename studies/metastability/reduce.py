@@ -24,6 +24,8 @@ the same fit of log T over the same betas, `1 - cos DELTA` its large-beta limit 
 heuristic inter-cluster weight exp(-beta (1 - cos DELTA))). `runs` counts the merged runs.
 """
 FORMATS = {"delta": ".4f"}
+# The rows per scheme on the page as well as in their CSV (the runs stay CSV only).
+PAGE_TABLES = {"metastability_schemes": "Per scheme"}
 
 
 def longest_plateau(times, counts, least=2):

@@ -21,6 +21,8 @@ DOMINANT_LEVEL = 0.05
 # after the linear phase has ended (the count of a dense uniform start can sit still too).
 PLATEAU_LENGTH = 3.0
 FORMATS = {"d": "d", "k_max": "d", "seeds": "d", "plateaus": "d"}
+# The rows per scheme (point 5 of the claim) on the page as well as in their CSV.
+PAGE_TABLES = {"periodicity_schemes": "Per scheme (d = 2, beta = 5; experiments fast.toml and slow.toml)"}
 NOTE = f"""\
 Per run: the dominant mode is argmax_k m_k at the first frame where max_k m_k >=
 {DOMINANT_LEVEL:g} (the end of the linear phase); the plateau count is the cluster count

@@ -41,3 +41,26 @@ def simulate(cli, tmp_path):
         return out
 
     return run
+
+
+@pytest.fixture
+def quick_twice(cli, tmp_path):
+    """quick_twice(study_folder, figures=False) runs the study's quick form twice (into
+    tmp_path/"a" and tmp_path/"b"), asserts that every table it writes (.md and .csv) is the
+    same bytes both times (the issue's "quick forms' tables reproducible bitwise"), and
+    returns the first run's nadyn.study.Result."""
+    import nadyn.study as study
+
+    def run(folder, figures: bool = False):
+        first = study.run(folder, tmp_path / "a", quick=True, figures=figures, nadyn=cli)
+        study.run(folder, tmp_path / "b", quick=True, figures=False, nadyn=cli)
+        tables = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*")
+                        if p.suffix in (".md", ".csv"))
+        assert tables, "the study wrote no table"
+        for name in tables:
+            assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+        assert tables == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*")
+                                if p.suffix in (".md", ".csv"))
+        return first
+
+    return run

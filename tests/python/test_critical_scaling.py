@@ -86,11 +86,8 @@ def test_closed_form_limits():
     assert reduce.crossing([0, 1, 2], [0.0, 0.25, 0.75]) == pytest.approx(1.5)
 
 
-def test_quick_form_is_reproducible_and_brackets_the_transition(cli, tmp_path):
-    first = study.run(STUDY, tmp_path / "a", quick=True, figures=False, nadyn=cli)
-    second = study.run(STUDY, tmp_path / "b", quick=True, figures=False, nadyn=cli)
-    a = (tmp_path / "a" / "critical_scaling.csv").read_bytes()
-    assert a == (tmp_path / "b" / "critical_scaling.csv").read_bytes()
+def test_quick_form_is_reproducible_and_brackets_the_transition(quick_twice):
+    first = quick_twice(STUDY)
     table = first.table
     assert list(table["n"]) == [64, 256, 1024]
     # The cap of radius pi/4 in d = 64: pairwise cosines near cos^2(pi/4) = 1/2, a bit above.

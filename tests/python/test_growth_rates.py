@@ -105,8 +105,8 @@ def refit(data, point, scheme, beta, d, growth=2.0, fraction=0.5, min_frames=4):
             for i, k in enumerate(run.mode.values) if compared[i]}
 
 
-def test_quick_form_against_a_refit(cli, tmp_path):
-    result = study.run(GROWTH_RATES, tmp_path / "out", quick=True, figures=True, nadyn=cli)
+def test_quick_form_against_a_refit(quick_twice):
+    result = quick_twice(GROWTH_RATES, figures=True)
     table = result.table
     assert result.figure is not None and result.figure.stat().st_size > 0
     rates = nadyn.open(result.sweep_files["rates"])

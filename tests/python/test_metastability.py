@@ -80,15 +80,15 @@ def test_point_clusters_merge_when_the_ode_says(simulate, scheme):
     assert _merge_frame(out) == pytest.approx(expected, abs=0.02)
 
 
-def test_quick_form_against_the_ode(cli, tmp_path):
-    study.run(STUDY, tmp_path / "q", quick=True, figures=False, nadyn=cli)
-    runs = pd.read_csv(tmp_path / "q" / "metastability_runs.csv")
+def test_quick_form_against_the_ode(quick_twice, tmp_path):
+    quick_twice(STUDY)
+    runs = pd.read_csv(tmp_path / "a" / "metastability_runs.csv")
     merged = runs[np.isfinite(runs["plateau"])]
     assert len(merged) >= 5
     for row in merged.itertuples():
         # Caps of radius 0.02 contract first (a time of order one) and frames are 0.25 apart.
         assert row.plateau == pytest.approx(ode_merge_time(row.beta, row.delta), rel=0.1, abs=1.0)
-    schemes = pd.read_csv(tmp_path / "q" / "metastability_schemes.csv")
+    schemes = pd.read_csv(tmp_path / "a" / "metastability_schemes.csv")
     post = schemes[schemes.scheme == "post-ln"].set_index("beta")["plateau"]
     sqrt = schemes[schemes.scheme == "sqrt-scaling"].set_index("beta")["plateau"]
     for beta in post.index:

@@ -38,8 +38,8 @@ def test_first_long_plateau():
     assert plateau(t, counts, 0, 6.0) is None
 
 
-def test_quick_form_against_the_sweep(cli, tmp_path):
-    result = study.run(PERIODICITY, tmp_path / "out", quick=True, figures=True, nadyn=cli)
+def test_quick_form_against_the_sweep(quick_twice, tmp_path):
+    result = quick_twice(PERIODICITY, figures=True)
     table = result.table
     assert result.figure is not None and result.figure.stat().st_size > 0
     data = nadyn.open(result.sweep_files["plateaus"])
@@ -60,11 +60,14 @@ def test_quick_form_against_the_sweep(cli, tmp_path):
     # tau(t) = 2 (sqrt(t + 1) - 1) for every configuration (docs/model.md §2.6): the same path,
     # so the same plateau count per seed, starting where post-ln's start is moved by the clock
     # (up to a frame: 0.2 apart).
-    schemes = pd.read_csv(tmp_path / "out" / "periodicity_schemes.csv", comment="#")
+    schemes = pd.read_csv(tmp_path / "a" / "periodicity_schemes.csv", comment="#")
     assert sorted(schemes.scheme) == sorted(["post-ln", "sqrt-scaling", "ngpt", "mix-ln",
                                              "pre-ln", "peri-ln"])
     sweep = nadyn.open(result.sweep_files["fast"])
     assert (sweep.status == 1).all() and (nadyn.open(result.sweep_files["slow"]).status == 1).all()
+    # The same rows on the study's page (PAGE_TABLES), one per scheme.
+    page = (tmp_path / "a" / "periodicity.md").read_text().split("## Per scheme", 1)[1]
+    assert all(page.count(f"| {s} |") == 1 for s in schemes.scheme)
     post = schemes[schemes.scheme == "post-ln"].iloc[0]
     sqrt = schemes[schemes.scheme == "sqrt-scaling"].iloc[0]
     assert "-" not in post["clusters"]

@@ -134,6 +134,33 @@ def test_quick_form_applies_its_settings_before_set(cli, tmp_path):
     assert not (tmp_path / "none").exists()
 
 
+def test_page_tables_put_extra_tables_on_the_page(cli, tmp_path):
+    folder = write_study(tmp_path / "studies" / "final_cos")
+    with (folder / "reduce.py").open("a") as f:
+        f.write(textwrap.dedent('''\
+            def reduce(data):
+                final = data.mean_cos.isel(time=-1, seed=0)
+                main = pd.DataFrame({"n": data.n.values, "final_mean_cos": final.values})
+                return {"final_cos": main, "by_n": main.assign(twice=2 * main.n),
+                        "hidden": main}
+            PAGE_TABLES = {"by_n": "Per n"}
+            '''))
+    result = study.run(folder, tmp_path / "out", figures=False, nadyn=cli)
+    page = (tmp_path / "out" / "final_cos.md").read_text()
+    by_n = pd.read_csv(tmp_path / "out" / "by_n.csv")
+    # The extra table on the page, after the main one, as markdown_table renders it.
+    assert page.endswith("## Per n\n\nAlso in `by_n.csv`.\n\n" + study.markdown_table(by_n))
+    assert page.count("| n | final_mean_cos |") == 2  # the main table and by_n's; not hidden's
+    assert (tmp_path / "out" / "hidden.csv").exists()
+    assert result.table["n"].tolist() == [4, 8]
+
+    with (folder / "reduce.py").open("a") as f:
+        f.write('PAGE_TABLES = {"by_m": "Per m"}\n')
+    with pytest.raises(study.StudyError, match="PAGE_TABLES names by_m, which reduce"):
+        study.run(folder, tmp_path / "bad", figures=False, nadyn=cli)
+    assert not (tmp_path / "bad" / "final_cos.md").exists()
+
+
 def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
     studies = tmp_path / "studies"
     write_study(studies / "final_cos")
