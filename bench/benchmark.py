@@ -537,35 +537,27 @@ def report(data):
     for t in data["targets"]:
         L.append(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
     L.append("")
-    ensemble = data.get("ensemble")
-    if ensemble:
-        L.append("## Ensembles of small runs (the sweep issue's targets)")
+    # The reports scripts/benchmark.sh ran just before this script, quoted: a heading, where
+    # they came from, and their lines (targets or tables).
+    quoted = [
+        ("ensemble", "Ensembles of small runs (the sweep issue's targets)", "targets",
+         "; the whole report, with the peers, the roofline and a profile, is "),
+        ("simuformer", "simuformer's experiment, by the peer and by nadyn (issue 25)", "targets",
+         " (given `--peer-simuformer PATH`); the whole report, with the timings, the agreement "
+         "of the heat maps and the figure, is "),
+        ("observables", "What the observables cost at frames", "body", " ("),
+    ]
+    for key, title, lines, link in quoted:
+        part = data.get(key)
+        if not part:
+            continue
+        close = ")" if link == " (" else ""
+        L.append(f"## {title}")
         L.append("")
-        L.append(f"From `{ensemble['command']}`, which `scripts/benchmark.sh` ran just before "
-                 f"this script; the whole report, with the peers, the roofline and a profile, is "
-                 f"[{ensemble['name']}]({ensemble['name']}).")
+        L.append(f"From `{part['command']}`, which `scripts/benchmark.sh` ran just before this "
+                 f"script{link}[{part['name']}]({part['name']}){close}.")
         L.append("")
-        L += ensemble["targets"]
-        L.append("")
-    simuformer = data.get("simuformer")
-    if simuformer:
-        L.append("## simuformer's experiment, by the peer and by nadyn (issue 25)")
-        L.append("")
-        L.append(f"From `{simuformer['command']}`, which `scripts/benchmark.sh` ran just before "
-                 f"this script (given `--peer-simuformer PATH`); the whole report, with the "
-                 f"timings, the agreement of the heat maps and the figure, is "
-                 f"[{simuformer['name']}]({simuformer['name']}).")
-        L.append("")
-        L += simuformer["targets"]
-        L.append("")
-    observables = data.get("observables")
-    if observables:
-        L.append("## What the observables cost at frames")
-        L.append("")
-        L.append(f"From `{observables['command']}`, which `scripts/benchmark.sh` ran just before "
-                 f"this script ([{observables['name']}]({observables['name']})).")
-        L.append("")
-        L += observables["body"]
+        L += part[lines]
         L.append("")
     L.append(f"Total benchmark time: {data['seconds'] / 60:.1f} min.")
     L.append("")
