@@ -7,6 +7,7 @@
 #include "nadyn/experiment.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
+#include "run_files.hpp"
 
 #include <doctest/doctest.h>
 
@@ -19,12 +20,11 @@ using namespace nadyn;
 
 namespace {
 
+using testing::check_same_frames;
+using testing::run_stopped;
+
 std::string scratch(const std::string& name) {
-    const std::string dir = std::string(NADYN_TEST_TMPDIR) + "/frame_times";
-    std::filesystem::create_directories(dir);
-    const std::string path = dir + "/" + name + ".h5";
-    std::filesystem::remove(path);
-    return path;
+    return testing::scratch_h5("frame_times", name);
 }
 
 run_config config_for(integrator_kind kind, double T, std::int64_t every = 0) {
@@ -182,30 +182,10 @@ TEST_CASE("a stopped run with frame times resumes bit for bit") {
         simulation(c).run_to_file(full, true);
         {
             simulation first(c);
-            std::atomic<bool> stop{false};
-            std::size_t written = 0;
-            const run_summary s =
-                first.run_to_file(part, true, &stop, {}, [&](double, std::int64_t) {
-                    if (++written == 3) stop = true;
-                });
-            REQUIRE(s.outcome == integration_outcome::interrupted);
+            run_stopped(first, part, 3);
         }
         simulation::from_file(part).resume_file(part, std::nullopt);
-        const trajectory_reader a(full), b(part);
-        CHECK(b.status() == "complete");
-        REQUIRE(a.frame_count() == 7);
-        REQUIRE(a.frame_count() == b.frame_count());
-        CHECK(a.steps() == b.steps());
-        CHECK(a.times() == b.times());
-        for (const auto& name_ : a.observable_names()) {
-            CAPTURE(name_);
-            const auto x = a.observable(name_), y = b.observable(name_);
-            REQUIRE(x.size() == y.size());
-            CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-        }
-        for (std::size_t f = 0; f < a.frame_count(); ++f) {
-            CHECK(a.positions(f) == b.positions(f));
-            CHECK(a.magnitudes(f) == b.magnitudes(f));
-        }
+        REQUIRE(trajectory_reader(full).frame_count() == 7);
+        check_same_frames(full, part);
     }
 }

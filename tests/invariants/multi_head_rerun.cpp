@@ -3,6 +3,7 @@
 // datasets) and per-layer weights are redrawn from the seed.
 #include "nadyn/error.hpp"
 #include "nadyn/run.hpp"
+#include "run_files.hpp"
 
 #include <doctest/doctest.h>
 
@@ -12,12 +13,11 @@ using namespace nadyn;
 
 namespace {
 
+using testing::check_same_frames;
+using testing::run_stopped;
+
 std::string scratch(const std::string& name) {
-    const std::string dir = std::string(NADYN_TEST_TMPDIR) + "/multi_head_rerun";
-    std::filesystem::create_directories(dir);
-    const std::string path = dir + "/" + name + ".h5";
-    std::filesystem::remove(path);
-    return path;
+    return testing::scratch_h5("multi_head_rerun", name);
 }
 
 struct case_ {
@@ -59,17 +59,6 @@ run_config config_for(const case_& k) {
     return c;
 }
 
-void check_same_frames(const std::string& a_path, const std::string& b_path) {
-    const trajectory_reader a(a_path), b(b_path);
-    REQUIRE(a.frame_count() == b.frame_count());
-    CHECK(a.times() == b.times());
-    for (std::size_t f = 0; f < a.frame_count(); ++f) {
-        CHECK(a.positions(f) == b.positions(f));
-        CHECK(a.magnitudes(f) == b.magnitudes(f));
-    }
-    CHECK(b.status() == "complete");
-}
-
 } // namespace
 
 TEST_CASE("multi-head runs rerun and resume bitwise") {
@@ -96,11 +85,7 @@ TEST_CASE("multi-head runs rerun and resume bitwise") {
         check_same_frames(full, again);
 
         simulation first(config_for(k));
-        std::atomic<bool> stop{false};
-        std::size_t written = 0;
-        first.run_to_file(part, true, &stop, {}, [&](double, std::int64_t) {
-            if (++written == 3) stop = true;
-        });
+        run_stopped(first, part, 3);
         simulation::from_file(part).resume_file(part, std::nullopt);
         check_same_frames(full, part);
     }

@@ -4,6 +4,7 @@
 // per layer-time interval.
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
+#include "run_files.hpp"
 
 #include <doctest/doctest.h>
 
@@ -15,12 +16,11 @@ using namespace nadyn;
 
 namespace {
 
+using testing::check_same_frames;
+using testing::run_stopped;
+
 std::string scratch(const std::string& name) {
-    const std::string dir = std::string(NADYN_TEST_TMPDIR) + "/qkv_noise_runs";
-    std::filesystem::create_directories(dir);
-    const std::string path = dir + "/" + name + ".h5";
-    std::filesystem::remove(path);
-    return path;
+    return testing::scratch_h5("qkv_noise_runs", name);
 }
 
 run_config noisy_config(integrator_kind kind) {
@@ -37,23 +37,6 @@ run_config noisy_config(integrator_kind kind) {
     c.integration.layer_time = 0.25;
     c.threads = 1;
     return c;
-}
-
-// Every frame of every series, bitwise (NaN equals NaN).
-void check_same_frames(const std::string& a_path, const std::string& b_path) {
-    const trajectory_reader a(a_path), b(b_path);
-    REQUIRE(a.frame_count() == b.frame_count());
-    CHECK(a.times() == b.times());
-    for (const auto& name : a.observable_names()) {
-        CAPTURE(name);
-        const auto x = a.observable(name), y = b.observable(name);
-        REQUIRE(x.size() == y.size());
-        CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-    }
-    for (std::size_t f = 0; f < a.frame_count(); ++f) {
-        CHECK(a.positions(f) == b.positions(f));
-        CHECK(a.magnitudes(f) == b.magnitudes(f));
-    }
 }
 
 // The final state of a run (directions, then magnitudes).
@@ -171,11 +154,7 @@ TEST_CASE("runs with noise resume and rerun bit for bit") {
         check_same_frames(full, again);
 
         simulation first(c);
-        std::atomic<bool> stop{false};
-        std::size_t written = 0;
-        first.run_to_file(part, true, &stop, {}, [&](double, std::int64_t) {
-            if (++written == 3) stop = true;
-        });
+        run_stopped(first, part, 3);
         simulation::from_file(part).resume_file(part, std::nullopt);
         check_same_frames(full, part);
     }

@@ -3,6 +3,7 @@
 // and the discrete layers with weights drawn per layer).
 #include "nadyn/error.hpp"
 #include "nadyn/run.hpp"
+#include "run_files.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,12 +15,11 @@ using namespace nadyn;
 
 namespace {
 
+using testing::check_same_frames;
+using testing::run_stopped;
+
 std::string scratch(const std::string& name) {
-    const std::string dir = std::string(NADYN_TEST_TMPDIR) + "/resume_rerun";
-    std::filesystem::create_directories(dir);
-    const std::string path = dir + "/" + name + ".h5";
-    std::filesystem::remove(path);
-    return path;
+    return testing::scratch_h5("resume_rerun", name);
 }
 
 run_config config_for(integrator_kind kind) {
@@ -33,37 +33,6 @@ run_config config_for(integrator_kind kind) {
         weights_spec::parse(kind == integrator_kind::layers ? "random-per-layer" : "random");
     c.integration = {kind, 2.0, 0.02, 1e-7, 1e-9, 5};
     return c;
-}
-
-// Every frame of every series, bitwise.
-void check_same_frames(const std::string& a_path, const std::string& b_path) {
-    const trajectory_reader a(a_path), b(b_path);
-    REQUIRE(a.frame_count() == b.frame_count());
-    CHECK(a.steps() == b.steps());
-    CHECK(a.times() == b.times());
-    for (const auto& name : a.observable_names()) {
-        CAPTURE(name);
-        // Bitwise, so that NaN (step_error of dopri5 and layers) equals NaN.
-        const auto x = a.observable(name), y = b.observable(name);
-        REQUIRE(x.size() == y.size());
-        CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
-    }
-    for (std::size_t f = 0; f < a.frame_count(); ++f) {
-        CHECK(a.positions(f) == b.positions(f));
-        CHECK(a.magnitudes(f) == b.magnitudes(f));
-    }
-    CHECK(b.status() == "complete");
-}
-
-// Runs into `path` and stops it once `frames` frames are on disk (the stop is seen at the
-// next step, which writes one more frame off the regular cadence).
-void run_stopped(simulation& run, const std::string& path, std::size_t frames) {
-    std::atomic<bool> stop{false};
-    std::size_t written = 0;
-    const run_summary s = run.run_to_file(path, true, &stop, {}, [&](double, std::int64_t) {
-        if (++written == frames) stop = true;
-    });
-    REQUIRE(s.outcome == integration_outcome::interrupted);
 }
 
 } // namespace
