@@ -606,7 +606,8 @@ void apply_layer(const scheme_parameters& p, double t, double h, const double* a
             keeps_magnitude = false;
             break;
         case scheme::ngpt:
-            base = 1.0 - h * p.alpha; // y = theta + h alpha (A / ‖A‖ - theta)
+            // interpolate: y = theta + h alpha (A / ‖A‖ - theta); add: y = theta + h alpha A / ‖A‖
+            if (p.ngpt_step == ngpt_layer::interpolate) base = 1.0 - h * p.alpha;
             weight = h * p.alpha / a_norm;
             break;
         case scheme::sqrt_scaling:

@@ -498,6 +498,17 @@ const std::array registry{
                                "alpha must be a finite number > 0, got " + show(c.alpha));
                    }},
     parameter_spec{
+        "ngpt_layer", "--ngpt-layer", value_type::name,
+        "ngpt's discrete layer (integrator layers): interpolate (nGPT: theta + h alpha (A/|A| - "
+        "theta)) | add (theta + h alpha A/|A|, as simuformer); the ODE is the same",
+        "ngpt's discrete layer before LN: interpolate, nGPT's theta + h alpha (A/|A| - theta); "
+        "add, theta + h alpha A/|A| (simuformer's); add with alpha equals interpolate with "
+        "alpha / (1 + h alpha); the ODE integrators do not depend on it",
+        "", "", false, true, "interpolate",
+        [](run_config& c, std::string_view t) { c.ngpt_step = parse_ngpt_layer(t); },
+        [](const run_config& c) -> parameter_value { return std::string(to_string(c.ngpt_step)); },
+        nullptr},
+    parameter_spec{
         "t_switch", "--t-switch", value_type::number, "mix-ln switch time (default 0.25 T)",
         "mix-ln: time of the switch from post-ln to pre-ln (default 0.25 T)", "time", "", false,
         true, "",

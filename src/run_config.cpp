@@ -58,7 +58,7 @@ std::vector<std::string> run_config::recorded_observables() const {
 }
 
 scheme_parameters run_config::scheme_settings() const {
-    return {scheme_id, alpha, switch_time()};
+    return {scheme_id, alpha, switch_time(), ngpt_step};
 }
 
 double run_config::logit_beta() const {

@@ -26,6 +26,18 @@ scheme parse_scheme(std::string_view name) {
                       "'; valid schemes: " + scheme_names());
 }
 
+std::string_view to_string(ngpt_layer layer) {
+    return layer == ngpt_layer::add ? "add" : "interpolate";
+}
+
+ngpt_layer parse_ngpt_layer(std::string_view name) {
+    if (name == "interpolate") return ngpt_layer::interpolate;
+    if (name == "add") return ngpt_layer::add;
+    throw input_error("unknown ngpt layer '" + std::string(name) +
+                      "'; valid: interpolate (nGPT's theta + h alpha (A/|A| - theta)), add "
+                      "(theta + h alpha A/|A|)");
+}
+
 std::optional<double> breakpoint(const scheme_parameters& p) {
     switch (p.id) {
     case scheme::mix_ln:

@@ -31,6 +31,7 @@ struct run_config {
     bool beta_log_n = false;
     double r0 = 1.0;
     double alpha = 1.0;
+    ngpt_layer ngpt_step = ngpt_layer::interpolate; // ngpt's discrete layer (scheme.hpp)
     std::optional<double> t_switch; // mix-ln; default 0.25 T
     bool causal = false;
     precision arithmetic = precision::double_precision; // of the attention kernel

@@ -70,11 +70,21 @@ scheme parse_scheme(std::string_view name);
 // "post-ln, pre-ln, ..." for messages and --help.
 std::string scheme_names();
 
+// ngpt's discrete layer (the `layers` integrator; the ODE is the same for both):
+// interpolate, nGPT's theta <- LN(theta + h alpha (A/‖A‖ - theta)); add, theta <- LN(theta + h
+// alpha A/‖A‖), the update of peers that leave out the - theta (simuformer). LN removes the
+// factor 1 - h alpha, so add with alpha is interpolate with alpha / (1 + h alpha).
+enum class ngpt_layer { interpolate, add };
+std::string_view to_string(ngpt_layer layer);
+// Parses interpolate | add; throws input_error listing both otherwise.
+ngpt_layer parse_ngpt_layer(std::string_view name);
+
 // The scheme-dependent scalars, evaluated per token in the right-hand side.
 struct scheme_parameters {
     scheme id = scheme::peri_ln;
     double alpha = 1.0;    // ngpt step (constant schedule)
     double t_switch = 0.0; // mix-ln: post-ln before, pre-ln from t_switch on
+    ngpt_layer ngpt_step = ngpt_layer::interpolate; // ngpt's discrete layer
 };
 
 // Per-token speed and radial rate, from <theta_k, A_k> (`along`) and ‖A_k‖ (`norm`), at

@@ -206,6 +206,29 @@ def test_simuformer_ngpt_with_mapped_alpha(tmp_path):
     assert max_deviation(frames, wrong["positions"]) > 1e-4
 
 
+def test_simuformer_ngpt_as_its_own_layer(tmp_path):
+    # --ngpt-layer add is the peer's layer theta + h alpha A/|A| itself: alpha = 0.2 as the
+    # peer has it, no mapping.
+    flags = run_flags(SIMUFORMER, n=16, T=3, beta=4, seed=5, scheme="ngpt", alpha="0.2",
+                      ngpt_layer="add")
+    run = simulate(tmp_path, "ngpt_add", flags)
+    assert run["alpha"] == 0.2
+    Bs, Vps = peer_weights(run)
+    M, frames = run["theta0"], [run["theta0"]]
+    for _ in range(30):
+        M = simuformer_step(M, Bs, Vps, 4.0, 0.1, "ngpt")
+        frames.append(M)
+    assert max_deviation(frames, run["positions"]) < TOL
+    with h5py.File(tmp_path / "ngpt_add.h5", "r") as f:
+        assert f["parameters"].attrs["ngpt_layer"] == "add"
+    # The ODE integrators do not depend on it: an rk4 run is the same bit for bit.
+    ode = [simulate(tmp_path, f"rk4_{layer}", ["--scheme", "ngpt", "--integrator", "rk4",
+                                               "--alpha", "0.2", "--ngpt-layer", layer,
+                                               "--n", "8", "--d", "4", "--T", "0.5"])
+           for layer in ("add", "interpolate")]
+    np.testing.assert_array_equal(ode[0]["positions"], ode[1]["positions"])
+
+
 def test_simuformer_preln_is_not_nadyn_pre_ln(tmp_path):
     # nadyn's pre-ln is the layer x <- x + h Attn(LN(x)) (to round-off); the peer's preln
     # moves the magnitude by r sum_c A_c instead of <theta, A> and drifts away at first order
