@@ -243,6 +243,39 @@ def agreement(peer_density, peer_layers, per_seed, nadyn_layers, peer_samples,
             "max_abs_diff": float(np.max(np.abs(diff)))}
 
 
+def profile(nadyn, samples):
+    """perf's self time per function of nadyn's sweep as measured (frames every 2 layers), on
+    at most 8 samples per beta; None without perf."""
+    sys.path.insert(0, HERE)
+    from benchmark import perf_profile  # bench/benchmark.py, beside this script
+    kept = min(samples, 8)
+    return kept, perf_profile(lambda work: [
+        nadyn, "sweep", EXPERIMENT, "--set", f"sweep.seed.range=[1,{kept}]",
+        "--out", os.path.join(work, "profile.h5"), "--force"], rows_wanted=10)
+
+
+def gap_note(peer_run, nadyn_run, dynamics_run, roofline):
+    """What would close the gap to 10x, from the measured times, when it is not met."""
+    needed = peer_run["wall"] / 10.0
+    frames = nadyn_run["wall"] - dynamics_run["wall"]
+    if nadyn_run["wall"] <= needed:
+        return None
+    text = (f"10x needs nadyn's sweep in {needed:.2f} s of wall clock; it took "
+            f"{nadyn_run['wall']:.2f} s, of which the frames (every 2 layers, the pair density "
+            f"alone) cost {frames:.2f} s and the dynamics {dynamics_run['wall']:.2f} s. ")
+    if dynamics_run["wall"] > needed:
+        text += (f"The dynamics alone exceed it: the layers would have to run "
+                 f"{dynamics_run['wall'] / needed:.2f}x faster, against a roofline of "
+                 f"{roofline:.2f} s (the attention's flops at the GEMM rate)"
+                 + (": the target is below what the flops allow on this machine at this "
+                    "peer speed." if roofline > needed else
+                    "; the profile below shows where the time goes."))
+    else:
+        text += (f"The dynamics fit: frames cheaper by "
+                 f"{frames / max(needed - dynamics_run['wall'], 1e-9):.1f}x would close it.")
+    return text
+
+
 def gemm_rates(build):
     """GEMM rates (flop/s) measured now: NumPy's BLAS and, when built, nadyn-bench's Eigen."""
     rates = {}
@@ -312,7 +345,7 @@ def verdict(ok):
 
 
 def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates, load,
-           version):
+           version, profiled=None):
     samples = args.samples
     flops = attention_flops(samples)
     best = max(rates.values())
@@ -382,6 +415,18 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
                      f"{100 * compared['within3']:.1f}% of cells within 3 standard errors | "
                      f"{verdict(compared['within3'] >= 0.99)} |")
     lines.append("")
+    if peer_run:
+        gap = gap_note(peer_run, nadyn_run, dynamics_run, roofline)
+        if gap:
+            lines += ["## What would close the gap to 10x", "", gap, ""]
+    if profiled:
+        kept, rows = profiled
+        lines += ["## Where nadyn's time goes", "",
+                  f"`perf record` of the same sweep on {kept} samples per beta (frames every 2 "
+                  f"layers): self time per function, the first ten.", "",
+                  "| share | function |", "|---|---|"]
+        lines += [f"| {share:.1f}% | `{symbol}` |" for share, symbol in rows]
+        lines.append("")
     if compared:
         lines += [
             "## Agreement of the heat maps",
@@ -453,6 +498,9 @@ def main():
         dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "ends.h5"),
                                    every=LAYERS)
     rates = gemm_rates(args.build)
+    profiled = profile(nadyn, args.samples)
+    if profiled[1] is None:
+        profiled = None
     if peer is not None:
         if not np.allclose(peer["betas"], result["betas"], rtol=1e-6):
             sys.exit(f"simuformer.py: the betas differ: {peer['betas']} vs {result['betas']}")
@@ -462,7 +510,7 @@ def main():
         compared["peer_samples_kept"] = "per_sample" in peer
     draw(args.figure, peer, result, compared)
     text = report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates,
-                  load, version)
+                  load, version, profiled)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)

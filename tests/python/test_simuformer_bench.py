@@ -112,3 +112,19 @@ def test_per_sample_checkpoints_follow_the_peers_calls():
     assert out[0, 0].tolist() == [0.0, 0.2, 0.2, 0.4]
     assert out[0, 1].tolist() == [0.1, 0.3, 0.3, 0.5]
     assert out[1, 1].tolist() == [0.7, 0.9, 0.9, 0.0]
+
+
+def test_gap_note_says_what_would_close_the_gap():
+    peer = {"wall": 100.0}
+    # Met (10 s needed, 9 s taken): nothing to say.
+    assert bench.gap_note(peer, {"wall": 9.0}, {"wall": 5.0}, 2.0) is None
+    # The dynamics alone (12 s) exceed the 10 s needed: they must be 1.2x faster, and the
+    # roofline (3 s) allows it.
+    text = bench.gap_note(peer, {"wall": 15.0}, {"wall": 12.0}, 3.0)
+    assert "in 10.00 s" in text and "cost 3.00 s" in text and "1.20x faster" in text
+    assert "profile below" in text
+    # A roofline above the time needed: the flops themselves rule it out here.
+    assert "below what the flops allow" in bench.gap_note(peer, {"wall": 15.0}, {"wall": 12.0},
+                                                          11.0)
+    # The dynamics fit (8 s): the frames' 7 s must fall to 2 s, 3.5x cheaper.
+    assert "3.5x would close it" in bench.gap_note(peer, {"wall": 15.0}, {"wall": 8.0}, 3.0)
