@@ -134,7 +134,8 @@ def _help_defaults(cli):
     text = cli_run(cli, "simulate", "--help").stdout
     defaults = {}
     for line in text.splitlines():
-        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(INT|FLOAT|TEXT)(?:=(\S+))?\s", line)
+        # The default ends the line when the help text wraps to the next one.
+        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(INT|FLOAT|TEXT)(?:=(\S+))?(?:\s|$)", line)
         if m:
             defaults[m.group(1)] = (m.group(2), m.group(3))
     return text, defaults

@@ -63,6 +63,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
                                                                      {"noise_seed", "45"},
                                                                      {"r0", "2.5"},
                                                                      {"alpha", "0.5"},
+                                                                     {"ngpt_layer", "add"},
                                                                      {"t_switch", "1.25"},
                                                                      {"causal", "true"},
                                                                      {"precision", "float"},
@@ -104,6 +105,8 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
     CHECK(run_config{}.recorded_observables().size() == observable_names.size());
     CHECK(parameter_text(run_config{}, parameter("observables")) == "all");
     CHECK(changed.switch_time() == 1.25);
+    CHECK(changed.scheme_settings().ngpt_step == ngpt_layer::add);
+    CHECK(run_config{}.scheme_settings().ngpt_step == ngpt_layer::interpolate);
     // beta_log_n: the logits use beta log n (docs/model.md §14); off by default.
     CHECK(changed.beta_log_n);
     CHECK(changed.logit_beta() == 0.3 * std::log(17.0));
