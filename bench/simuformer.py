@@ -14,7 +14,9 @@ script, one after the other, each with 2 threads:
   CPU with torch.set_num_threads(2), as it is: nothing of it is copied here;
 - `nadyn sweep examples/simuformer.toml` with `--set 'sweep.seed.range=[1,K]'` (positions
   not kept), and the same sweep with frames at the ends only (`run.every = 500`): the
-  dynamics alone, which the roofline (the attention's flops at the GEMM rate) bounds.
+  dynamics alone, which the roofline (the attention's flops at the GEMM rate) bounds;
+- both again in single precision (`--set 'run.precision="float"'`: the float small-n path,
+  docs/performance.md), reported beside double with the float-over-double ratios.
 
 Times are wall clock and CPU time (user + system of the child process, from
 getrusage(RUSAGE_CHILDREN) before and after). The two heat maps (density over beta and
@@ -178,11 +180,13 @@ def per_sample_checkpoints(call_betas, call_density, betas, layers):
     return out
 
 
-def nadyn_sweep(nadyn, samples, out, every=None):
+def nadyn_sweep(nadyn, samples, out, every=None, precision=None):
     argv = [nadyn, "sweep", EXPERIMENT, "--set", f"sweep.seed.range=[1,{samples}]",
             "--out", out, "--force"]
     if every is not None:
         argv += ["--set", f"run.every={every}"]
+    if precision is not None:
+        argv += ["--set", f'run.precision="{precision}"']
     wall, cpu, stdout = run_timed(argv, env=thread_env())
     side = re.search(r"\((\d+) side by side\)", stdout)
     shown = ["nadyn sweep", os.path.relpath(EXPERIMENT, ROOT),
@@ -345,7 +349,7 @@ def verdict(ok):
 
 
 def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates, load,
-           version, profiled=None):
+           version, float_run=None, float_dynamics_run=None, profiled=None):
     samples = args.samples
     flops = attention_flops(samples)
     best = max(rates.values())
@@ -389,6 +393,15 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         f"and layer) at {best / 1e9:.1f} GFLOP/s | {roofline:.2f} | | "
         f"{roofline / nadyn_run['wall']:.2f}x |",
     ]
+    if float_run:
+        lines += [
+            f"| nadyn in float: the same sweep with `--set 'run.precision=\"float\"'` | "
+            f"{float_run['wall']:.2f} | {float_run['cpu']:.2f} | "
+            f"{float_run['wall'] / nadyn_run['wall']:.2f}x |",
+            f"| nadyn in float, the dynamics alone (`run.every=500`) | "
+            f"{float_dynamics_run['wall']:.2f} | {float_dynamics_run['cpu']:.2f} | "
+            f"{float_dynamics_run['wall'] / nadyn_run['wall']:.2f}x |",
+        ]
     if note:
         lines += ["", note]
     lines += [
@@ -408,6 +421,14 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
     lines.append(f"| nadyn's dynamics within 1.5x of their roofline | {dyn:.2f}x (the whole "
                  f"sweep with its frames: {nadyn_run['wall'] / roofline:.2f}x) | "
                  f"{verdict(dyn <= 1.5)} |")
+    if float_run:
+        wall_gain = dynamics_run["wall"] / float_dynamics_run["wall"]
+        cpu_gain = dynamics_run["cpu"] / float_dynamics_run["cpu"]
+        lines.append(f"| float at least 1.6x double (the dynamics alone) | {wall_gain:.2f}x wall "
+                     f"clock, {cpu_gain:.2f}x CPU time (with the frames: "
+                     f"{nadyn_run['wall'] / float_run['wall']:.2f}x wall clock, "
+                     f"{nadyn_run['cpu'] / float_run['cpu']:.2f}x CPU time) | "
+                     f"{verdict(min(wall_gain, cpu_gain) >= 1.6)} |")
     if compared:
         lines.append(f"| heat maps agree within sampling error (at least 99% of cells within 3 "
                      f"standard errors; 99.7% expected) | largest \\|difference\\| / "
@@ -497,6 +518,10 @@ def main():
         result = read_nadyn(out)
         dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "ends.h5"),
                                    every=LAYERS)
+        float_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float.h5"),
+                                precision="float")
+        float_dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float_ends.h5"),
+                                         every=LAYERS, precision="float")
     rates = gemm_rates(args.build)
     profiled = profile(nadyn, args.samples)
     if profiled[1] is None:
@@ -510,7 +535,7 @@ def main():
         compared["peer_samples_kept"] = "per_sample" in peer
     draw(args.figure, peer, result, compared)
     text = report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates,
-                  load, version, profiled)
+                  load, version, float_run, float_dynamics_run, profiled)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)

@@ -529,7 +529,7 @@ const std::array registry{
     parameter_spec{
         "precision", "--precision", value_type::name,
         "Arithmetic of the attention kernel: double | float (float: about beta * 1e-7 "
-        "relative error in A, faster for large n)",
+        "relative error in A, faster for large n and for n <= 128)",
         "arithmetic of the attention kernel: double or float (state and integrator stay "
         "double)",
         "", "", false, true, "double",

@@ -35,7 +35,9 @@
 //   A_k = exp(h_k + max h) / n * sum_j E_kj a_j V theta_j from the same tiles.
 //
 // - single precision (--precision float): the general path with float logits, exp and GEMMs
-//   (the softmax denominators summed in double), and for Q = K heads the symmetric path in
+//   (the softmax denominators summed in double), for a few tokens (n <= 128, d <= 64,
+//   softmax) the small-n loops in float (Q folded into K, sixteen floats per AVX-512
+//   register), and for Q = K heads the symmetric path in
 //   float (its GEMM tiles, or for d <= 16 its register tiles of 16 tokens per SIMD group; h,
 //   a and the denominators in double); the result is written to out in double. Relative
 //   error about beta * 1e-7.
@@ -43,7 +45,7 @@
 // Each path has its own file and buffers in src/kernel/ (ARCHITECTURE.md, "The attention
 // kernel"): choose.cpp (the one choice of a head's path, attention_kernel::path), heads.cpp
 // (the loop over heads, both arithmetics), general.cpp, small_n.cpp (the general path's
-// register loops for a few tokens), symmetric.cpp, small_d.cpp (the symmetric tiles for
+// register loops for a few tokens), small_n_float.cpp (the same in float), symmetric.cpp, small_d.cpp (the symmetric tiles for
 // d <= 16, double and float), exp.cpp, float.cpp, reference.cpp.
 //
 // All are deterministic and independent of the number of threads (bitwise): a general
@@ -130,13 +132,15 @@ class attention_kernel {
     // kernel::choose_path() (src/kernel/choose.hpp) picks one per head from the call's shape
     // and options: the symmetric ones for a head with Q = K (no noise on q or k, no causal
     // mask, beta >= 0), the small-d tiles for d <= 16, small_n for a few tokens (n <= 128,
-    // d <= 64, softmax), the single_precision ones with --precision float.
+    // d <= 64, softmax), the single_precision ones with --precision float (among them
+    // single_precision_small_n for the same few tokens).
     enum class path {
         general,                           // blocked GEMMs and row softmax, double
         small_n,                           // the general path's register loops for a few tokens
         symmetric,                         // Q = K: GEMM tiles of E, double
         symmetric_small_d,                 // Q = K, d <= 16: register tiles of E, double
         single_precision,                  // the general path in float
+        single_precision_small_n,          // the small-n register loops in float
         single_precision_symmetric,        // Q = K: GEMM tiles of E in float
         single_precision_symmetric_small_d // Q = K, d <= 16: register tiles of E in float
     };

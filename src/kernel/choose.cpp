@@ -21,6 +21,7 @@ bool in_float(path p) {
     case path::symmetric_small_d:
         return false;
     case path::single_precision:
+    case path::single_precision_small_n:
     case path::single_precision_symmetric:
     case path::single_precision_symmetric_small_d:
         return true;
@@ -35,6 +36,7 @@ bool kernel::is_symmetric(path p) {
     case path::general:
     case path::small_n:
     case path::single_precision:
+    case path::single_precision_small_n:
         return false;
     case path::symmetric:
     case path::symmetric_small_d:
@@ -54,6 +56,7 @@ bool kernel::can_take(path p, const call_shape& shape, const attention_options& 
     case path::single_precision:
         return true;
     case path::small_n:
+    case path::single_precision_small_n:
         return options.kind == attention_kind::softmax && detail::takes_small_n(shape.n, shape.d);
     case path::symmetric:
     case path::single_precision_symmetric:
@@ -81,7 +84,10 @@ kernel::path kernel::choose_path(const call_shape& shape, const attention_option
             return single ? path::single_precision_symmetric_small_d : path::symmetric_small_d;
         return single ? path::single_precision_symmetric : path::symmetric;
     }
-    if (single) return path::single_precision;
+    if (single)
+        return can_take(path::single_precision_small_n, shape, options, same_keys)
+                   ? path::single_precision_small_n
+                   : path::single_precision;
     return can_take(path::small_n, shape, options, same_keys) ? path::small_n : path::general;
 }
 
@@ -97,6 +103,8 @@ std::string_view to_string(attention_kernel::path p) {
         return "symmetric_small_d";
     case path::single_precision:
         return "single_precision";
+    case path::single_precision_small_n:
+        return "single_precision_small_n";
     case path::single_precision_symmetric:
         return "single_precision_symmetric";
     case path::single_precision_symmetric_small_d:

@@ -1,9 +1,11 @@
 #pragma once
 // The single-precision side of the head loop (--precision float, src/kernel/float.cpp): the
-// tokens and a head's q, k, v in float for the general path, the heads' float sum added to
-// the double result at the end. Heads with Q = K take the symmetric path's float tiles
-// instead (src/kernel/symmetric.hpp).
+// tokens and a head's q, k, v in float for the general path or, for a few tokens, the float
+// small-n loops (src/kernel/small_n_float.hpp), the heads' float sum added to the double result
+// at the end. Heads with Q = K take the symmetric path's float tiles instead
+// (src/kernel/symmetric.hpp).
 #include "general.hpp"
+#include "small_n_float.hpp"
 
 #include "nadyn/weights.hpp"
 
@@ -16,6 +18,11 @@ struct single_workspace {
     detail::row_major_matrix<float> weight;                // one head's Q, K or V, d x d
     detail::row_major_matrix<float> result;                // the heads' sum of A, n x d
     general_workspace<float> general;
+    // The small-n loops: the tokens transposed once per call (the keys of every head with Q
+    // folded into K), one head's own keys transposed, a map converted to float.
+    small_n_float_keys tokens_t, keys_t;
+    bool tokens_transposed = false; // tokens_t holds this call's tokens
+    std::vector<float> map;
 };
 
 // Converts the tokens to float and clears the heads' sum.
@@ -25,6 +32,13 @@ void begin_single(single_workspace& work, const call_shape& shape, const double*
 void add_head_single(single_workspace& work, head_operands& shaped, const call_shape& shape,
                      const double* theta, const attention_head& head,
                      const attention_options& options);
+// The same through the small-n loops in float (path single_precision_small_n, h the head's
+// index in the weights): Q folded into K (queries = tokens (Q^T K) from shaped.maps, the keys
+// the tokens) unless QKV-Norm or noise shapes q or k, whose heads have their q, k, v as on
+// the general path above, the keys transposed per head.
+void add_head_single_small_n(single_workspace& work, head_operands& shaped, std::size_t h,
+                             const call_shape& shape, const double* theta,
+                             const attention_head& head, const attention_options& options);
 // out += the heads' sum, in double.
 void end_single(single_workspace& work, const call_shape& shape, double* out);
 

@@ -43,6 +43,7 @@ bool add_symmetric_head(path chosen, kernel::symmetric_workspace& work,
     case path::general:
     case path::small_n:
     case path::single_precision:
+    case path::single_precision_small_n:
         break;
     }
     throw std::logic_error("add_symmetric_head: not a symmetric path");
@@ -136,11 +137,19 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         const bool same_keys =
             same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
         path chosen = kernel::choose_path(shape, options, same_keys, m_forced_path);
-        if (chosen == path::single_precision) {
-            kernel::add_head_single(work.single, work.head, shape, theta, head, options);
-            m_last_path = chosen;
-            continue;
-        }
+        // The float paths that keep their own operands (float.hpp); false for the others.
+        auto add_single = [&](path p) {
+            if (p == path::single_precision_small_n)
+                kernel::add_head_single_small_n(work.single, work.head, h, shape, theta, head,
+                                                options);
+            else if (p == path::single_precision)
+                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            else
+                return false;
+            m_last_path = p;
+            return true;
+        };
+        if (add_single(chosen)) continue;
         // Identity matrices are skipped: the maps then point at the tokens themselves.
         const double* q_data = theta;
         const double* k_data = theta;
@@ -178,11 +187,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
             // The spread of h is too large for the shared shift: the path the head would take
             // if its queries and keys differed.
             chosen = kernel::choose_path(shape, options, false);
-            if (chosen == path::single_precision) {
-                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
-                m_last_path = chosen;
-                continue;
-            }
+            if (add_single(chosen)) continue;
         }
         m_last_path = chosen;
         if (chosen == path::small_n) {

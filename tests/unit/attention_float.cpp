@@ -105,9 +105,10 @@ TEST_CASE("float kernel equals the double definition within the float error budg
         for (auto [n, d, block] : {std::tuple{37, 3, 8}, {300, 16, 64}, {5, 4, 0}, {64, 64, 0}}) {
             CAPTURE(n);
             CAPTURE(d);
-            // Q = K (the identity) without the mask: the symmetric path's float tiles; the
-            // general path in float under the mask.
-            const auto path = causal    ? attention_kernel::path::single_precision
+            // Q = K (the identity) without the mask: the symmetric path's float tiles; under
+            // the mask the small-n loops in float up to 128 tokens, else the general path.
+            const auto path = causal ? (n <= 128 ? attention_kernel::path::single_precision_small_n
+                                                 : attention_kernel::path::single_precision)
                               : d <= 16 ? attention_kernel::path::single_precision_symmetric_small_d
                                         : attention_kernel::path::single_precision_symmetric;
             const double error = float_error(n, d, block, identity, 4.0, causal, path);
@@ -115,7 +116,13 @@ TEST_CASE("float kernel equals the double definition within the float error budg
             CHECK(error > 1e-10);
         }
         for (const auto* weights : {&random_qkv, &two_heads}) {
-            const double error = float_error(101, 12, 16, *weights, 3.0, causal);
+            const double error = float_error(101, 12, 16, *weights, 3.0, causal,
+                                             attention_kernel::path::single_precision_small_n);
+            CHECK(error < budget(12, 3.0));
+            CHECK(error > 1e-10);
+        }
+        for (const auto* weights : {&random_qkv, &two_heads}) { // beyond the small-n loops
+            const double error = float_error(201, 12, 16, *weights, 3.0, causal);
             CHECK(error < budget(12, 3.0));
             CHECK(error > 1e-10);
         }

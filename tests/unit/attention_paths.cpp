@@ -30,12 +30,13 @@ constexpr path all_paths[] = {path::general,
                               path::symmetric,
                               path::symmetric_small_d,
                               path::single_precision,
+                              path::single_precision_small_n,
                               path::single_precision_symmetric,
                               path::single_precision_symmetric_small_d};
 
 bool in_float(path p) {
-    return p == path::single_precision || p == path::single_precision_symmetric ||
-           p == path::single_precision_symmetric_small_d;
+    return p == path::single_precision || p == path::single_precision_small_n ||
+           p == path::single_precision_symmetric || p == path::single_precision_symmetric_small_d;
 }
 
 bool symmetric(path p) {
@@ -112,6 +113,9 @@ std::vector<shape> shapes_of(path p) {
     switch (p) {
     case path::small_n:
         return {{1, 3, 0}, {7, 2, 0}, {37, 5, 0}, {64, 16, 0}, {100, 8, 0}, {128, 64, 0}};
+    case path::single_precision_small_n: // also its compiled rows (16, 32, 64) off four rows
+        return {{1, 3, 0},  {7, 2, 0},   {37, 5, 0},  {64, 16, 0},
+                {33, 16, 0}, {66, 32, 0}, {100, 8, 0}, {128, 64, 0}};
     case path::symmetric_small_d:
     case path::single_precision_symmetric_small_d:
         return {{1, 3, 0}, {37, 3, 8}, {64, 2, 0}, {65, 5, 0}, {211, 16, 32}, {300, 8, 0}};
@@ -148,7 +152,8 @@ TEST_CASE("every path, forced, equals the naive loop across shapes, heads and op
                     check_forced(p, s, w, options);
                     options.qkv_norm = false;
                 }
-                if (p != path::small_n) { // the small-n loops take the softmax only
+                // The small-n loops take the softmax only.
+                if (p != path::small_n && p != path::single_precision_small_n) {
                     options.kind = attention_kind::unnormalized;
                     check_forced(p, s, w, options);
                 }
@@ -197,6 +202,11 @@ TEST_CASE("a forced path that cannot take a head is refused, not replaced") {
     refused(path::small_n, 129, 8, gaussian_heads(8, 1, false, 3), in_double);
     refused(path::small_n, 20, 65, gaussian_heads(65, 1, false, 3), in_double);
     refused(path::small_n, n, d, distinct, unnormalized);
+    refused(path::single_precision_small_n, 129, 8, gaussian_heads(8, 1, false, 3), in_single);
+    refused(path::single_precision_small_n, 20, 65, gaussian_heads(65, 1, false, 3), in_single);
+    attention_options unnormalized_single = unnormalized;
+    unnormalized_single.arithmetic = precision::single_precision;
+    refused(path::single_precision_small_n, n, d, distinct, unnormalized_single);
     // Back to the choice: nothing forced.
     attention_kernel kernel(n, d);
     kernel.force_path(path::general);
@@ -225,7 +235,12 @@ TEST_CASE("the chosen path of each shape, and the symmetric paths' run-time decl
         {64, 16, false, false, false, true, path::general}, // unnormalised: the blocks
         {300, 8, true, false, true, false, path::single_precision_symmetric_small_d},
         {300, 24, true, false, true, false, path::single_precision_symmetric},
-        {64, 16, false, false, true, false, path::single_precision},
+        {64, 16, false, false, true, false, path::single_precision_small_n},
+        {128, 64, false, false, true, false, path::single_precision_small_n},
+        {64, 3, true, true, true, false, path::single_precision_small_n}, // the mask
+        {129, 16, false, false, true, false, path::single_precision},
+        {64, 65, false, false, true, false, path::single_precision},
+        {64, 16, false, false, true, true, path::single_precision}, // unnormalised
         {300, 24, true, true, true, false, path::single_precision},
     };
     for (const expectation& c : cases) {
@@ -273,7 +288,7 @@ TEST_CASE("the chosen path of each shape, and the symmetric paths' run-time decl
         attention_kernel kernel(n, d);
         kernel.force_path(forced);
         kernel.compute(x.data(), wide, {100.0, false, precision::single_precision}, fast.data());
-        CHECK(kernel.last_path() == path::single_precision);
+        CHECK(kernel.last_path() == path::single_precision_small_n);
     }
 }
 
@@ -282,4 +297,5 @@ TEST_CASE("path names") {
         CHECK_FALSE(std::string(to_string(p)).empty());
     CHECK(to_string(path::symmetric_small_d) == "symmetric_small_d");
     CHECK(to_string(path::single_precision) == "single_precision");
+    CHECK(to_string(path::single_precision_small_n) == "single_precision_small_n");
 }

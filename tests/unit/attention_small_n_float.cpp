@@ -1,0 +1,114 @@
+// The float small-n path (attention_kernel::path::single_precision_small_n, --precision float
+// with n <= 128, d <= 64, softmax) against the plain double definition (reference_attention):
+// n on and off its four-row groups and sixteen-key vectors, d with its compiled rows (16, 32,
+// 64) and without (1, 3, 8), beta from the mean (0) to nearly the argmax (1e3), heads with
+// Q != K (Q folded into K), Q the identity, V the identity and random. Also that the kernel
+// chooses it unforced, and that a range of rows is bitwise the full call's.
+#include "test_support.hpp"
+
+#include "nadyn/attention.hpp"
+#include "nadyn/random.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace nadyn;
+using path = attention_kernel::path;
+
+namespace {
+
+constexpr double float_epsilon = 0x1p-24; // unit round-off of float
+
+// The heads of one case: two heads of random Q != K and random V; Q the identity with a random
+// K and V the identity; random Q != K with V the identity (simuformer's heads).
+std::vector<attention_weights> head_sets(std::size_t d, std::uint64_t seed) {
+    random_source source(seed);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    auto draw = [&] { return testing::random_matrix(source, d, scale); };
+    attention_weights random_qkv;
+    random_qkv.heads = {{draw(), draw(), draw()}, {draw(), draw(), draw()}};
+    attention_weights identity_q;
+    identity_q.heads = {{matrix(), draw(), matrix()}};
+    attention_weights identity_v;
+    identity_v.heads = {{draw(), draw(), matrix()}, {draw(), draw(), matrix()}};
+    return {random_qkv, identity_q, identity_v};
+}
+
+// The error budget relative to max |A|: the logits beta <q_k, x_j> carry a float rounding of
+// about sqrt(d) eps |q| |x| (|q| ~ 1 for these draws), which the weights inherit relatively
+// (d w / w = d logit), plus a few eps from the tokens, projections, exp and the weighted sum;
+// per head. At beta <= 1 this is about 1e-6, at beta = 15 up to 1e-5, at beta = 1e3 (nearly
+// the argmax: a logit's rounding moves the weights by beta times it) up to 5e-4. Measured:
+// up to half of it at beta <= 1, 12x and 40x below it at beta = 15 and 1e3 (the bound's
+// sqrt(d) |q| |x| is a worst case there); a wrong weight or a dropped key costs 1e-3 or more.
+double budget(std::size_t d, double beta, std::size_t heads) {
+    return (4.0 * beta * std::sqrt(static_cast<double>(d)) + 16.0) *
+           static_cast<double>(heads) * float_epsilon;
+}
+
+} // namespace
+
+TEST_CASE("float small-n path equals the double definition within float round-off") {
+    for (const std::size_t d : {1U, 3U, 8U, 16U, 32U, 64U}) {
+        for (const attention_weights& w : head_sets(d, 7 + d)) {
+            for (const std::size_t n : {1U, 7U, 64U, 100U, 128U}) {
+                const state_type x = testing::uniform_start(n, d, 11 + n);
+                for (const double beta : {0.0, 1.0, 15.0, 1e3}) {
+                    CAPTURE(n);
+                    CAPTURE(d);
+                    CAPTURE(beta);
+                    CAPTURE(w.heads.size());
+                    CAPTURE(w.heads[0].Q.size());
+                    CAPTURE(w.heads[0].V.size());
+                    attention_options options{beta, false, precision::single_precision};
+                    std::vector<double> fast(n * d), plain(n * d);
+                    attention_kernel kernel(n, d);
+                    kernel.compute(x.data(), w, options, fast.data()); // chosen, not forced
+                    REQUIRE(kernel.last_path() == path::single_precision_small_n);
+                    options.arithmetic = precision::double_precision;
+                    reference_attention(x.data(), n, d, w, options, plain.data());
+                    double scale = 0.0;
+                    for (const double v : plain)
+                        scale = std::max(scale, std::abs(v));
+                    const double error = testing::max_abs_difference(fast, plain) / scale;
+                    CHECK(error < budget(d, beta, w.heads.size()));
+                    // It computed in float (tokens of d = 1 are +-1, exact in float).
+                    if (d > 1) CHECK(error > 1e-10);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("float small-n path: the causal mask, and rows alone bitwise the full call's") {
+    for (const std::size_t d : {3U, 16U, 32U}) {
+        const attention_weights w = head_sets(d, 5)[2];
+        for (const std::size_t n : {7U, 64U, 101U}) {
+            CAPTURE(n);
+            CAPTURE(d);
+            const state_type x = testing::uniform_start(n, d, 3);
+            for (const bool causal : {false, true}) {
+                CAPTURE(causal);
+                attention_options options{4.0, causal, precision::single_precision};
+                attention_kernel kernel(n, d);
+                std::vector<double> full(n * d), part(n * d), plain(n * d);
+                kernel.compute(x.data(), w, options, full.data());
+                CHECK(kernel.last_path() == path::single_precision_small_n);
+                // Rows 3 .. n - 2: groups of four rows start elsewhere than in the full call.
+                kernel.compute_rows(x.data(), w, options, 3, n - 4, part.data());
+                for (std::size_t i = 3 * d; i < (n - 1) * d; ++i)
+                    CHECK(part[i] == full[i]);
+                options.arithmetic = precision::double_precision;
+                reference_attention(x.data(), n, d, w, options, plain.data());
+                double scale = 0.0;
+                for (const double v : plain)
+                    scale = std::max(scale, std::abs(v));
+                CHECK(testing::max_abs_difference(full, plain) / scale <
+                      budget(d, 4.0, w.heads.size()));
+            }
+        }
+    }
+}
