@@ -529,12 +529,19 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
             if (frame) {
                 system.begin_step(t);
                 system(x, dxdt, t); // the ODE velocity of this state, for the observables
+                // The layer reads the same attention (the same state, weights and time): kept
+                // from this evaluation, before the observer's own passes, instead of a second
+                // kernel call, which made a frame cost a whole layer.
+                std::copy(system.attention().begin(), system.attention().end(),
+                          attention.begin());
                 observer(x, dxdt, frame_time, l);
             }
             if (stopping) return integration_outcome::interrupted;
             if (l == layers) return integration_outcome::complete;
-            system.begin_step(t); // the time a fault of the attention names
-            system.attend_state(x, attention.data());
+            if (!frame) {
+                system.begin_step(t); // the time a fault of the attention names
+                system.attend_state(x, attention.data());
+            }
         } catch (const numerical_fault& fault) {
             // The layer's input has an overflowing attention (unnormalised attention): the
             // previous layer's input is the last good state (none at the first).

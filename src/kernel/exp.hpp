@@ -205,4 +205,46 @@ template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(float_gro
     }
 }
 
+// exp_groups() for arguments x <= 0 only (a softmax's logits minus their largest), bitwise
+// the same values: the same reduction and polynomial, without the clamps (nothing is above 0,
+// and below -87 the result is replaced by 0 as there) and with 2^k applied by AVX-512's
+// scalef (which underflows to 0 where the exponent bits would wrap). Six instructions fewer
+// a vector, a tenth of the float small-n path's work per row (src/kernel/small_n_float.cpp).
+// A NaN stays NaN; -inf gives 0. Without AVX-512, exp_groups() itself.
+template <std::size_t N>
+[[gnu::always_inline]] inline void exp_groups_nonpositive(float_group_vector (&x)[N]) {
+#if defined(__AVX512F__)
+    using vector = float_group_vector;
+    constexpr float log2e = 1.44269504f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    constexpr float shifter = 0x1.8p23f, lowest = -87.0f;
+    constexpr float c7 = 1.0f / 5040.0f, c6 = 1.0f / 720.0f, c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f,
+                    c3 = 1.0f / 6.0f, c2 = 0.5f;
+    const vector zero = {};
+    auto madd = [](vector a, vector b, vector c) {
+        return reinterpret_cast<vector>(_mm512_fmadd_ps(
+            reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+    };
+    vector shifted[N], r[N], p[N];
+    for (std::size_t v = 0; v < N; ++v)
+        shifted[v] = madd(x[v], zero + log2e, zero + shifter);
+    for (std::size_t v = 0; v < N; ++v) {
+        const vector k = shifted[v] - shifter;
+        r[v] = x[v] - k * ln2_hi;
+        r[v] = r[v] - k * ln2_lo;
+    }
+    for (std::size_t v = 0; v < N; ++v)
+        p[v] = madd(zero + c7, r[v], zero + c6);
+    for (const float c : {c5, c4, c3, c2, 1.0f, 1.0f})
+        for (std::size_t v = 0; v < N; ++v)
+            p[v] = madd(p[v], r[v], zero + c);
+    for (std::size_t v = 0; v < N; ++v) {
+        const vector result = reinterpret_cast<vector>(_mm512_scalef_ps(
+            reinterpret_cast<__m512>(p[v]), reinterpret_cast<__m512>(shifted[v] - shifter)));
+        x[v] = x[v] < lowest ? zero : result;
+    }
+#else
+    exp_groups(x);
+#endif
+}
+
 } // namespace nadyn::kernel

@@ -87,14 +87,14 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
 // The largest of the sixteen lanes in every lane: a butterfly of four shuffles (a chain of
 // fifteen scalar maxima per row was a tenth of the path's time).
 [[gnu::always_inline]] inline vector all_lanes_max(vector m) {
-    m = larger(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5,
-                                          6, 7));
-    m = larger(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9,
-                                          10, 11));
-    m = larger(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15,
-                                          12, 13));
-    return larger(m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12,
-                                             15, 14));
+    m = larger(m,
+               __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    m = larger(m,
+               __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    m = larger(m,
+               __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    return larger(
+        m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
 }
 
 // For R rows at once (their dependent chains of max, exp and sum interleave): exp(row[r][j] -
@@ -118,22 +118,25 @@ template <std::size_t R>
     detail::reduction_lanes low[R] = {}, high[R] = {};
     std::size_t j = 0;
     for (; j + 4 * lanes <= end; j += 4 * lanes) {
-        vector x[4 * R];
-        for (std::size_t r = 0; r < R; ++r)
+        // One row's four vectors at a time: the exponential's intermediates for more rows
+        // (2 or 4, as the logits take them) outgrow the 32 registers and spill, which cost
+        // a fifth of the sweep's time.
+        for (std::size_t r = 0; r < R; ++r) {
+            vector x[4];
             for (std::size_t v = 0; v < 4; ++v)
-                x[4 * r + v] = load_vector(row[r] + j + v * lanes) - largest[r];
-        exp_groups(x);
-        for (std::size_t r = 0; r < R; ++r)
+                x[v] = load_vector(row[r] + j + v * lanes) - largest[r];
+            exp_groups_nonpositive(x);
             for (std::size_t v = 0; v < 4; ++v) {
-                detail::store(row[r] + j + v * lanes, x[4 * r + v]);
-                add_widened(x[4 * r + v], low[r], high[r]);
+                detail::store(row[r] + j + v * lanes, x[v]);
+                add_widened(x[v], low[r], high[r]);
             }
+        }
     }
     for (; j < end; j += lanes) {
         vector x[R];
         for (std::size_t r = 0; r < R; ++r)
             x[r] = load_vector(row[r] + j) - largest[r];
-        exp_groups(x); // -inf (the padding) gives 0
+        exp_groups_nonpositive(x); // -inf (the padding) gives 0
         for (std::size_t r = 0; r < R; ++r) {
             detail::store(row[r] + j, x[r]);
             add_widened(x[r], low[r], high[r]);
@@ -167,15 +170,14 @@ void add_weighted_values(const float* const* w, const float* values, std::size_t
         add_key(j, s);
     for (std::size_t r = 0; r < R; ++r)
         for (std::size_t u = 0; u < V; ++u)
-            detail::store(out[r] + u * lanes,
-                          load_vector(out[r] + u * lanes) +
-                              scale[r] * ((sum[r][0][u] + sum[r][1][u]) +
-                                          (sum[r][2][u] + sum[r][3][u])));
+            detail::store(out[r] + u * lanes, load_vector(out[r] + u * lanes) +
+                                                  scale[r] * ((sum[r][0][u] + sum[r][1][u]) +
+                                                              (sum[r][2][u] + sum[r][3][u])));
 }
 
 // The same for one row and any d (no compiled loop for it).
-void add_weighted_values_any(const float* w, const float* values, std::size_t count,
-                             std::size_t d, float scale, float* out) {
+void add_weighted_values_any(const float* w, const float* values, std::size_t count, std::size_t d,
+                             float scale, float* out) {
     float sum[largest_d] = {};
     for (std::size_t j = 0; j < count; ++j)
         for (std::size_t c = 0; c < d; ++c)
@@ -184,19 +186,18 @@ void add_weighted_values_any(const float* w, const float* values, std::size_t co
         out[c] += scale * sum[c];
 }
 
-using weighted_values_loop = void (*)(const float* const*, const float*, std::size_t,
-                                      const float*, float* const*);
+using weighted_values_loop = void (*)(const float* const*, const float*, std::size_t, const float*,
+                                      float* const*);
 
 // R rows' loop for d = 16, 32, 64 (null otherwise) while their 4 R d / 16 sums fit in 16
 // registers (more would spill).
 template <std::size_t R> weighted_values_loop weighted_values_for(std::size_t d) {
-    return dispatch_dimension<dimension_set<16, 32, 64>>(
-        d, [](auto D) -> weighted_values_loop {
-            if constexpr (D != 0 && R * D <= 4 * lanes)
-                return add_weighted_values<D / lanes, R>;
-            else
-                return nullptr;
-        });
+    return dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> weighted_values_loop {
+        if constexpr (D != 0 && R * D <= 4 * lanes)
+            return add_weighted_values<D / lanes, R>;
+        else
+            return nullptr;
+    });
 }
 
 // Tokens at a time, V vectors each: `group` V independent FMA chains over the components.
@@ -322,13 +323,12 @@ void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, co
     m_t_float.assign(m_t, m_t + d * d);
     out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
     using loop = void (*)(const float*, std::size_t, const float*, float*);
-    const loop compiled =
-        dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> loop {
-            if constexpr (D != 0)
-                return project_rows<D / lanes>;
-            else
-                return nullptr;
-        });
+    const loop compiled = dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> loop {
+        if constexpr (D != 0)
+            return project_rows<D / lanes>;
+        else
+            return nullptr;
+    });
     if (compiled)
         compiled(tokens, n, m_t_float.data(), out.data());
     else

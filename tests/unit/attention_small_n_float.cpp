@@ -4,6 +4,7 @@
 // 64) and without (1, 3, 8), beta from the mean (0) to nearly the argmax (1e3), heads with
 // Q != K (Q folded into K), Q the identity, V the identity and random. Also that the kernel
 // chooses it unforced, and that a range of rows is bitwise the full call's.
+#include "kernel/exp.hpp"
 #include "test_support.hpp"
 
 #include "nadyn/attention.hpp"
@@ -13,6 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace nadyn;
@@ -45,8 +48,8 @@ std::vector<attention_weights> head_sets(std::size_t d, std::uint64_t seed) {
 // up to half of it at beta <= 1, 12x and 40x below it at beta = 15 and 1e3 (the bound's
 // sqrt(d) |q| |x| is a worst case there); a wrong weight or a dropped key costs 1e-3 or more.
 double budget(std::size_t d, double beta, std::size_t heads) {
-    return (4.0 * beta * std::sqrt(static_cast<double>(d)) + 16.0) *
-           static_cast<double>(heads) * float_epsilon;
+    return (4.0 * beta * std::sqrt(static_cast<double>(d)) + 16.0) * static_cast<double>(heads) *
+           float_epsilon;
 }
 
 } // namespace
@@ -111,4 +114,37 @@ TEST_CASE("float small-n path: the causal mask, and rows alone bitwise the full 
             }
         }
     }
+}
+
+TEST_CASE("the softmax's float exp is exp_groups bit for bit on its arguments (x <= 0)") {
+    using kernel::float_group_vector;
+    // A fine grid over [-100, 0] (across the flush to 0 at -87), and the edges: -0, -87 and
+    // just above, a huge negative number and -inf (a causal row's padding).
+    std::vector<float> x;
+    for (int i = 0; i <= 200000; ++i)
+        x.push_back(-100.0f * static_cast<float>(i) / 200000.0f);
+    for (const float edge : {-0.0f, -87.0f, std::nextafter(-87.0f, 0.0f), -1e30f,
+                             -std::numeric_limits<float>::infinity()})
+        x.push_back(edge);
+    x.resize((x.size() + 63) / 64 * 64, 0.0f);
+    std::size_t zeros = 0;
+    for (std::size_t at = 0; at < x.size(); at += 64) {
+        float_group_vector a[4], b[4];
+        std::memcpy(a, x.data() + at, sizeof a);
+        std::memcpy(b, x.data() + at, sizeof b);
+        kernel::exp_groups(a);
+        kernel::exp_groups_nonpositive(b);
+        REQUIRE(std::memcmp(a, b, sizeof a) == 0);
+        for (std::size_t v = 0; v < 4; ++v)
+            for (std::size_t l = 0; l < 16; ++l)
+                zeros += b[v][l] == 0.0f;
+    }
+    // Every argument below -87 gives 0, and only those: the grid's 26000 points below it,
+    // -1e30 and -inf (the padding of zeros to whole groups is exp(0) = 1).
+    CHECK(zeros == 26002);
+    float_group_vector nan[1] = {};
+    nan[0][3] = std::numeric_limits<float>::quiet_NaN();
+    kernel::exp_groups_nonpositive(nan);
+    CHECK(std::isnan(nan[0][3]));
+    CHECK(nan[0][0] == 1.0f); // exp(0) = 1 exactly
 }
