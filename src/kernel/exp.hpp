@@ -161,36 +161,34 @@ template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(group_vec
 // Sixteen floats: the group of the float small-d tiles (src/kernel/small_d.hpp).
 using float_group_vector = float __attribute__((vector_size(64)));
 
-// x[v] = exp(x[v]) in place for N groups of floats: the algorithm of the float
-// detail::exp_in_place() (src/kernel/exp.cpp: clamp to [-87, 88], Cody-Waite reduction,
-// degree-7 Taylor polynomial, 2^k from the exponent bits, 0 below -87), each step for all N
-// groups before the next (independent chains keep the FMA units busy).
-template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(float_group_vector (&x)[N]) {
+// The core of the float exponentials below, for N groups of arguments a in their range:
+// shifted[v] = a log2e + 1.5 2^23 (k = round(a log2e) in its low mantissa bits) and p[v] =
+// exp(a - k ln2) by the Cody-Waite reduction and the degree-7 Taylor polynomial, each step for
+// all N groups before the next (independent chains keep the FMA units busy).
+template <std::size_t N>
+[[gnu::always_inline]] inline void float_exp_reduced(const float_group_vector (&a)[N],
+                                                     float_group_vector (&shifted)[N],
+                                                     float_group_vector (&p)[N]) {
     using vector = float_group_vector;
-    using bits_vector = std::int32_t __attribute__((vector_size(64)));
     constexpr float log2e = 1.44269504f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    constexpr float shifter = 0x1.8p23f, lowest = -87.0f, highest = 88.0f;
+    constexpr float shifter = 0x1.8p23f;
     constexpr float c7 = 1.0f / 5040.0f, c6 = 1.0f / 720.0f, c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f,
                     c3 = 1.0f / 6.0f, c2 = 0.5f;
     const vector zero = {};
 #if defined(__AVX512F__)
-    auto madd = [](vector a, vector b, vector c) {
+    auto madd = [](vector x, vector y, vector z) {
         return reinterpret_cast<vector>(_mm512_fmadd_ps(
-            reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+            reinterpret_cast<__m512>(x), reinterpret_cast<__m512>(y), reinterpret_cast<__m512>(z)));
     };
 #else
-    auto madd = [](vector a, vector b, vector c) { return a * b + c; };
+    auto madd = [](vector x, vector y, vector z) { return x * y + z; };
 #endif
-    vector clamped[N], shifted[N], r[N], p[N];
-    for (std::size_t v = 0; v < N; ++v) {
-        const vector low = x[v] < lowest ? zero + lowest : x[v];
-        clamped[v] = low > highest ? zero + highest : low;
-    }
+    vector r[N];
     for (std::size_t v = 0; v < N; ++v)
-        shifted[v] = madd(clamped[v], zero + log2e, zero + shifter);
+        shifted[v] = madd(a[v], zero + log2e, zero + shifter);
     for (std::size_t v = 0; v < N; ++v) {
         const vector k = shifted[v] - shifter;
-        r[v] = clamped[v] - k * ln2_hi;
+        r[v] = a[v] - k * ln2_hi;
         r[v] = r[v] - k * ln2_lo;
     }
     for (std::size_t v = 0; v < N; ++v)
@@ -198,6 +196,22 @@ template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(float_gro
     for (const float c : {c5, c4, c3, c2, 1.0f, 1.0f})
         for (std::size_t v = 0; v < N; ++v)
             p[v] = madd(p[v], r[v], zero + c);
+}
+
+// x[v] = exp(x[v]) in place for N groups of floats: the algorithm of the float
+// detail::exp_in_place() (src/kernel/exp.cpp: clamp to [-87, 88], Cody-Waite reduction,
+// degree-7 Taylor polynomial, 2^k from the exponent bits, 0 below -87).
+template <std::size_t N> [[gnu::always_inline]] inline void exp_groups(float_group_vector (&x)[N]) {
+    using vector = float_group_vector;
+    using bits_vector = std::int32_t __attribute__((vector_size(64)));
+    constexpr float lowest = -87.0f, highest = 88.0f;
+    const vector zero = {};
+    vector clamped[N], shifted[N], p[N];
+    for (std::size_t v = 0; v < N; ++v) {
+        const vector low = x[v] < lowest ? zero + lowest : x[v];
+        clamped[v] = low > highest ? zero + highest : low;
+    }
+    float_exp_reduced(clamped, shifted, p);
     for (std::size_t v = 0; v < N; ++v) {
         const bits_vector bits = (reinterpret_cast<bits_vector>(shifted[v]) + 127) << 23;
         const vector result = p[v] * reinterpret_cast<vector>(bits);
@@ -215,28 +229,10 @@ template <std::size_t N>
 [[gnu::always_inline]] inline void exp_groups_nonpositive(float_group_vector (&x)[N]) {
 #if defined(__AVX512F__)
     using vector = float_group_vector;
-    constexpr float log2e = 1.44269504f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     constexpr float shifter = 0x1.8p23f, lowest = -87.0f;
-    constexpr float c7 = 1.0f / 5040.0f, c6 = 1.0f / 720.0f, c5 = 1.0f / 120.0f, c4 = 1.0f / 24.0f,
-                    c3 = 1.0f / 6.0f, c2 = 0.5f;
     const vector zero = {};
-    auto madd = [](vector a, vector b, vector c) {
-        return reinterpret_cast<vector>(_mm512_fmadd_ps(
-            reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
-    };
-    vector shifted[N], r[N], p[N];
-    for (std::size_t v = 0; v < N; ++v)
-        shifted[v] = madd(x[v], zero + log2e, zero + shifter);
-    for (std::size_t v = 0; v < N; ++v) {
-        const vector k = shifted[v] - shifter;
-        r[v] = x[v] - k * ln2_hi;
-        r[v] = r[v] - k * ln2_lo;
-    }
-    for (std::size_t v = 0; v < N; ++v)
-        p[v] = madd(zero + c7, r[v], zero + c6);
-    for (const float c : {c5, c4, c3, c2, 1.0f, 1.0f})
-        for (std::size_t v = 0; v < N; ++v)
-            p[v] = madd(p[v], r[v], zero + c);
+    vector shifted[N], p[N];
+    float_exp_reduced(x, shifted, p);
     for (std::size_t v = 0; v < N; ++v) {
         const vector result = reinterpret_cast<vector>(_mm512_scalef_ps(
             reinterpret_cast<__m512>(p[v]), reinterpret_cast<__m512>(shifted[v] - shifter)));
