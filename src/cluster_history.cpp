@@ -35,6 +35,11 @@ void cluster_tracker::update(const std::vector<int>& components, std::int64_t fr
                                     std::to_string(components.size()) + " components for " +
                                     std::to_string(m_n) + " tokens");
     m_events.clear();
+    // The same partition as the last frame (most frames): the labels stand and nothing merged.
+    if (!m_labels.empty() && components == m_components) {
+        record_count(time, m_count);
+        return;
+    }
     // Components numbered in the order of their smallest token, whatever ids they came with.
     std::unordered_map<int, std::size_t> index_of;
     std::vector<std::size_t> component(m_n);
@@ -95,6 +100,8 @@ void cluster_tracker::update(const std::vector<int>& components, std::int64_t fr
     m_labels.resize(m_n);
     for (std::size_t k = 0; k < m_n; ++k)
         m_labels[k] = component_label[component[k]];
+    m_components = components;
+    m_count = count;
     record_count(time, count);
 }
 
@@ -104,6 +111,7 @@ void cluster_tracker::restore(const std::vector<std::int64_t>& labels,
     if (labels.size() != m_n || times.size() != counts.size())
         throw std::invalid_argument("cluster_tracker::restore: inconsistent sizes");
     m_labels = labels;
+    m_components.clear(); // the next update compares with no partition
     m_events.clear();
     // Labels are issued in increasing order and vanish only in a merge event, so the
     // largest one ever issued is alive or named in an event.

@@ -1,6 +1,7 @@
 #include "nadyn/observables.hpp"
 
 #include "kernel/small_n.hpp"
+#include "reductions.hpp"
 #include "nadyn/detail/parallel.hpp"
 #include "nadyn/weights.hpp"
 
@@ -203,11 +204,18 @@ frame_observables observables_calculator::compute(const double* theta, const dou
                 for (std::size_t i = 0; i < rows; ++i) {
                     const std::size_t k = first + i;
                     const double* row = gram.data() + i * cols;
-                    for (std::size_t j = 0; j < k; ++j) {
-                        local_min = std::min(local_min, row[j]);
-                        if (row[j] >= threshold)
+                    // The minimum in vector lanes (NaN skipped, as std::min did), apart from
+                    // the links: a union per link in the same loop kept it scalar.
+                    local_min = std::min(local_min, -detail::max_of_negated(row, k));
+                    // A link to a token already hanging from k's root changes nothing (its
+                    // unite() would find that root and return): in a cluster, nearly every
+                    // link, and one compare instead of two finds.
+                    int root = find_root(parent, static_cast<int>(k));
+                    for (std::size_t j = 0; j < k; ++j)
+                        if (row[j] >= threshold && parent[j] != root) {
                             unite(parent, static_cast<int>(k), static_cast<int>(j));
-                    }
+                            root = find_root(parent, static_cast<int>(k));
+                        }
                 }
             if (m_pair_density) {
                 std::size_t links = 0;

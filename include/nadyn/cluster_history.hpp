@@ -77,6 +77,10 @@ class cluster_tracker {
 
     std::size_t m_n;
     std::vector<std::int64_t> m_labels;
+    // The last update's components as given, and their count: a frame whose partition is the
+    // same skips the relabelling.
+    std::vector<int> m_components;
+    std::size_t m_count = 0;
     std::vector<merge_event> m_events;
     std::vector<std::int64_t> m_levels;
     std::vector<double> m_times;

@@ -192,6 +192,35 @@ TEST_CASE("restore continues as the uninterrupted tracker") {
     CHECK(!later[1].empty());
 }
 
+TEST_CASE("a frame repeating the last partition keeps labels, events none, counts recorded") {
+    // The tracker skips the relabelling when the components are those of the last update:
+    // the result must be what the full rules give (a merge, then the same partition twice;
+    // after restore, a first update with the restored partition).
+    cluster_tracker tracker(4);
+    tracker.update({0, 1, 2, 3}, 0, 0, 0.0);
+    tracker.update({0, 0, 2, 2}, 1, 10, 1.0);
+    const labels_t merged = tracker.labels();
+    CHECK(merged == labels_t{0, 0, 2, 2});
+    CHECK(tracker.last_events().size() == 2);
+    tracker.update({0, 0, 2, 2}, 2, 20, 2.0);
+    CHECK(tracker.labels() == merged);
+    CHECK(tracker.last_events().empty());
+    tracker.update({0, 0, 0, 0}, 3, 30, 3.0);
+    REQUIRE(tracker.last_events().size() == 1);
+    CHECK(tracker.last_events()[0] == event(3, 3.0, 0, 2, 2, 2, 1));
+    // t_1 at the last frame, t_2 at the merge's frame (levels 1, 2, 4).
+    CHECK(tracker.clustering_times() == std::vector<double>{3.0, 1.0, 0.0});
+
+    cluster_tracker resumed(4);
+    resumed.restore(merged, {}, {0.0, 1.0}, {4.0, 2.0});
+    resumed.update({0, 0, 2, 2}, 2, 20, 2.0);
+    CHECK(resumed.labels() == merged);
+    CHECK(resumed.last_events().empty());
+    resumed.update({0, 0, 2, 2}, 3, 30, 3.0);
+    CHECK(resumed.labels() == merged);
+    CHECK(resumed.last_events().empty());
+}
+
 TEST_CASE("a component vector of the wrong size is refused") {
     cluster_tracker tracker(3);
     CHECK_THROWS_AS(tracker.update({0, 1}, 0, 0, 0.0), std::invalid_argument);
