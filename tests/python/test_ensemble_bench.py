@@ -1,0 +1,43 @@
+"""bench/ensemble.py's own parts, without the peer or a timed run: the roofline's flop count,
+what an unmet target would take, and the profile's parts (never a negative share)."""
+import importlib.util
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("ensemble_bench", ROOT / "bench" / "ensemble.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_flops_count_three_projections_and_two_products_per_head():
+    # n = 64, d = 16: 4 n^2 d + 6 n d^2 = 262144 + 98304 per head and evaluation.
+    assert bench.flops(1, 1, 1) == 360448.0
+    assert bench.flops(512, 8) == 512 * 500 * 8 * 360448.0
+
+
+def test_shortfall_gives_the_time_a_target_needs():
+    rate = bench.flops(512, 8) / 8.0  # the 8-head roofline: 8 s; the 1-head one: 1 s
+    peer = {"seconds": 400.0, "batch": 512, "steps": 500}
+    sweep, dynamics = {1: 2.0, 8: 12.0}, {1: 1.5, 8: 10.0}
+    lines = bench.shortfall_lines(sweep, dynamics, peer, 15.0, 512, 512, rate)
+    text = "\n".join(lines)
+    # 40x a peer of 400 s: 10 s, 1.25x the 8 s roofline; 10x processes of 15 s: 1.5 s.
+    assert "40x needs the 512 runs in 10.00 s: 1.25x their roofline" in text
+    assert "dynamics alone take 10.00 s (1.25x)" in text
+    assert "frames of the default observables 2.00 s more" in text
+    assert "(29.3 ms of wall clock a process" in text
+    assert "10x needs the 512 runs in 1.50 s: 1.50x their roofline" in text
+    # Targets met: nothing to say.
+    assert bench.shortfall_lines({1: 1.0, 8: 9.0}, dynamics, peer, 15.0, 512, 512, rate) == []
+
+
+def test_profile_parts_are_self_time_sums_and_the_rest_is_not_negative():
+    rows = [(25.0, "nadyn::detail::add_rows"), (23.0, "nadyn::detail::exp_shifted_row")]
+    parts = [(70.0, "attention"), (6.0, "entropy"), (23.0, "exponentials")]
+    text = "\n".join(bench.profile_lines((rows, parts), 1.5))
+    assert "The whole run is 1.50x its roofline" in text
+    # 1.5 x 70% and 1.5 x (70% - 23%).
+    assert "attention alone is 1.05x, 0.70x without its exponentials" in text
+    assert re.search(r"the file\) 24%", text)
+    assert not re.search(r"-\d", text.split("## Where")[1].split("|---|---|")[-1])
