@@ -36,7 +36,9 @@ constexpr std::size_t largest_d = 64;
 // x stored at `to`, from a copy: detail::store() of an array's element takes its address, and
 // GCC then kept the whole array of sums on the stack (stored and reloaded on every group of
 // rows: two fifths of the projection's time).
-[[gnu::always_inline]] inline void store_vector(float* to, vector x) { detail::store(to, x); }
+[[gnu::always_inline]] inline void store_vector(float* to, vector x) {
+    detail::store(to, x);
+}
 
 // A loaded vector kept in a register for its several uses (GCC would otherwise fold the load
 // into each FMA that reads it: one load per use). Changes nothing of the arithmetic.
@@ -95,8 +97,8 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
     // four conversions of four and two inserts (x86-64-v4's tuning prefers 256-bit vectors).
     const __m512 all = reinterpret_cast<__m512>(x);
     low += reinterpret_cast<detail::reduction_lanes>(_mm512_cvtps_pd(_mm512_castps512_ps256(all)));
-    high += reinterpret_cast<detail::reduction_lanes>(_mm512_cvtps_pd(
-        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1))));
+    high += reinterpret_cast<detail::reduction_lanes>(
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1))));
 #else
     using half = float __attribute__((vector_size(8 * sizeof(float))));
     const half a = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
@@ -128,7 +130,8 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
 [[gnu::always_inline]] inline double lanes_sum(const detail::reduction_lanes& x) {
     using quarter = double __attribute__((vector_size(2 * sizeof(double))));
     using half = double __attribute__((vector_size(4 * sizeof(double))));
-    const half h = __builtin_shufflevector(x, x, 0, 1, 2, 3) + __builtin_shufflevector(x, x, 4, 5, 6, 7);
+    const half h =
+        __builtin_shufflevector(x, x, 0, 1, 2, 3) + __builtin_shufflevector(x, x, 4, 5, 6, 7);
     const quarter q = __builtin_shufflevector(h, h, 0, 1) + __builtin_shufflevector(h, h, 2, 3);
     return q[0] + q[1];
 }
@@ -301,9 +304,9 @@ void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t 
 }
 
 void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
-                                 const float* values, std::size_t n, std::size_t d, double beta,
-                                 bool causal, std::size_t first_row, std::size_t end_row,
-                                 float* out) {
+                                 const float* values, float value_scale, std::size_t n,
+                                 std::size_t d, double beta, bool causal, std::size_t first_row,
+                                 std::size_t end_row, float* out) {
     if (keys.n != n || keys.d != d)
         throw std::logic_error(
             "add_small_n_float_attention: the transposed keys are of another shape");
@@ -338,6 +341,8 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
                 for (std::size_t r = 0; r < R; ++r)
                     softmax_rows<1>(row + r, n, scale + r);
             }
+            for (std::size_t r = 0; r < R; ++r)
+                scale[r] *= value_scale;
             weighted_values(row, values, n, scale, o);
         }
     };
@@ -355,6 +360,7 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
         logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
         float scale[1];
         softmax_rows<1>(row, visible, scale);
+        scale[0] *= value_scale;
         const float* const w[1] = {rows};
         float* const o[1] = {out + k * d};
         if (one)

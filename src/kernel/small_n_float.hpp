@@ -32,12 +32,13 @@ void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t 
                                   small_n_float_keys& out);
 
 // out (float, n x d, row-major) += the head's softmax attention for the query rows
-// [first_row, end_row); queries and values n x d row-major, keys as transposed above (their
-// n and d those of the call); causal: row k sees keys j <= k.
+// [first_row, end_row), the values multiplied by value_scale; queries and values n x d
+// row-major, keys as transposed above (their n and d those of the call); causal: row k sees
+// keys j <= k.
 void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
-                                 const float* values, std::size_t n, std::size_t d, double beta,
-                                 bool causal, std::size_t first_row, std::size_t end_row,
-                                 float* out);
+                                 const float* values, float value_scale, std::size_t n,
+                                 std::size_t d, double beta, bool causal, std::size_t first_row,
+                                 std::size_t end_row, float* out);
 
 // out (n x d, resized) = tokens M^T in float, M given transposed in double (m_t: d x d
 // row-major, as detail::small_n_weights keeps it) and converted into `m_t_float` (reused).
