@@ -140,8 +140,9 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
 // max) in place for j < visible, zeros from there to the next whole vector (the rows have
 // room: their logits were written in whole chunks), and inverse[r] = 1 / the row's sum,
 // summed in double as the exponentials are stored (a float sum of n terms would add an
-// error growing with n to every weight; the padding's zeros add nothing). Each row's
-// arithmetic is the same whatever R.
+// error growing with n to every weight; only each lane's four terms of a 64-key block are
+// added in float first; the padding's zeros add nothing). Each row's arithmetic is the same
+// whatever R.
 template <std::size_t R>
 [[gnu::always_inline]] inline void softmax_rows(float* const* row, std::size_t visible,
                                                 float* inverse) {
