@@ -8,6 +8,7 @@
 #include "../qkv_norm.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace nadyn {
 
@@ -45,6 +46,21 @@ const float* shaped_single(const kernel::call_shape& shape, const double* theta,
     data = detail::shape_rows(data, shape.n, shape.d, normalise, scale, buffer, length);
     projected = Eigen::Map<const matrix>(data, n, d).cast<float>();
     return projected.data();
+}
+
+// s when m = s I with s != 0 (V = I / heads: the mean over heads of identity values),
+// otherwise 0: m's bits against those of s I kept in `kept` (a memcmp; a loop of d^2
+// compares cost half of the projection it saves).
+double identity_multiple(const matrix& m, matrix& kept) {
+    if (m.size() == 0 || m.rows() != m.cols()) return 0.0;
+    const double s = m(0, 0);
+    if (s == 0.0) return 0.0;
+    if (kept.rows() != m.rows() || kept(0, 0) != s)
+        kept = s * matrix::Identity(m.rows(), m.cols());
+    return std::memcmp(kept.data(), m.data(),
+                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0
+               ? s
+               : 0.0;
 }
 
 bool shapes_value(const attention_head& head, const attention_options& options) {
@@ -121,6 +137,7 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
     const float* tokens = work.tokens.data();
     const float* queries = nullptr;
     const float* values = nullptr;
+    float value_scale = 1.0f;
     const small_n_float_keys* keys_t = nullptr;
     if (folds) {
         // The logits need Q and K only through K^T Q (detail::small_n_weights): the queries
@@ -140,6 +157,13 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
             values = shaped_value(work, shaped, shape, theta, head, options);
         } else if (head.V.size() == 0) {
             values = tokens;
+        } else if (const double s = identity_multiple(head.V, work.scaled_identity); s != 0.0) {
+            // V = s I: the tokens as values and s applied with each row's 1 / denominator
+            // (bitwise the projection's result for s a power of two, as 1/8 for 8 heads
+            // averaged); the projection was a twentieth of the float sweep's time at
+            // simuformer's shape.
+            values = tokens;
+            value_scale = static_cast<float>(s);
         } else {
             project_small_n_float(tokens, shape.n, shape.d, shaped.maps.transposed(h, 2, head.V),
                                   work.map, work.values);
@@ -152,8 +176,8 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
         values = in.values;
         keys_t = &work.keys_t;
     }
-    add_small_n_float_attention(queries, *keys_t, values, shape.n, shape.d, options.beta,
-                                options.causal, shape.first_row, shape.end_row,
+    add_small_n_float_attention(queries, *keys_t, values, value_scale, shape.n, shape.d,
+                                options.beta, options.causal, shape.first_row, shape.end_row,
                                 work.result.data());
 }
 

@@ -23,6 +23,7 @@ struct single_workspace {
     small_n_float_keys tokens_t, keys_t;
     bool tokens_transposed = false; // tokens_t holds this call's tokens
     std::vector<float> map;
+    matrix scaled_identity; // s I for the last s a head's V was compared with
 };
 
 // Converts the tokens to float and clears the heads' sum.

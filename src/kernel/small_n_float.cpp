@@ -33,12 +33,28 @@ constexpr std::size_t largest_d = 64;
     return v;
 }
 
+// x stored at `to`, from a copy: detail::store() of an array's element takes its address, and
+// GCC then kept the whole array of sums on the stack (stored and reloaded on every group of
+// rows: two fifths of the projection's time).
+[[gnu::always_inline]] inline void store_vector(float* to, vector x) {
+    detail::store(to, x);
+}
+
 // A loaded vector kept in a register for its several uses (GCC would otherwise fold the load
 // into each FMA that reads it: one load per use). Changes nothing of the arithmetic.
 [[gnu::always_inline]] inline void keep_in_register([[maybe_unused]] vector& v) {
 #if defined(__AVX512F__)
     asm("" : "+v"(v));
 #endif
+}
+
+// Zeros in a register: an array of sums written `= {}` was cleared by a `rep stos` through the
+// stack and reloaded (a third of the projection's time, a tenth of the weighted values');
+// zeros the compiler cannot see are copied from a register instead.
+[[gnu::always_inline]] inline vector zeros() {
+    vector z = {};
+    keep_in_register(z);
+    return z;
 }
 
 std::size_t round_up(std::size_t count, std::size_t multiple) {
@@ -52,7 +68,10 @@ template <std::size_t R>
 void logits_rows(const float* const* q, const float* keys_t, std::size_t stride, std::size_t d,
                  float beta, std::size_t columns, float* const* row) {
     for (std::size_t j0 = 0; j0 < columns; j0 += key_chunk) {
-        vector s[R][chunk_vectors] = {};
+        vector s[R][chunk_vectors];
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t u = 0; u < chunk_vectors; ++u)
+                s[r][u] = zeros();
         const float* column = keys_t + j0;
         for (std::size_t c = 0; c < d; ++c, column += stride) {
 #pragma GCC unroll 4
@@ -73,11 +92,20 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
 // The sixteen floats of x widened to double and added to two vectors of partial sums.
 [[gnu::always_inline]] inline void add_widened(const vector& x, detail::reduction_lanes& low,
                                                detail::reduction_lanes& high) {
+#if defined(__AVX512F__)
+    // Two whole-register conversions: GCC lowers __builtin_convertvector of eight floats as
+    // four conversions of four and two inserts (x86-64-v4's tuning prefers 256-bit vectors).
+    const __m512 all = reinterpret_cast<__m512>(x);
+    low += reinterpret_cast<detail::reduction_lanes>(_mm512_cvtps_pd(_mm512_castps512_ps256(all)));
+    high += reinterpret_cast<detail::reduction_lanes>(
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1))));
+#else
     using half = float __attribute__((vector_size(8 * sizeof(float))));
     const half a = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
     const half b = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
     low += __builtin_convertvector(a, detail::reduction_lanes);
     high += __builtin_convertvector(b, detail::reduction_lanes);
+#endif
 }
 
 [[gnu::always_inline]] inline vector larger(const vector& a, const vector& b) {
@@ -97,12 +125,24 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
         m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
 }
 
+// The sum of the eight lanes by halving the vector (three adds; detail::combine_sums()'s
+// order of pairs became seven scalar adds and six extracts per row).
+[[gnu::always_inline]] inline double lanes_sum(const detail::reduction_lanes& x) {
+    using quarter = double __attribute__((vector_size(2 * sizeof(double))));
+    using half = double __attribute__((vector_size(4 * sizeof(double))));
+    const half h =
+        __builtin_shufflevector(x, x, 0, 1, 2, 3) + __builtin_shufflevector(x, x, 4, 5, 6, 7);
+    const quarter q = __builtin_shufflevector(h, h, 0, 1) + __builtin_shufflevector(h, h, 2, 3);
+    return q[0] + q[1];
+}
+
 // For R rows at once (their dependent chains of max, exp and sum interleave): exp(row[r][j] -
 // max) in place for j < visible, zeros from there to the next whole vector (the rows have
 // room: their logits were written in whole chunks), and inverse[r] = 1 / the row's sum,
 // summed in double as the exponentials are stored (a float sum of n terms would add an
-// error growing with n to every weight; the padding's zeros add nothing). Each row's
-// arithmetic is the same whatever R.
+// error growing with n to every weight; only each lane's four terms of a 64-key block are
+// added in float first; the padding's zeros add nothing). Each row's arithmetic is the same
+// whatever R.
 template <std::size_t R>
 [[gnu::always_inline]] inline void softmax_rows(float* const* row, std::size_t visible,
                                                 float* inverse) {
@@ -126,10 +166,13 @@ template <std::size_t R>
             for (std::size_t v = 0; v < 4; ++v)
                 x[v] = load_vector(row[r] + j + v * lanes) - largest[r];
             exp_groups_nonpositive(x);
-            for (std::size_t v = 0; v < 4; ++v) {
+            for (std::size_t v = 0; v < 4; ++v)
                 detail::store(row[r] + j + v * lanes, x[v]);
-                add_widened(x[v], low[r], high[r]);
-            }
+            // The four vectors summed pairwise in float, then widened: each lane's sum of
+            // four terms carries at most two roundings (2^-23 of it), and the conversions
+            // to double are done once per 64 keys instead of once per 16 (the float sweep
+            // at simuformer's shape 2% faster).
+            add_widened((x[0] + x[1]) + (x[2] + x[3]), low[r], high[r]);
         }
     }
     for (; j < end; j += lanes) {
@@ -143,7 +186,7 @@ template <std::size_t R>
         }
     }
     for (std::size_t r = 0; r < R; ++r)
-        inverse[r] = static_cast<float>(1.0 / detail::combine_sums(low[r] + high[r]));
+        inverse[r] = static_cast<float>(1.0 / lanes_sum(low[r] + high[r]));
 }
 
 // out[r] += scale[r] * sum_j w[r][j] v_j over `count` keys for R rows, d = V * lanes: the keys
@@ -153,7 +196,11 @@ template <std::size_t V, std::size_t R>
 void add_weighted_values(const float* const* w, const float* values, std::size_t count,
                          const float* scale, float* const* out) {
     constexpr std::size_t d = V * lanes, streams = 4;
-    vector sum[R][streams][V] = {};
+    vector sum[R][streams][V];
+    for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < streams; ++s)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[r][s][u] = zeros();
     auto add_key = [&](std::size_t j, std::size_t s) {
         for (std::size_t u = 0; u < V; ++u) {
             vector x = load_vector(values + j * d + u * lanes);
@@ -206,7 +253,10 @@ void project_rows(const float* tokens, std::size_t n, const float* m_t, float* o
     constexpr std::size_t d = V * lanes, group = V <= 2 ? 8 : 4;
     std::size_t k = 0;
     for (; k + group <= n; k += group) {
-        vector sum[group][V] = {};
+        vector sum[group][V];
+        for (std::size_t g = 0; g < group; ++g)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[g][u] = zeros();
         for (std::size_t c = 0; c < d; ++c)
             for (std::size_t u = 0; u < V; ++u) {
                 vector column = load_vector(m_t + c * d + u * lanes);
@@ -216,7 +266,7 @@ void project_rows(const float* tokens, std::size_t n, const float* m_t, float* o
             }
         for (std::size_t g = 0; g < group; ++g)
             for (std::size_t u = 0; u < V; ++u)
-                detail::store(out + (k + g) * d + u * lanes, sum[g][u]);
+                store_vector(out + (k + g) * d + u * lanes, sum[g][u]);
     }
     for (; k < n; ++k) {
         vector sum[V] = {};
@@ -224,7 +274,7 @@ void project_rows(const float* tokens, std::size_t n, const float* m_t, float* o
             for (std::size_t u = 0; u < V; ++u)
                 sum[u] += tokens[k * d + c] * load_vector(m_t + c * d + u * lanes);
         for (std::size_t u = 0; u < V; ++u)
-            detail::store(out + k * d + u * lanes, sum[u]);
+            store_vector(out + k * d + u * lanes, sum[u]);
     }
 }
 
@@ -255,9 +305,9 @@ void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t 
 }
 
 void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
-                                 const float* values, std::size_t n, std::size_t d, double beta,
-                                 bool causal, std::size_t first_row, std::size_t end_row,
-                                 float* out) {
+                                 const float* values, float value_scale, std::size_t n,
+                                 std::size_t d, double beta, bool causal, std::size_t first_row,
+                                 std::size_t end_row, float* out) {
     if (keys.n != n || keys.d != d)
         throw std::logic_error(
             "add_small_n_float_attention: the transposed keys are of another shape");
@@ -292,6 +342,8 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
                 for (std::size_t r = 0; r < R; ++r)
                     softmax_rows<1>(row + r, n, scale + r);
             }
+            for (std::size_t r = 0; r < R; ++r)
+                scale[r] *= value_scale;
             weighted_values(row, values, n, scale, o);
         }
     };
@@ -309,6 +361,7 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
         logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
         float scale[1];
         softmax_rows<1>(row, visible, scale);
+        scale[0] *= value_scale;
         const float* const w[1] = {rows};
         float* const o[1] = {out + k * d};
         if (one)

@@ -7,8 +7,8 @@
 // for n up to small_n_limit (src/kernel/small_n.hpp), in float: the logits by FMA loops over
 // the keys held transposed (sixteen keys per AVX-512 register against eight doubles), the
 // float exp on whole registers, the weighted values summed in registers. As on the other float
-// paths each row's softmax denominator is summed in double (detail::sum_of for float) and the
-// result is added to the heads' float sum (single_workspace::result). At n = 64, d = 16 the
+// paths each row's softmax denominator is summed in double (from float partial sums of at
+// most four exponentials per lane, one per 64-key block) and the result is added to the heads' float sum (single_workspace::result). At n = 64, d = 16 the
 // float general path spends most of its time packing Eigen's 64 x 16 x 64 GEMMs; these loops
 // do the same flops without packing. Each row of A is computed alone (two rows share loads
 // but not arithmetic), so a range of rows is bitwise what the full call gives them. Serial,
@@ -32,12 +32,13 @@ void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t 
                                   small_n_float_keys& out);
 
 // out (float, n x d, row-major) += the head's softmax attention for the query rows
-// [first_row, end_row); queries and values n x d row-major, keys as transposed above (their
-// n and d those of the call); causal: row k sees keys j <= k.
+// [first_row, end_row), the values multiplied by value_scale; queries and values n x d
+// row-major, keys as transposed above (their n and d those of the call); causal: row k sees
+// keys j <= k.
 void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
-                                 const float* values, std::size_t n, std::size_t d, double beta,
-                                 bool causal, std::size_t first_row, std::size_t end_row,
-                                 float* out);
+                                 const float* values, float value_scale, std::size_t n,
+                                 std::size_t d, double beta, bool causal, std::size_t first_row,
+                                 std::size_t end_row, float* out);
 
 // out (n x d, resized) = tokens M^T in float, M given transposed in double (m_t: d x d
 // row-major, as detail::small_n_weights keeps it) and converted into `m_t_float` (reused).

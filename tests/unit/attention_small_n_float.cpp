@@ -148,3 +148,51 @@ TEST_CASE("the softmax's float exp is exp_groups bit for bit on its arguments (x
     CHECK(std::isnan(nan[0][3]));
     CHECK(nan[0][0] == 1.0f); // exp(0) = 1 exactly
 }
+
+TEST_CASE("float small-n path: values V = s I (heads averaged) take the tokens, scaled by s") {
+    // V = s I is applied as s times each row's 1 / denominator on the tokens, not projected.
+    // For s = 1/8 (8 heads' mean) every product and sum scales exactly, so the result is the
+    // identity values' divided by 8 bit for bit; for s = 1/3 it is the definition's within
+    // float round-off (a lost or doubled s would be off by a factor).
+    const std::size_t d = 16;
+    random_source source(31);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    attention_weights identity;
+    for (int h = 0; h < 2; ++h)
+        identity.heads.push_back({testing::random_matrix(source, d, scale),
+                                  testing::random_matrix(source, d, scale), matrix()});
+    for (const std::size_t n : {7U, 64U, 100U}) {
+        CAPTURE(n);
+        const state_type x = testing::uniform_start(n, d, 5 + n);
+        for (const bool causal : {false, true}) {
+            CAPTURE(causal);
+            const attention_options options{2.0, causal, precision::single_precision};
+            attention_kernel kernel(n, d);
+            std::vector<double> plain_values(n * d), eighth(n * d), third(n * d), exact(n * d);
+            kernel.compute(x.data(), identity, options, plain_values.data());
+            REQUIRE(kernel.last_path() == path::single_precision_small_n);
+            attention_weights scaled = identity;
+            for (attention_head& head : scaled.heads)
+                head.V =
+                    matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d)) /
+                    8.0;
+            kernel.compute(x.data(), scaled, options, eighth.data());
+            REQUIRE(kernel.last_path() == path::single_precision_small_n);
+            for (std::size_t i = 0; i < n * d; ++i)
+                CHECK(eighth[i] == plain_values[i] / 8.0);
+            for (attention_head& head : scaled.heads)
+                head.V =
+                    matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d)) /
+                    3.0;
+            kernel.compute(x.data(), scaled, options, third.data());
+            attention_options reference = options;
+            reference.arithmetic = precision::double_precision;
+            reference_attention(x.data(), n, d, scaled, reference, exact.data());
+            double largest = 0.0;
+            for (const double v : exact)
+                largest = std::max(largest, std::abs(v));
+            CHECK(testing::max_abs_difference(third, exact) / largest <
+                  budget(d, 2.0, scaled.heads.size()));
+        }
+    }
+}
