@@ -8,8 +8,9 @@
 // the keys held transposed (sixteen keys per AVX-512 register against eight doubles), the
 // float exp on whole registers, the weighted values summed in registers. As on the other float
 // paths each row's softmax denominator is summed in double (from float partial sums of at
-// most four exponentials per lane, one per 64-key block) and the result is added to the heads' float sum (single_workspace::result). At n = 64, d = 16 the
-// float general path spends most of its time packing Eigen's 64 x 16 x 64 GEMMs; these loops
+// most four exponentials per lane, one per 64-key block) and the result is added to the
+// heads' float sum (single_workspace::result). At n = 64, d = 16 the float general path
+// spends most of its time packing Eigen's 64 x 16 x 64 GEMMs; these loops
 // do the same flops without packing. Each row of A is computed alone (two rows share loads
 // but not arithmetic), so a range of rows is bitwise what the full call gives them. Serial,
 // like the double small-n path (one run per thread in a sweep).
