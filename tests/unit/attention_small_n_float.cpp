@@ -52,6 +52,20 @@ double budget(std::size_t d, double beta, std::size_t heads) {
            float_epsilon;
 }
 
+// max |got - reference| / max |reference|, the reference attention in double with `options`
+// otherwise unchanged.
+double relative_to_reference(const std::vector<double>& got, const state_type& x, std::size_t n,
+                             std::size_t d, const attention_weights& w,
+                             attention_options options) {
+    options.arithmetic = precision::double_precision;
+    std::vector<double> exact(n * d);
+    reference_attention(x.data(), n, d, w, options, exact.data());
+    double scale = 0.0;
+    for (const double v : exact)
+        scale = std::max(scale, std::abs(v));
+    return testing::max_abs_difference(got, exact) / scale;
+}
+
 } // namespace
 
 TEST_CASE("float small-n path equals the double definition within float round-off") {
@@ -66,17 +80,12 @@ TEST_CASE("float small-n path equals the double definition within float round-of
                     CAPTURE(w.heads.size());
                     CAPTURE(w.heads[0].Q.size());
                     CAPTURE(w.heads[0].V.size());
-                    attention_options options{beta, false, precision::single_precision};
-                    std::vector<double> fast(n * d), plain(n * d);
+                    const attention_options options{beta, false, precision::single_precision};
+                    std::vector<double> fast(n * d);
                     attention_kernel kernel(n, d);
                     kernel.compute(x.data(), w, options, fast.data()); // chosen, not forced
                     REQUIRE(kernel.last_path() == path::single_precision_small_n);
-                    options.arithmetic = precision::double_precision;
-                    reference_attention(x.data(), n, d, w, options, plain.data());
-                    double scale = 0.0;
-                    for (const double v : plain)
-                        scale = std::max(scale, std::abs(v));
-                    const double error = testing::max_abs_difference(fast, plain) / scale;
+                    const double error = relative_to_reference(fast, x, n, d, w, options);
                     CHECK(error < budget(d, beta, w.heads.size()));
                     // It computed in float (tokens of d = 1 are +-1, exact in float).
                     if (d > 1) CHECK(error > 1e-10);
@@ -97,19 +106,14 @@ TEST_CASE("float small-n path: the causal mask, and rows alone bitwise the full 
                 CAPTURE(causal);
                 attention_options options{4.0, causal, precision::single_precision};
                 attention_kernel kernel(n, d);
-                std::vector<double> full(n * d), part(n * d), plain(n * d);
+                std::vector<double> full(n * d), part(n * d);
                 kernel.compute(x.data(), w, options, full.data());
                 CHECK(kernel.last_path() == path::single_precision_small_n);
                 // Rows 3 .. n - 2: groups of four rows start elsewhere than in the full call.
                 kernel.compute_rows(x.data(), w, options, 3, n - 4, part.data());
                 for (std::size_t i = 3 * d; i < (n - 1) * d; ++i)
                     CHECK(part[i] == full[i]);
-                options.arithmetic = precision::double_precision;
-                reference_attention(x.data(), n, d, w, options, plain.data());
-                double scale = 0.0;
-                for (const double v : plain)
-                    scale = std::max(scale, std::abs(v));
-                CHECK(testing::max_abs_difference(full, plain) / scale <
+                CHECK(relative_to_reference(full, x, n, d, w, options) <
                       budget(d, 4.0, w.heads.size()));
             }
         }
@@ -168,7 +172,7 @@ TEST_CASE("float small-n path: values V = s I (heads averaged) take the tokens, 
             CAPTURE(causal);
             const attention_options options{2.0, causal, precision::single_precision};
             attention_kernel kernel(n, d);
-            std::vector<double> plain_values(n * d), eighth(n * d), third(n * d), exact(n * d);
+            std::vector<double> plain_values(n * d), eighth(n * d), third(n * d);
             kernel.compute(x.data(), identity, options, plain_values.data());
             REQUIRE(kernel.last_path() == path::single_precision_small_n);
             attention_weights scaled = identity;
@@ -185,13 +189,7 @@ TEST_CASE("float small-n path: values V = s I (heads averaged) take the tokens, 
                     matrix::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d)) /
                     3.0;
             kernel.compute(x.data(), scaled, options, third.data());
-            attention_options reference = options;
-            reference.arithmetic = precision::double_precision;
-            reference_attention(x.data(), n, d, scaled, reference, exact.data());
-            double largest = 0.0;
-            for (const double v : exact)
-                largest = std::max(largest, std::abs(v));
-            CHECK(testing::max_abs_difference(third, exact) / largest <
+            CHECK(relative_to_reference(third, x, n, d, scaled, options) <
                   budget(d, 2.0, scaled.heads.size()));
         }
     }
