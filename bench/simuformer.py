@@ -126,12 +126,12 @@ def thread_env():
                 MKL_NUM_THREADS=str(THREADS))
 
 
-def run_peer(peer, samples, outdir):
+def run_peer(peer, samples, outdir, env):
     args = ["--norm", "postln", "--batch", str(samples), "--disable_tqdm", "--no_plot",
             "--outdir", outdir]
     code = PEER_WRAPPER.format(threads=THREADS, peer=os.path.abspath(peer), args=args,
                                samples_path=os.path.join(outdir, "per_sample.npz"))
-    wall, cpu, out = run_timed(["/usr/bin/python3", "-c", code], env=thread_env(), cwd=outdir)
+    wall, cpu, out = run_timed(["/usr/bin/python3", "-c", code], env=env, cwd=outdir)
     info = __import__("json").loads(out.strip().splitlines()[-1])
     own = re.search(r"Total time: ([0-9.]+) seconds", out)
     info.update(wall=wall, cpu=cpu, own=float(own.group(1)) if own else None,
@@ -280,21 +280,22 @@ def gap_note(peer_run, nadyn_run, dynamics_run, roofline):
     return text
 
 
-def gemm_rates(build):
-    """GEMM rates (flop/s) measured now: NumPy's BLAS and, when built, nadyn-bench's Eigen."""
+def gemm_rates(build, env):
+    """GEMM rates (flop/s) measured now: NumPy's BLAS (under the peer's env) and, when built,
+    nadyn-bench's Eigen."""
     rates = {}
     bench = os.path.join(build, "bin", "nadyn-bench")
     if os.path.exists(bench):
         sys.path.insert(0, HERE)
         from ensemble import gemm_rate  # bench/ensemble.py, beside this script
-        return gemm_rate(build)
+        return gemm_rate(build, env)
     code = ("import numpy, time\n"
             "a = numpy.random.rand(1024, 1024); b = numpy.random.rand(1024, 1024); a @ b\n"
             "best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) "
             "for _ in range(5))\n"
             "print(2 * 1024 ** 3 / best)\n")
     out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
-                         env=thread_env(), check=True).stdout
+                         env=env, check=True).stdout
     rates["NumPy BLAS (2 threads)"] = float(out.strip())
     return rates
 
@@ -349,7 +350,7 @@ def verdict(ok):
 
 
 def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates, load,
-           version, float_run=None, float_dynamics_run=None, profiled=None):
+           version, float_run=None, float_dynamics_run=None, profiled=None, peer_blas=None):
     samples = args.samples
     flops = attention_flops(samples)
     best = max(rates.values())
@@ -362,7 +363,9 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         "",
         f"Machine: {cpu_model()}, {os.cpu_count()} cores. Each program gets {THREADS} threads "
         f"(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS = {THREADS}; the peer also "
-        f"torch.set_num_threads({THREADS})) and runs alone, one after the other.",
+        f"torch.set_num_threads({THREADS})) and runs alone, one after the other."
+        + (f" The peer and NumPy run with {peer_blas}, as mapped by their interpreter "
+           "(bench/blas.py)." if peer_blas else ""),
         "",
         f"Experiment: simuformer's default (docs/from-peers.md) with `--norm postln`: "
         f"{HEADS} heads, n = {N}, d = {D}, {BETAS} betas in [0.1, 15], {LAYERS} layers of "
@@ -491,6 +494,9 @@ def main():
     parser.add_argument("--samples", type=int, default=512, help="samples per beta")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "simuformer.md"))
     parser.add_argument("--figure", default=os.path.join(ROOT, "results", "simuformer_heatmap.png"))
+    parser.add_argument("--openblas", default=None,
+                        help="directory of OpenBLAS's libblas.so.3 for the peer (default: the "
+                        "one scripts/benchmark.sh fetches into BUILD/bench-openblas)")
     args = parser.parse_args()
     if args.samples < 2:
         parser.error("--samples must be at least 2 (the standard error needs two seeds)")
@@ -506,12 +512,18 @@ def main():
     version = subprocess.run([nadyn, "--version"], capture_output=True,
                              text=True).stdout.strip()
     load = os.getloadavg()[0]
+    sys.path.insert(0, HERE)
+    import blas  # bench/blas.py, beside this script: the peer's OpenBLAS
+    peer_env = blas.peer_env(blas.default_openblas(args.build) if args.openblas is None
+                             else args.openblas, THREADS)
+    peer_blas = blas.describe(blas.loaded_blas(peer_env, "torch")
+                              or blas.loaded_blas(peer_env, "numpy"), ROOT)
     peer_run = peer = compared = None
     with tempfile.TemporaryDirectory(prefix="nadyn-simuformer-") as work:
         if args.peer:
             peer_dir = os.path.join(work, "peer")
             os.mkdir(peer_dir)
-            peer_run = run_peer(args.peer, args.samples, peer_dir)
+            peer_run = run_peer(args.peer, args.samples, peer_dir, peer_env)
             peer = read_peer(peer_dir)
         out = os.path.join(work, "simuformer.h5")
         nadyn_run = nadyn_sweep(nadyn, args.samples, out)
@@ -522,7 +534,7 @@ def main():
                                 precision="float")
         float_dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float_ends.h5"),
                                          every=LAYERS, precision="float")
-    rates = gemm_rates(args.build)
+    rates = gemm_rates(args.build, peer_env)
     profiled = profile(nadyn, args.samples)
     if profiled[1] is None:
         profiled = None
@@ -535,7 +547,7 @@ def main():
         compared["peer_samples_kept"] = "per_sample" in peer
     draw(args.figure, peer, result, compared)
     text = report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates,
-                  load, version, float_run, float_dynamics_run, profiled)
+                  load, version, float_run, float_dynamics_run, profiled, peer_blas)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)

@@ -17,15 +17,17 @@
 # targets (nadyn_cli, nadyn_bench) are built here.
 # The NumPy peer runs with the reference BLAS (libblas3, loaded by path) and with OpenBLAS
 # (2 threads) when `apt-get download libopenblas0-pthread` works: the package is
-# unpacked into build/bench-openblas/, not installed. PyTorch is used when Debian's
+# unpacked into build/bench-openblas/, not installed. Every PyTorch peer (benchmark.py's,
+# ensemble.py's, simuformer.py's) runs with that OpenBLAS too, through bench/blas.py, which
+# also reports the library each peer really mapped. PyTorch is used when Debian's
 # python3-torch is installed (tried once with apt-get here).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # simuformer's experiment by the peer and by nadyn (bench/simuformer.py, results/simuformer.md,
 # quoted in performance.md) runs only given a checkout of the peer: --peer-simuformer PATH or
-# NADYN_PEER_SIMUFORMER=PATH. Samples per beta: --simuformer-samples K (default 40: the peer
-# takes about 15 s a sample on 2 cores, so 40 keeps it near the 10 minutes beyond which the
-# issue reduces the peer's 512; --quick: 8). The options are taken out of the arguments
+# NADYN_PEER_SIMUFORMER=PATH. Samples per beta: --simuformer-samples K (default 40, which
+# keeps the whole benchmark under an hour: the peer takes about 1.7 s a sample on 2 cores with
+# OpenBLAS, 6 s with the reference BLAS; --quick: 8). The options are taken out of the arguments
 # bench/benchmark.py gets.
 simuformer="${NADYN_PEER_SIMUFORMER:-}"
 samples=""
@@ -87,7 +89,7 @@ ensemble=()
 if [[ " $* " != *" --smoke "* ]]; then
     quick=()
     [[ " $* " == *" --quick "* ]] && quick=(--quick)
-    /usr/bin/python3 "$root/bench/ensemble.py" --build "$root/build" \
+    /usr/bin/python3 "$root/bench/ensemble.py" --build "$root/build" --openblas "$openblas" \
         --out "$root/results/ensemble.md" "${quick[@]}"
     ensemble=(--ensemble "$root/results/ensemble.md")
     # What the observables cost at frames (results/observables.md), quoted likewise.
@@ -106,6 +108,7 @@ if [[ " $* " != *" --smoke "* ]]; then
             exit 2
         }
         /usr/bin/python3 "$root/bench/simuformer.py" --peer "$simuformer" --build "$root/build" \
+            --openblas "$openblas" \
             --samples "$samples" --out "$root/results/simuformer.md" \
             --figure "$root/results/simuformer_heatmap.png"
         ensemble+=(--simuformer "$root/results/simuformer.md")

@@ -19,8 +19,11 @@ def test_flops_count_three_projections_and_two_products_per_head():
 def test_shortfall_gives_the_time_a_target_needs():
     rate = bench.flops(512, 8) / 8.0  # the 8-head roofline: 8 s; the 1-head one: 1 s
     peer = {"seconds": 400.0, "batch": 512, "steps": 500}
+    # 15x a peer of 90 s at 64 x 200 steps: 6 s for 64 x 200 run-steps, 120 s for the
+    # 512 x 500 (met).
+    peers = {(8, "large"): peer, (8, "small"): {"seconds": 90.0, "batch": 64, "steps": 200}}
     sweep, dynamics = {1: 2.0, 8: 12.0}, {1: 1.5, 8: 10.0}
-    lines = bench.shortfall_lines(sweep, dynamics, peer, 15.0, 512, 512, rate)
+    lines = bench.shortfall_lines(sweep, dynamics, peers, 15.0, 512, 512, rate)
     text = "\n".join(lines)
     # 40x a peer of 400 s: 10 s, 1.25x the 8 s roofline; 10x processes of 15 s: 1.5 s.
     assert "40x needs the 512 runs in 10.00 s: 1.25x their roofline" in text
@@ -28,8 +31,15 @@ def test_shortfall_gives_the_time_a_target_needs():
     assert "frames of the default observables 2.00 s more" in text
     assert "(29.3 ms of wall clock a process" in text
     assert "10x needs the 512 runs in 1.50 s: 1.50x their roofline" in text
+    assert "batch 64" not in text
+    # 15x a peer of 4.5 s at 64 x 200: 0.3 s, so 6 s for the 512 x 500 runs, 0.75x the roofline.
+    peers[(8, "small")] = {"seconds": 4.5, "batch": 64, "steps": 200}
+    text = "\n".join(bench.shortfall_lines(sweep, dynamics, peers, 15.0, 512, 512, rate))
+    assert ("8 heads against the peer at batch 64 x 200 steps: 15x needs the 512 runs in "
+            "6.00 s: 0.75x their roofline") in text
     # Targets met: nothing to say.
-    assert bench.shortfall_lines({1: 1.0, 8: 9.0}, dynamics, peer, 15.0, 512, 512, rate) == []
+    peers[(8, "small")] = {"seconds": 90.0, "batch": 64, "steps": 200}
+    assert bench.shortfall_lines({1: 1.0, 8: 9.0}, dynamics, peers, 15.0, 512, 512, rate) == []
 
 
 def test_profile_parts_are_self_time_sums_and_the_rest_is_not_negative():
@@ -41,3 +51,13 @@ def test_profile_parts_are_self_time_sums_and_the_rest_is_not_negative():
     assert "attention alone is 1.05x, 0.70x without its exponentials" in text
     assert re.search(r"the file\) 24%", text)
     assert not re.search(r"-\d", text.split("## Where")[1].split("|---|---|")[-1])
+
+
+def test_binding_target_is_recomputed_against_the_peer_measured_here():
+    rate = bench.flops(512, 8) / 8.0  # 8-head roofline of 512 x 500: 8 s
+    # A peer of 200 s at 512 x 500 is 25x its roofline: 2x of the roofline is 12.5x the peer.
+    peers = {(8, "large"): {"seconds": 200.0, "batch": 512, "steps": 500}}
+    text = "\n".join(bench.binding_lines(peers, rate))
+    assert "the 8-head peer is 25.0x its roofline here, so 2x of the roofline is 12.5x" in text
+    assert "the issue's 40x only against a peer 80x from its roofline" in text
+    assert bench.binding_lines({}, rate) == []
