@@ -73,3 +73,8 @@ def describe(paths, root=None):
         return f"OpenBLAS (`{shown}`)"
     return (f"the reference BLAS, single-threaded (`{shown}`): OpenBLAS was not found; "
             "scripts/benchmark.sh fetches it")
+
+
+def describe_peer(env, root=None):
+    """describe() of what a peer under env maps: PyTorch's BLAS, or NumPy's without PyTorch."""
+    return describe(loaded_blas(env, "torch") or loaded_blas(env, "numpy"), root)

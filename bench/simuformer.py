@@ -47,6 +47,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import blas  # noqa: E402  (bench/blas.py, beside this script: the peer's OpenBLAS)
 EXPERIMENT = os.path.join(ROOT, "examples", "simuformer.toml")
 N, D, HEADS, DT, T, BETAS, CHECKPOINTS = 64, 16, 8, 0.1, 50.0, 20, 200
 LAYERS = int(round(T / DT))
@@ -121,11 +123,6 @@ def run_timed(argv, env=None, cwd=None):
     return wall, cpu, result.stdout
 
 
-def thread_env():
-    return dict(os.environ, OMP_NUM_THREADS=str(THREADS), OPENBLAS_NUM_THREADS=str(THREADS),
-                MKL_NUM_THREADS=str(THREADS))
-
-
 def run_peer(peer, samples, outdir, env):
     args = ["--norm", "postln", "--batch", str(samples), "--disable_tqdm", "--no_plot",
             "--outdir", outdir]
@@ -187,7 +184,7 @@ def nadyn_sweep(nadyn, samples, out, every=None, precision=None):
         argv += ["--set", f"run.every={every}"]
     if precision is not None:
         argv += ["--set", f'run.precision="{precision}"']
-    wall, cpu, stdout = run_timed(argv, env=thread_env())
+    wall, cpu, stdout = run_timed(argv, env=blas.peer_env("", THREADS))
     side = re.search(r"\((\d+) side by side\)", stdout)
     shown = ["nadyn sweep", os.path.relpath(EXPERIMENT, ROOT),
              f"--set 'sweep.seed.range=[1,{samples}]'"]
@@ -250,7 +247,6 @@ def agreement(peer_density, peer_layers, per_seed, nadyn_layers, peer_samples,
 def profile(nadyn, samples):
     """perf's self time per function of nadyn's sweep as measured (frames every 2 layers), on
     at most 8 samples per beta; None without perf."""
-    sys.path.insert(0, HERE)
     from benchmark import perf_profile  # bench/benchmark.py, beside this script
     kept = min(samples, 8)
     return kept, perf_profile(lambda work: [
@@ -278,26 +274,6 @@ def gap_note(peer_run, nadyn_run, dynamics_run, roofline):
         text += (f"The dynamics fit: frames cheaper by "
                  f"{frames / max(needed - dynamics_run['wall'], 1e-9):.1f}x would close it.")
     return text
-
-
-def gemm_rates(build, env):
-    """GEMM rates (flop/s) measured now: NumPy's BLAS (under the peer's env) and, when built,
-    nadyn-bench's Eigen."""
-    rates = {}
-    bench = os.path.join(build, "bin", "nadyn-bench")
-    if os.path.exists(bench):
-        sys.path.insert(0, HERE)
-        from ensemble import gemm_rate  # bench/ensemble.py, beside this script
-        return gemm_rate(build, env)
-    code = ("import numpy, time\n"
-            "a = numpy.random.rand(1024, 1024); b = numpy.random.rand(1024, 1024); a @ b\n"
-            "best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) "
-            "for _ in range(5))\n"
-            "print(2 * 1024 ** 3 / best)\n")
-    out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    rates["NumPy BLAS (2 threads)"] = float(out.strip())
-    return rates
 
 
 def attention_flops(samples):
@@ -512,12 +488,9 @@ def main():
     version = subprocess.run([nadyn, "--version"], capture_output=True,
                              text=True).stdout.strip()
     load = os.getloadavg()[0]
-    sys.path.insert(0, HERE)
-    import blas  # bench/blas.py, beside this script: the peer's OpenBLAS
     peer_env = blas.peer_env(blas.default_openblas(args.build) if args.openblas is None
                              else args.openblas, THREADS)
-    peer_blas = blas.describe(blas.loaded_blas(peer_env, "torch")
-                              or blas.loaded_blas(peer_env, "numpy"), ROOT)
+    peer_blas = blas.describe_peer(peer_env, ROOT)
     peer_run = peer = compared = None
     with tempfile.TemporaryDirectory(prefix="nadyn-simuformer-") as work:
         if args.peer:
@@ -534,7 +507,8 @@ def main():
                                 precision="float")
         float_dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float_ends.h5"),
                                          every=LAYERS, precision="float")
-    rates = gemm_rates(args.build, peer_env)
+    from ensemble import gemm_rate  # bench/ensemble.py, beside this script
+    rates = gemm_rate(args.build, peer_env)
     profiled = profile(nadyn, args.samples)
     if profiled[1] is None:
         profiled = None
