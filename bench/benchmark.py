@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas as peer_blas  # noqa: E402  (bench/blas.py: the peers' BLAS and what they map)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER = os.path.join(ROOT, "bench", "peers", "attention_peer.py")
 PYTHON = "/usr/bin/python3"
@@ -152,19 +155,30 @@ def nadyn_peer(build, work, name, n, d, steps, reps, theta_ref, r_ref):
             "allocations_per_step": row["allocations_per_step"]}
 
 
+def peer_backends(openblas, refblas, have_torch):
+    """The peers as (name, module, environment): NumPy with OpenBLAS (given its directory) and
+    with the reference BLAS (by path: the system's libblas.so.3 alternative may be OpenBLAS),
+    and PyTorch with the OpenBLAS; every environment from bench/blas.py, with the benchmark's
+    thread count."""
+    backends = []
+    if openblas:
+        backends.append(("numpy+openblas", "numpy", peer_blas.peer_env(openblas, THREADS)))
+    backends.append(("numpy+refblas", "numpy", peer_blas.peer_env(refblas, THREADS)))
+    if have_torch:
+        backends.append(("torch", "torch", peer_blas.peer_env(openblas, THREADS)))
+    return backends
+
+
 def peers(builds, work, openblas, refblas, repeat_scale, cases):
     """Every peer on every case, side by side with each build of nadyn; final states compared
-    with the default build's CLI run."""
+    with the default build's CLI run. Returns the cases, whether PyTorch ran, and the BLAS each
+    peer's interpreter mapped (bench/blas.py), by peer name."""
     import numpy as np
     nadyn = os.path.join(builds[0][1], "bin", "nadyn")
     have_torch = subprocess.run([PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
-    backends = []
-    if openblas:
-        backends.append(("numpy+openblas", "numpy", {"LD_LIBRARY_PATH": openblas}))
-    # The reference BLAS by path: the system's libblas.so.3 alternative may be OpenBLAS.
-    backends.append(("numpy+refblas", "numpy", {"LD_LIBRARY_PATH": refblas} if refblas else {}))
-    if have_torch:
-        backends.append(("torch", "torch", {"LD_LIBRARY_PATH": openblas} if openblas else {}))
+    backends = peer_backends(openblas, refblas, have_torch)
+    mapped = {name: peer_blas.name_mapped(peer_blas.loaded_blas(env, module), ROOT)
+              for name, module, env in backends}
     results = []
     for n, d, steps, nadyn_reps, peer_reps in cases:
         log(f"peer case n = {n}, d = {d}, {steps} RK4 steps")
@@ -199,7 +213,7 @@ def peers(builds, work, openblas, refblas, repeat_scale, cases):
                                             for b, _ in builds},
                                   "max_difference": float(diff), "agree": bool(diff <= 1e-9)})
         results.append(case)
-    return results, have_torch
+    return results, have_torch, mapped
 
 
 def process_time(build, work, reps):
@@ -825,8 +839,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="nadyn-bench-") as work:
         log("peers")
-        data["peers"], have_torch = peers(builds, work, args.openblas, args.refblas,
-                                          0.5 if args.quick else 1.0, peer_cases)
+        data["peers"], have_torch, mapped = peers(builds, work, args.openblas, args.refblas,
+                                                  0.5 if args.quick else 1.0, peer_cases)
         notes = []
         blas = capture(["readlink", "-f", "/usr/lib/x86_64-linux-gnu/libblas.so.3"])
         if args.openblas:
@@ -856,6 +870,9 @@ def main():
             notes.append("PyTorch: `import torch` failed (python3-torch is not installed and "
                          "`apt-get install -y python3-torch` did not succeed), so there is no "
                          "PyTorch peer.")
+        notes.append("The BLAS each peer's interpreter mapped, read from its /proc/self/maps "
+                     "(bench/blas.py): " + "; ".join(f"`{name}`: {library}"
+                                                     for name, library in mapped.items()) + ".")
         data["peer_notes"] = notes
         log("whole process")
         data["process"] = process_time(headline, work, 1 if args.smoke else 5)

@@ -61,18 +61,24 @@ def loaded_blas(env, module="torch"):
     return [line for line in result.stdout.splitlines() if line]
 
 
-def describe(paths, root=None):
-    """One phrase for a report: which BLAS the peer mapped (OpenBLAS or the reference BLAS),
-    and the library's path, relative to root when under it."""
+def name_mapped(paths, root=None):
+    """Which BLAS a peer mapped, OpenBLAS or the reference BLAS, with the library's path
+    (relative to root when under it): a phrase for a report."""
     if not paths:
         return "no BLAS found mapped"
     openblas = [p for p in paths if "openblas" in p]
     path = openblas[0] if openblas else paths[0]
     shown = os.path.relpath(path, root) if root and path.startswith(root + os.sep) else path
-    if openblas:
-        return f"OpenBLAS (`{shown}`)"
-    return (f"the reference BLAS, single-threaded (`{shown}`): OpenBLAS was not found; "
-            "scripts/benchmark.sh fetches it")
+    return f"OpenBLAS (`{shown}`)" if openblas else f"the reference BLAS, single-threaded (`{shown}`)"
+
+
+def describe(paths, root=None):
+    """name_mapped() for a peer that should have OpenBLAS: the reference BLAS comes with what
+    to do about it."""
+    name = name_mapped(paths, root)
+    if not paths or any("openblas" in p for p in paths):
+        return name
+    return f"{name}: OpenBLAS was not found; scripts/benchmark.sh fetches it"
 
 
 def describe_peer(env, root=None):

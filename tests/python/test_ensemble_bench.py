@@ -32,6 +32,17 @@ def test_shortfall_gives_the_time_a_target_needs():
     assert "(29.3 ms of wall clock a process" in text
     assert "10x needs the 512 runs in 1.50 s: 1.50x their roofline" in text
     assert "batch 64" not in text
+    assert "attention's kernels" not in text  # without a 1-head profile, nothing of them
+    # With the attention at 60% of the 2 s sweep: 1.2 s (1.2x the 1 s roofline), leaving
+    # 0.3 s of the 1.5 s for the rest, which takes 0.8 s.
+    text = "\n".join(bench.shortfall_lines(sweep, dynamics, peers, 15.0, 512, 512, rate, 60.0))
+    assert ("The attention's kernels, their flops and exponentials, take 1.20 s of the sweep "
+            "(60% in the 1-head profile below, 1.20x the roofline); the target leaves 0.30 s "
+            "for everything else") in text
+    assert "which takes 0.80 s now: 2.7x less would be needed." in text
+    # At 80%, 1.6 s: the attention alone is over the 1.5 s.
+    text = "\n".join(bench.shortfall_lines(sweep, dynamics, peers, 15.0, 512, 512, rate, 80.0))
+    assert "they alone take longer than the target allows." in text
     # 15x a peer of 4.5 s at 64 x 200: 0.3 s, so 6 s for the 512 x 500 runs, 0.75x the roofline.
     peers[(8, "small")] = {"seconds": 4.5, "batch": 64, "steps": 200}
     text = "\n".join(bench.shortfall_lines(sweep, dynamics, peers, 15.0, 512, 512, rate))
@@ -51,6 +62,14 @@ def test_profile_parts_are_self_time_sums_and_the_rest_is_not_negative():
     assert "attention alone is 1.05x, 0.70x without its exponentials" in text
     assert re.search(r"the file\) 24%", text)
     assert not re.search(r"-\d", text.split("## Where")[1].split("|---|---|")[-1])
+    assert "## Where an 8-head run's time goes" in text
+    assert "Within 2x, as here" in text
+    # One head: its own title, and no 2x verdict (that target is the 8-head run's).
+    text = "\n".join(bench.profile_lines((rows, parts), 2.3, heads=1))
+    assert "## Where a 1-head run's time goes" in text
+    assert "over the 1-head case" in text
+    assert "Within 2x" not in text
+    assert "the file) 24%." in text
 
 
 def test_binding_target_is_recomputed_against_the_peer_measured_here():

@@ -53,3 +53,30 @@ def test_describe_names_openblas_or_the_reference_blas():
     assert text.startswith("the reference BLAS, single-threaded "
                            "(`/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0`)")
     assert blas.describe([], root) == "no BLAS found mapped"
+
+
+def test_name_mapped_says_which_blas_without_advice():
+    root = "/work/main"
+    reference = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"
+    assert blas.name_mapped([reference], root) == f"the reference BLAS, single-threaded (`{reference}`)"
+    assert blas.name_mapped([root + "/build/x/libopenblasp-r0.3.21.so"], root) == \
+        "OpenBLAS (`build/x/libopenblasp-r0.3.21.so`)"
+    assert blas.describe([reference], root).endswith("scripts/benchmark.sh fetches it")
+
+
+def test_benchmark_peers_run_on_the_blas_they_are_named_after(monkeypatch, tmp_path):
+    # bench/benchmark.py's peers: NumPy with the given OpenBLAS, NumPy with the reference BLAS,
+    # PyTorch with the OpenBLAS; each environment puts its directory first and sets the threads.
+    spec = importlib.util.spec_from_file_location("bench_main", ROOT / "bench" / "benchmark.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/elsewhere")
+    openblas, refblas = str(tmp_path / "openblas"), str(tmp_path / "ref")
+    backends = bench.peer_backends(openblas, refblas, have_torch=True)
+    assert [(name, module) for name, module, _ in backends] == [
+        ("numpy+openblas", "numpy"), ("numpy+refblas", "numpy"), ("torch", "torch")]
+    paths = {name: env["LD_LIBRARY_PATH"].split(os.pathsep)[0] for name, _, env in backends}
+    assert paths == {"numpy+openblas": openblas, "numpy+refblas": refblas, "torch": openblas}
+    assert all(env["OPENBLAS_NUM_THREADS"] == str(bench.THREADS) for _, _, env in backends)
+    # Without OpenBLAS or PyTorch: the reference peer alone.
+    assert [name for name, _, _ in bench.peer_backends("", refblas, False)] == ["numpy+refblas"]

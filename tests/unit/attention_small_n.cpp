@@ -127,6 +127,42 @@ TEST_CASE("small-n path: row ranges are bitwise the full call") {
     }
 }
 
+TEST_CASE("small-n logits: the dot products, for any rows, the caller's padding untouched") {
+    // small_n_logits() gives the frames' Gram pass and the attention observables their
+    // logits: a range of rows is bitwise those rows of one call, and n = 45 is no whole
+    // number of lanes (the keys' padding must not reach the caller's rows).
+    for (const auto& shape : {std::pair<std::size_t, std::size_t>{64, 16}, {45, 16}, {33, 8}}) {
+        const std::size_t n = shape.first, d = shape.second;
+        CAPTURE(n);
+        const state_type q = testing::uniform_start(n, d, 5), k = testing::uniform_start(n, d, 6);
+        const double beta = 2.5;
+        for (std::size_t first : {std::size_t{0}, std::size_t{3}}) {
+            const std::size_t rows = n - first, leading = n + 3; // room beyond each row kept
+            std::vector<double> together(rows * leading, -7.0), alone(rows * leading, -7.0);
+            detail::small_n_logits(q.data(), k.data(), n, d, beta, first, rows, together.data(),
+                                   leading);
+            for (std::size_t i = 0; i < rows; ++i)
+                detail::small_n_logits(q.data(), k.data(), n, d, beta, first + i, 1,
+                                       alone.data() + i * leading, leading);
+            CHECK(std::memcmp(together.data(), alone.data(), together.size() * sizeof(double)) ==
+                  0);
+            double worst = 0.0;
+            for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t j = 0; j < leading; ++j) {
+                    if (j >= n) { // the padding is not the caller's
+                        CHECK(together[i * leading + j] == -7.0);
+                        continue;
+                    }
+                    double dot = 0.0;
+                    for (std::size_t c = 0; c < d; ++c)
+                        dot += q[(first + i) * d + c] * k[j * d + c];
+                    worst = std::max(worst, std::abs(together[i * leading + j] - beta * dot));
+                }
+            CHECK(worst < 1e-14);
+        }
+    }
+}
+
 TEST_CASE("small-n path: results do not depend on the thread, with runs side by side") {
     const std::size_t n = 64, d = 16;
     const attention_weights w = gaussian_heads(d, 8, 13);
