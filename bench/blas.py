@@ -61,22 +61,27 @@ def loaded_blas(env, module="torch"):
     return [line for line in result.stdout.splitlines() if line]
 
 
+def is_openblas(paths):
+    """Whether the mapped libraries include OpenBLAS."""
+    return any("openblas" in p for p in paths)
+
+
 def name_mapped(paths, root=None):
     """Which BLAS a peer mapped, OpenBLAS or the reference BLAS, with the library's path
     (relative to root when under it): a phrase for a report."""
     if not paths:
         return "no BLAS found mapped"
-    openblas = [p for p in paths if "openblas" in p]
-    path = openblas[0] if openblas else paths[0]
+    path = next((p for p in paths if "openblas" in p), paths[0])
     shown = os.path.relpath(path, root) if root and path.startswith(root + os.sep) else path
-    return f"OpenBLAS (`{shown}`)" if openblas else f"the reference BLAS, single-threaded (`{shown}`)"
+    return (f"OpenBLAS (`{shown}`)" if is_openblas(paths)
+            else f"the reference BLAS, single-threaded (`{shown}`)")
 
 
 def describe(paths, root=None):
     """name_mapped() for a peer that should have OpenBLAS: the reference BLAS comes with what
     to do about it."""
     name = name_mapped(paths, root)
-    if not paths or any("openblas" in p for p in paths):
+    if not paths or is_openblas(paths):
         return name
     return f"{name}: OpenBLAS was not found; scripts/benchmark.sh fetches it"
 

@@ -49,6 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import blas  # noqa: E402  (bench/blas.py, beside this script: the peer's OpenBLAS)
+from ensemble import gemm_rate  # noqa: E402  (bench/ensemble.py: the GEMM rates measured now)
 EXPERIMENT = os.path.join(ROOT, "examples", "simuformer.toml")
 N, D, HEADS, DT, T, BETAS, CHECKPOINTS = 64, 16, 8, 0.1, 50.0, 20, 200
 LAYERS = int(round(T / DT))
@@ -507,7 +508,6 @@ def main():
                                 precision="float")
         float_dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float_ends.h5"),
                                          every=LAYERS, precision="float")
-    from ensemble import gemm_rate  # bench/ensemble.py, beside this script
     rates = gemm_rate(args.build, peer_env)
     profiled = profile(nadyn, args.samples)
     if profiled[1] is None:
