@@ -37,6 +37,10 @@ app_commands build_app(CLI::App& app) {
         "sweep", "Run an experiment (a TOML file of sweep axes) in one process into one "
                  "labelled file");
     commands.run[sweep] = add_sweep(*sweep);
+    auto* meanfield = app.add_subcommand(
+        "meanfield", "Evolve the tokens' density under the mean-field continuity equation "
+                     "(n -> infinity, docs/model.md §16) and write a density file");
+    commands.run[meanfield] = add_meanfield(*meanfield);
     return commands;
 }
 

@@ -26,6 +26,7 @@ command add_reduced(CLI::App& app);
 command add_table(CLI::App& app);
 command add_rerun(CLI::App& app);
 command add_sweep(CLI::App& app);
+command add_meanfield(CLI::App& app);
 
 // CLI11 2.1 reads integers with strtoll(..., base 0) and no range check: "010" is 8, "0x10"
 // is 16, "-1" becomes 2^64 - 1 for an unsigned and 99999999999999999999 saturates. Integer

@@ -1070,6 +1070,12 @@ bool file_holds_no_results(const hdf5_file& file) {
         if (runs > 0) status.read_all(H5T_NATIVE_SCHAR, outcomes.data());
         return std::all_of(outcomes.begin(), outcomes.end(), [](signed char s) { return s == 0; });
     }
+    if (kind && std::holds_alternative<std::string>(*kind) &&
+        std::get<std::string>(*kind) == "density") { // nadyn meanfield (src/meanfield/)
+        if (!file.has("density/time")) return true;
+        const auto shape = file.open_dataset("density/time").shape();
+        return !shape.empty() && shape[0] == 0;
+    }
     if (!file.has("h5md/creator")) return false;
     const auto creator = file.open_group("h5md/creator").read_attribute("name");
     if (!creator || !std::holds_alternative<std::string>(*creator) ||

@@ -1,0 +1,202 @@
+#include "nadyn/meanfield/density_init.hpp"
+
+#include "nadyn/error.hpp"
+#include "nadyn/meanfield/geometry.hpp"
+#include "nadyn/parameter_registry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace nadyn::meanfield {
+
+namespace {
+
+constexpr const char* forms = "uniform, perturbed:K,EPS, vonmises:Q,KAPPA, noise:EPS[,KMAX]";
+
+std::vector<std::string> split(const std::string& text, char separator) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end - start));
+        if (end == std::string::npos) return parts;
+        start = end + 1;
+    }
+}
+
+std::size_t parse_count(const std::string& text, const std::string& what) {
+    const std::int64_t value = parse_integer(text, what);
+    if (value < 0) throw input_error(what + " must be >= 0, got " + text);
+    return static_cast<std::size_t>(value);
+}
+
+// G_k(t), the Gegenbauer polynomial of S^{d-1} normalised to G_k(1) = 1 (docs/model.md §5).
+double gegenbauer(std::size_t k, std::size_t d, double t) {
+    if (k == 0) return 1.0;
+    double prev = 1.0, cur = t;
+    const double dd = static_cast<double>(d);
+    for (std::size_t m = 1; m < k; ++m) {
+        const double mm = static_cast<double>(m);
+        const double next = ((2.0 * mm + dd - 2.0) * t * cur - mm * prev) / (mm + dd - 2.0);
+        prev = cur;
+        cur = next;
+    }
+    return cur;
+}
+
+} // namespace
+
+density_init density_init::parse(const std::string& text) {
+    const std::size_t colon = text.find(':');
+    const std::string name = text.substr(0, colon);
+    const std::vector<std::string> args =
+        colon == std::string::npos ? std::vector<std::string>{} : split(text.substr(colon + 1), ',');
+    density_init init;
+    auto bad = [&](const std::string& why) {
+        return input_error("--init " + text + ": " + why + " (valid: " + forms + ")");
+    };
+    if (name == "uniform") {
+        if (!args.empty()) throw bad("uniform takes no arguments");
+        init.family = kind::uniform;
+        init.amplitude = 0.0;
+    } else if (name == "perturbed") {
+        if (args.size() != 2) throw bad("perturbed needs K,EPS");
+        init.family = kind::perturbed;
+        init.degree = parse_count(args[0], "perturbed's K");
+        init.amplitude = parse_number(args[1], "perturbed's EPS");
+        if (init.degree < 1) throw bad("K must be >= 1");
+        if (!(std::abs(init.amplitude) <= 1.0))
+            throw bad("EPS must be in [-1, 1] for the density to stay >= 0");
+    } else if (name == "vonmises") {
+        if (args.size() != 2) throw bad("vonmises needs Q,KAPPA");
+        init.family = kind::vonmises;
+        init.degree = parse_count(args[0], "vonmises's Q");
+        init.amplitude = parse_number(args[1], "vonmises's KAPPA");
+        if (init.degree < 1) throw bad("Q must be >= 1");
+        if (!(init.amplitude >= 0.0) || !std::isfinite(init.amplitude))
+            throw bad("KAPPA must be a finite number >= 0");
+    } else if (name == "noise") {
+        if (args.empty() || args.size() > 2) throw bad("noise needs EPS[,KMAX]");
+        init.family = kind::noise;
+        init.amplitude = parse_number(args[0], "noise's EPS");
+        if (!(init.amplitude >= 0.0) || !std::isfinite(init.amplitude))
+            throw bad("EPS must be a finite number >= 0");
+        if (args.size() == 2) {
+            init.degree = parse_count(args[1], "noise's KMAX");
+            if (init.degree < 1) throw bad("KMAX must be >= 1");
+        }
+    } else {
+        throw input_error("--init: unknown density '" + text + "' (valid: " + forms + ")");
+    }
+    return init;
+}
+
+std::string density_init::to_string() const {
+    auto number = [](double v) {
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%.17g", v);
+        return std::string(buffer);
+    };
+    switch (family) {
+    case kind::uniform:
+        return "uniform";
+    case kind::perturbed:
+        return "perturbed:" + std::to_string(degree) + "," + number(amplitude);
+    case kind::vonmises:
+        return "vonmises:" + std::to_string(degree) + "," + number(amplitude);
+    case kind::noise: {
+        std::string text = "noise:";
+        text += number(amplitude);
+        if (degree) {
+            text += ',';
+            text += std::to_string(degree);
+        }
+        return text;
+    }
+    }
+    return "uniform";
+}
+
+double density_value(const density_init& init, const double* x, std::size_t d) {
+    switch (init.family) {
+    case density_init::kind::uniform:
+    case density_init::kind::noise:
+        return 1.0;
+    case density_init::kind::perturbed:
+        return 1.0 + init.amplitude * gegenbauer(init.degree, d, x[d - 1]);
+    case density_init::kind::vonmises: {
+        // Unnormalised: the callers normalise (the grid by its quadrature, the sampler needs
+        // none).
+        double sum = 0.0;
+        for (std::size_t j = 0; j < init.degree; ++j) {
+            const double angle = 2.0 * std::numbers::pi * static_cast<double>(j) /
+                                 static_cast<double>(init.degree);
+            const double c = std::cos(angle) * x[d - 1] + std::sin(angle) * x[0];
+            sum += std::exp(init.amplitude * (c - 1.0));
+        }
+        return sum;
+    }
+    }
+    return 1.0;
+}
+
+double density_bound(const density_init& init, std::size_t) {
+    switch (init.family) {
+    case density_init::kind::perturbed:
+        return 1.0 + std::abs(init.amplitude);
+    case density_init::kind::vonmises:
+        return static_cast<double>(init.degree);
+    default:
+        return 1.0;
+    }
+}
+
+std::vector<double> make_density(const density_init& init, density_geometry& geometry,
+                                 std::uint64_t seed) {
+    const std::size_t d = geometry.dimension(), n = geometry.size();
+    const std::size_t top = geometry.max_degree();
+    const std::string grid = geometry.name() == "circle" ? "--points" : "--degree";
+    std::vector<double> rho(n, 1.0);
+    switch (init.family) {
+    case density_init::kind::uniform:
+        break;
+    case density_init::kind::perturbed:
+        if (3 * init.degree > 2 * top)
+            throw input_error("--init " + init.to_string() + ": degree " +
+                              std::to_string(init.degree) + " needs a grid of degree at least " +
+                              std::to_string((3 * init.degree + 1) / 2) + " (this one has " +
+                              std::to_string(top) + "; raise " + grid + ")");
+        for (std::size_t i = 0; i < n; ++i) rho[i] = density_value(init, &geometry.points()[i * d], d);
+        break;
+    case density_init::kind::vonmises: {
+        if (geometry.name() == "zonal" && init.degree > 2)
+            throw input_error("--init " + init.to_string() +
+                              ": a zonal density has at most 2 von Mises centres (the poles)");
+        for (std::size_t i = 0; i < n; ++i) rho[i] = density_value(init, &geometry.points()[i * d], d);
+        double mass = 0.0;
+        for (std::size_t i = 0; i < n; ++i) mass += geometry.weights()[i] * rho[i];
+        for (double& v : rho) v /= mass;
+        break;
+    }
+    case density_init::kind::noise: {
+        const std::size_t kmax =
+            init.degree ? init.degree : std::clamp<std::size_t>(top / 2, 1, default_noise_degree);
+        if (3 * kmax > 2 * top)
+            throw input_error("--init " + init.to_string() + ": KMAX " + std::to_string(kmax) +
+                              " needs a grid of degree at least " +
+                              std::to_string((3 * kmax + 1) / 2) + " (this one has " +
+                              std::to_string(top) + "; raise " + grid + ")");
+        geometry.add_white_noise(seed, init.amplitude, kmax, rho.data());
+        break;
+    }
+    }
+    const double lowest = *std::min_element(rho.begin(), rho.end());
+    if (!(lowest >= 0.0))
+        throw input_error("--init " + init.to_string() + " gives a negative density (" +
+                          std::to_string(lowest) + " at a node): take a smaller amplitude" +
+                          (init.family == density_init::kind::noise ? " or KMAX" : ""));
+    return rho;
+}
+
+} // namespace nadyn::meanfield
