@@ -51,7 +51,8 @@ class sphere_geometry final : public density_geometry {
     [[nodiscard]] std::size_t ring_count() const { return m_max_degree + 1; }
     [[nodiscard]] std::size_t ring_size() const { return 2 * m_max_degree + 2; }
 
-    // Allocates nothing (libsharp may, inside its transforms).
+    // Allocates nothing (libsharp may, inside its transforms). Z must stay > 0 at the nodes,
+    // as it does for any density >= 0 of positive mass (Z is rho smoothed by a positive kernel).
     void rate(const double* rho, double t, double* drho) override;
     // m_k = sum_{m=-k..k} |a_km|^2 / (2k + 1).
     void modes(const double* rho, std::size_t count, double* out) override;
