@@ -1,12 +1,12 @@
 #include "nadyn/meanfield/sphere_factory.hpp"
 
-#include "nadyn/error.hpp"
+#include "nadyn/meanfield/sphere.hpp"
 
 namespace nadyn::meanfield {
 
-std::unique_ptr<density_geometry> make_sphere_geometry(std::size_t, const field_parameters&) {
-    throw input_error("--geometry sphere is not built yet; take --geometry zonal for zonal "
-                      "densities on S^2");
+std::unique_ptr<density_geometry> make_sphere_geometry(std::size_t degree,
+                                                       const field_parameters& field) {
+    return std::make_unique<sphere_geometry>(degree, field);
 }
 
 } // namespace nadyn::meanfield

@@ -65,7 +65,8 @@ class density_geometry {
     // (docs/model.md §5, spectral modes): the squared norm of rho's degree-k part divided by
     // N_k. 0 beyond max_degree().
     virtual void modes(const double* rho, std::size_t count, double* out) = 0;
-    // integral integral exp(beta <x, y>) rho(x) rho(y) dsigma dsigma (identity Q, K).
+    // integral integral exp(beta <x, y>) rho(x) rho(y) dsigma dsigma (identity Q, K) divided
+    // by w_0 = integral exp(beta <x, y>) dsigma(y), which overflows where this does not.
     virtual double pair_integral(const double* rho) = 0;
     // The resolution diagnostic: the largest coefficient magnitude of rho in the top third of
     // the spectral space, relative to the mean (the degree-0 coefficient). A resolved density
