@@ -4,6 +4,7 @@
 #include "nadyn/input_files.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/meanfield/circle.hpp"
+#include "nadyn/meanfield/funk_hecke.hpp"
 #include "nadyn/meanfield/sphere_factory.hpp"
 #include "nadyn/meanfield/zonal.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -120,19 +121,23 @@ void meanfield_config::validate() const {
     if (g != geometry_kind::circle && (degree < 2 || degree > 4096))
         throw input_error("--degree must be from 2 to 4096, got " + std::to_string(degree));
     if (threads < 0) throw input_error("--threads must be >= 0");
-    // The grid must resolve the kernel itself: its multipliers I_k(beta)/I_0(beta) fall like
-    // exp(-k^2 / (2 beta)), so the top of the spectral space must lie well beyond sqrt(beta).
-    const double top = g == geometry_kind::circle ? static_cast<double>(points / 2 - 1)
-                                                  : static_cast<double>(degree);
-    const double needed = 2.0 * std::sqrt(2.0 * beta * std::log(1.0 / resolution_tol)) / 3.0 * 1.5;
-    if (top < needed)
-        throw input_error("the grid is too small for beta = " + std::to_string(beta) +
-                          ": the kernel's multipliers need degrees up to " +
-                          std::to_string(static_cast<long>(std::ceil(needed))) + "; raise " +
-                          (g == geometry_kind::circle ? "--points to at least " +
-                                                            std::to_string(2 * static_cast<long>(std::ceil(needed)) + 2)
-                                                      : "--degree to at least " +
-                                                            std::to_string(static_cast<long>(std::ceil(needed)))));
+    // The grid must resolve the kernel itself: the velocity field carries the kernel's
+    // multipliers w_k / w_0 (about exp(-k^2 / (2 beta))), and where they are still above the
+    // resolution tolerance at the top third of the grid, the field alone makes the density's
+    // tail fail the check. Required: w_k / w_0 <= tol / 100 from two thirds of the top degree.
+    const std::size_t top = g == geometry_kind::circle ? points / 2 - 1 : degree;
+    const auto ratios = kernel_ratios(beta, d, 4 * top + 64);
+    std::size_t needed = 0;
+    while (needed + 1 < ratios.size() && ratios[needed] > resolution_tol / 100.0) ++needed;
+    if (3 * needed > 2 * top + 2) {
+        const std::size_t least = (3 * needed + 1) / 2;
+        throw input_error(
+            "the grid is too small for beta = " + std::to_string(beta) +
+            ": the kernel's multipliers reach resolution_tol / 100 only at degree " +
+            std::to_string(needed) + "; raise " +
+            (g == geometry_kind::circle ? "--points to at least " + std::to_string(2 * least + 2)
+                                        : "--degree to at least " + std::to_string(least)));
+    }
 }
 
 parameter_list meanfield_config::to_parameters() const {

@@ -1,0 +1,280 @@
+// The density solver's runs (density_solver, the adaptive integration, the file and resume)
+// against the mean-field theory: linear growth through the integrator, conservation of mass,
+// positivity, stationary states, the energy's monotonicity, spectral convergence under grid
+// refinement, and bitwise resume.
+#include "nadyn/error.hpp"
+#include "nadyn/growth_rates.hpp"
+#include "nadyn/meanfield/density_file.hpp"
+#include "nadyn/meanfield/density_run.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <numbers>
+#include <vector>
+
+using namespace nadyn;
+using namespace nadyn::meanfield;
+
+namespace {
+
+struct recorded {
+    std::vector<density_frame> frames;
+    std::vector<std::vector<double>> values;
+};
+
+recorded run_in_memory(density_solver& solver, density_summary* summary = nullptr) {
+    recorded r;
+    const density_summary s = solver.run(
+        [&](const density_frame& frame, const std::vector<double>& rho) {
+            r.frames.push_back(frame);
+            r.values.push_back(rho);
+        },
+        nullptr);
+    if (summary) *summary = s;
+    return r;
+}
+
+meanfield_config base(std::size_t d, geometry_kind geometry, double beta, const std::string& init) {
+    meanfield_config c;
+    c.d = d;
+    c.geometry = geometry;
+    c.beta = beta;
+    c.init = density_init::parse(init);
+    c.points = 256;
+    c.degree = 32;
+    c.rtol = 1e-12;
+    c.atol = 1e-14;
+    c.threads = 1;
+    return c;
+}
+
+std::string scratch(const std::string& name) {
+    const std::string dir = std::string(NADYN_TEST_TMPDIR) + "/meanfield_solver";
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/" + name;
+    std::filesystem::remove(path);
+    return path;
+}
+
+} // namespace
+
+TEST_CASE("perturbed:3,1e-4 grows at lambda_3 through the integrator") {
+    // An odd degree: the quadratic term of the dynamics (products of two degree-3 functions,
+    // even) cannot feed degree 3, so the measured rate is lambda_3 up to O(eps^2) = 1e-8.
+    struct geometry_case {
+        std::size_t d;
+        geometry_kind kind;
+    };
+    for (const geometry_case g : {geometry_case{2, geometry_kind::circle},
+                                  geometry_case{3, geometry_kind::sphere},
+                                  geometry_case{5, geometry_kind::zonal},
+                                  geometry_case{64, geometry_kind::zonal}}) {
+        const double beta = 4.0;
+        meanfield_config c = base(g.d, g.kind, beta, "perturbed:3,1e-4");
+        c.T = 1.0;
+        c.every = 50;
+        c.dt = 0.01;
+        density_solver solver(c);
+        const recorded r = run_in_memory(solver);
+        REQUIRE(r.frames.size() == 3);
+        const double m0 = r.frames.front().modes[2], m1 = r.frames.back().modes[2];
+        const double measured = std::log(m1 / m0) / (2.0 * c.T);
+        const double expected = growth_rate(3, beta, g.d, attention_kind::softmax);
+        CAPTURE(g.d);
+        CHECK(std::abs(measured / expected - 1.0) < 1e-4);
+        // The other odd degrees stay at round-off.
+        CHECK(r.frames.back().modes[0] < 1e-25);
+        CHECK(r.frames.back().modes[4] < 1e-25);
+    }
+}
+
+TEST_CASE("mass to 1e-12 and no negative density in any frame, up to the resolution limit") {
+    for (const auto kind : {geometry_kind::circle, geometry_kind::sphere}) {
+        meanfield_config c = base(kind == geometry_kind::circle ? 2 : 3, kind, 6.0, "noise:0.02,6");
+        c.points = 512;
+        c.degree = 48;
+        c.rtol = 1e-9;
+        c.atol = 1e-11;
+        c.T = 60.0;
+        c.every = 10;
+        density_solver solver(c);
+        density_summary summary;
+        const recorded r = run_in_memory(solver, &summary);
+        // Long enough for the clusters to outgrow the grid: the run ends unresolved, and
+        // every frame it wrote is still resolved.
+        CHECK(summary.outcome == density_outcome::unresolved);
+        CHECK(r.frames.size() > 8);
+        for (std::size_t f = 0; f < r.frames.size(); ++f) {
+            CHECK(std::abs(r.frames[f].mass - 1.0) < 1e-12);
+            const auto& rho = r.values[f];
+            const double low = *std::min_element(rho.begin(), rho.end());
+            const double high = *std::max_element(rho.begin(), rho.end());
+            CHECK(low >= -c.resolution_tol * high);
+            CHECK(r.frames[f].tail <= c.resolution_tol);
+        }
+    }
+}
+
+TEST_CASE("the uniform density is stationary") {
+    for (const auto& [d, kind] : {std::pair{std::size_t{2}, geometry_kind::circle},
+                                  std::pair{std::size_t{3}, geometry_kind::sphere},
+                                  std::pair{std::size_t{16}, geometry_kind::zonal}}) {
+        meanfield_config c = base(d, kind, 5.0, "uniform");
+        c.T = 10.0;
+        c.every = 100;
+        density_solver solver(c);
+        const recorded r = run_in_memory(solver);
+        for (const double v : r.values.back()) CHECK(std::abs(v - 1.0) < 1e-12);
+    }
+}
+
+TEST_CASE("q equally spaced von Mises clusters keep their centres and masses") {
+    // Each bump contracts (its own attention pulls it together) but, by the q-fold symmetry,
+    // its centre and its mass stay: the density is stationary up to the bumps' shape.
+    const std::size_t q = 3, n = 768;
+    meanfield_config c = base(2, geometry_kind::circle, 10.0, "vonmises:3,30");
+    c.points = n;
+    c.T = 1.5;
+    c.every = 50;
+    density_solver solver(c);
+    density_summary summary;
+    const recorded r = run_in_memory(solver, &summary);
+    REQUIRE(summary.outcome == density_outcome::complete);
+    const auto& points = solver.geometry().points();
+    for (const auto& rho : r.values) {
+        // The peaks sit on the centres c_j = cos(2 pi j/3) e_2 + sin(2 pi j/3) e_1.
+        std::vector<std::size_t> tops;
+        for (std::size_t j = 0; j < n; ++j)
+            if (rho[j] > rho[(j + 1) % n] && rho[j] > rho[(j + n - 1) % n] && rho[j] > 2.0)
+                tops.push_back(j);
+        REQUIRE(tops.size() == q);
+        for (std::size_t m = 0; m < q; ++m) {
+            const double a = 2.0 * std::numbers::pi * double(m) / double(q);
+            double best = 0.0;
+            for (const std::size_t j : tops)
+                best = std::max(best, points[2 * j] * std::sin(a) + points[2 * j + 1] * std::cos(a));
+            CHECK(best > std::cos(1.01 * std::numbers::pi / double(n)));
+        }
+    }
+    // The modes the symmetry forbids (3 does not divide k) stay at round-off, and the
+    // bumps narrow: m_3 grows towards 1.
+    for (const auto& f : r.frames) {
+        CHECK(f.modes[0] < 1e-26);
+        CHECK(f.modes[1] < 1e-26);
+        CHECK(f.modes[3] < 1e-26);
+    }
+    CHECK(r.frames.back().modes[2] > r.frames.front().modes[2]);
+}
+
+TEST_CASE("the energy never decreases (identity weights make the field a gradient)") {
+    for (const auto id : {scheme::post_ln, scheme::sqrt_scaling, scheme::ngpt}) {
+        for (const auto& [d, kind] : {std::pair{std::size_t{2}, geometry_kind::circle},
+                                      std::pair{std::size_t{3}, geometry_kind::sphere},
+                                      std::pair{std::size_t{8}, geometry_kind::zonal}}) {
+            meanfield_config c = base(d, kind, 5.0, "noise:0.02,5");
+            c.scheme.id = id;
+            c.T = 15.0;
+            c.every = 10;
+            c.rtol = 1e-10;
+            c.atol = 1e-12;
+            density_solver solver(c);
+            const recorded r = run_in_memory(solver);
+            REQUIRE(r.frames.size() > 3);
+            for (std::size_t f = 1; f < r.frames.size(); ++f)
+                CHECK(r.frames[f].energy >= r.frames[f - 1].energy - 1e-12);
+            CHECK(r.frames.back().energy > r.frames.front().energy);
+        }
+    }
+}
+
+TEST_CASE("spectral convergence under grid refinement") {
+    // A von Mises start on the circle, integrated to T = 2 on N = 32 ... 96 nodes, against
+    // N = 960; the coarse nodes are among the fine ones (node j of N is node j 960/N). The
+    // error falls geometrically in N (exponential convergence, no algebraic order): each
+    // refinement by 16 nodes divides it by at least 10 until round-off.
+    const auto solve = [](std::size_t n) {
+        meanfield_config c = base(2, geometry_kind::circle, 4.0, "vonmises:1,3");
+        c.points = n;
+        c.T = 2.0;
+        c.every = 200;
+        c.resolution_tol = 0.5; // the coarse grids are under-resolved on purpose
+        density_solver solver(c);
+        return run_in_memory(solver).values.back();
+    };
+    const std::vector<double> reference = solve(960);
+    std::vector<double> errors;
+    for (const std::size_t n : {32u, 48u, 64u, 80u, 96u}) {
+        const std::vector<double> rho = solve(n);
+        double error = 0.0;
+        for (std::size_t j = 0; j < n; ++j)
+            error = std::max(error, std::abs(rho[j] - reference[j * (960 / n)]));
+        errors.push_back(error);
+        MESSAGE("N = " << n << ": max error " << error);
+    }
+    for (std::size_t i = 1; i < errors.size(); ++i)
+        CHECK((errors[i] < errors[i - 1] / 10.0 || errors[i] < 1e-11));
+    CHECK(errors.back() < 1e-6);
+}
+
+TEST_CASE("a resumed run continues bit for bit") {
+    const std::string whole = scratch("whole.h5"), parted = scratch("parted.h5");
+    meanfield_config c = base(2, geometry_kind::circle, 5.0, "noise:0.02,8");
+    c.T = 4.0;
+    c.every = 25;
+    c.rtol = 1e-9;
+    c.atol = 1e-11;
+    {
+        density_solver solver(c);
+        CHECK(run_to_file(solver, whole, false, nullptr).outcome == density_outcome::complete);
+    }
+    {
+        // Stop after the fourth frame (the stop is polled before each step).
+        density_solver solver(c);
+        density_writer writer(parted, solver, false);
+        std::atomic<bool> stop{false};
+        const density_summary s = solver.run(
+            [&](const density_frame& frame, const std::vector<double>& rho) {
+                writer.write_frame(frame, rho);
+                if (writer.frames() == 4) stop = true;
+            },
+            &stop);
+        REQUIRE(s.outcome == density_outcome::interrupted);
+        writer.finish(to_string(s.outcome), s);
+    }
+    CHECK(read_density_file(parted).frames < read_density_file(whole).frames);
+    CHECK(resume_file(parted, nullptr).outcome == density_outcome::complete);
+    const density_file a = read_density_file(whole), b = read_density_file(parted);
+    REQUIRE(a.frames == b.frames);
+    CHECK(a.time == b.time);
+    CHECK(a.value == b.value); // bitwise
+    CHECK(a.step_size == b.step_size);
+    CHECK(b.status == "complete");
+    CHECK_THROWS_AS(resume_file(parted, nullptr), input_error);
+}
+
+TEST_CASE("bad input is refused before anything is built") {
+    meanfield_config c = base(2, geometry_kind::circle, 5.0, "uniform");
+    c.scheme.id = scheme::pre_ln;
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("magnitude"), input_error);
+    c.scheme.id = scheme::mix_ln;
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("t-switch"), input_error);
+    c.t_switch = c.T;
+    CHECK_NOTHROW(c.validate());
+    c = base(2, geometry_kind::circle, 400.0, "uniform");
+    c.points = 64;
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("too small for beta"), input_error);
+    c = base(5, geometry_kind::sphere, 1.0, "uniform");
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("--d 3"), input_error);
+    c = base(3, geometry_kind::zonal, 1.0, "uniform");
+    c.weights = weights_spec::parse("gaussian");
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("identity weights only"), input_error);
+    CHECK_THROWS_AS(density_init::parse("perturbed:3"), input_error);
+    CHECK_THROWS_AS(density_init::parse("vonmises:2,-1"), input_error);
+    CHECK_THROWS_AS(density_init::parse("gauss"), input_error);
+    c = base(2, geometry_kind::circle, 1.0, "noise:0.5,100");
+    c.points = 512;
+    CHECK_THROWS_WITH_AS(density_solver{c}, doctest::Contains("negative density"), input_error);
+}
