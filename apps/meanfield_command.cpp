@@ -20,7 +20,7 @@ struct meanfield_options {
     std::string weights = "identity", value = "same", combine = "mean";
     std::size_t d = 2, points = 1024, degree = 64, heads = 1, modes = 8;
     double beta = 4.0, alpha = 1.0, t_switch = 0.0, T = 20.0, dt = 0.01, rtol = 1e-9,
-           atol = 1e-11, resolution_tol = 1e-8, peak_floor = 1.0;
+           atol = 1e-11, resolution_tol = 1e-8, peak_floor = 2.0;
     std::int64_t every = 10, threads = 0;
     std::uint64_t seed = 1;
     std::string out, resume;

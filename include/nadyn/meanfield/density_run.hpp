@@ -43,7 +43,7 @@ struct meanfield_config {
     // relative to the mean, and the most negative value relative to the largest, may not
     // exceed this.
     double resolution_tol = 1e-8;
-    double peak_floor = 1.0; // peaks are local maxima above this (the uniform level is 1)
+    double peak_floor = 2.0; // peaks are local maxima above this (the uniform level is 1)
     int threads = 0;
     std::string command_line;
 
