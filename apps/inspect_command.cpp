@@ -3,6 +3,7 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
+#include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/observables.hpp"
 #include "nadyn/plateaus.hpp"
 #include "nadyn/sweep.hpp"
@@ -50,6 +51,67 @@ int describe(const trajectory_reader& file, const std::string& path) {
     if (parameters.empty()) std::printf("  (this file holds no parameter descriptions)\n");
     for (const auto& [name, description] : parameters)
         std::printf("  %-18s %s\n", name.c_str(), description.c_str());
+    return 0;
+}
+
+// A density file of nadyn meanfield: its parameters and observables (docs/file-format.md).
+int inspect_density(const std::string& path, bool csv, std::size_t wanted_rows) {
+    const meanfield::density_file file = meanfield::read_density_file(path, false);
+    const std::size_t frames = file.frames;
+    if (csv) {
+        std::printf("time");
+        for (const auto& s : file.observables) {
+            if (s.width == 1) std::printf(",%s", s.name.c_str());
+            for (std::size_t k = 0; s.width > 1 && k < s.width; ++k)
+                std::printf(",%s_%zu", s.name.c_str(), k + 1);
+        }
+        std::printf("\n");
+        for (std::size_t f = 0; f < frames; ++f) {
+            std::printf("%.17g", file.time[f]);
+            for (const auto& s : file.observables)
+                for (std::size_t k = 0; k < s.width; ++k)
+                    std::printf(",%.17g", s.values[f * s.width + k]);
+            std::printf("\n");
+        }
+        return 0;
+    }
+    std::printf("file        %s\nstatus      %s\nframes      %zu\ndensity     %zu points "
+                "on S^%zu\n",
+                path.c_str(), file.status.c_str(), frames, file.points, file.d - 1);
+    if (file.status == "unresolved")
+        std::printf("unresolved  at t = %.6g: the grid no longer held the density; the last "
+                    "frame is the last resolved state\n",
+                    file.unresolved_time);
+    std::printf("\nparameters\n");
+    for (const auto& [name, value] : file.parameters.entries())
+        std::printf("  %-18s %s\n", name.c_str(), to_display_string(value).c_str());
+    if (frames == 0) {
+        std::printf("\nno frames written\n");
+        return 0;
+    }
+    std::printf("\n%12s", "time");
+    for (const auto& s : file.observables)
+        if (s.width == 1 && s.name != "step_size") std::printf(" %14s", s.name.c_str());
+    std::printf("\n");
+    const std::size_t rows = std::min(std::max<std::size_t>(wanted_rows, 2), frames);
+    std::size_t previous = frames;
+    for (std::size_t row = 0; row < rows; ++row) {
+        const std::size_t f = rows == 1 ? 0 : row * (frames - 1) / (rows - 1);
+        if (f == previous) continue;
+        previous = f;
+        std::printf("%12.6g", file.time[f]);
+        for (const auto& s : file.observables)
+            if (s.width == 1 && s.name != "step_size") std::printf(" %14.8g", s.values[f]);
+        std::printf("\n");
+    }
+    for (const auto& s : file.observables) {
+        if (s.width < 2) continue;
+        std::printf("\n%s at t = %.6g (k = 1..%zu):", s.name.c_str(), file.time[frames - 1],
+                    s.width);
+        for (std::size_t k = 0; k < s.width; ++k)
+            std::printf(" %.6g", s.values[(frames - 1) * s.width + k]);
+        std::printf("\n");
+    }
     return 0;
 }
 
@@ -129,7 +191,7 @@ constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "m
 
 command add_inspect(CLI::App& app) {
     auto o = std::make_shared<inspect_options>();
-    app.add_option("file", o->path, "Trajectory file written by nadyn simulate")->required();
+    app.add_option("file", o->path, "Trajectory, sweep or density file written by nadyn")->required();
     app.add_flag("--csv", o->csv, "Every frame as CSV on stdout (step, time, every observable)");
     app.add_option("--rows", o->rows, "Rows of the summary table")->capture_default_str();
     app.add_flag("--describe", o->describe,
@@ -165,6 +227,9 @@ command add_inspect(CLI::App& app) {
             return print_merges(o->path + " (" + run.label + ")", run.merges, run.merge_count,
                                 run.levels, run.clustering_times);
         }
+        if (o->merges && meanfield::is_density_file(o->path))
+            throw input_error("--merges reads particle files; '" + o->path +
+                              "' is a density file of nadyn meanfield (it has no tokens)");
         if (o->merges) {
             if (!o->point.empty())
                 throw input_error("--point picks a run of a sweep file; '" + o->path +
@@ -177,6 +242,12 @@ command add_inspect(CLI::App& app) {
         if (is_sweep_file(o->path)) {
             std::printf("%s", describe_sweep_file(o->path).c_str());
             return 0;
+        }
+        if (meanfield::is_density_file(o->path)) {
+            if (o->merges || o->plateaus || o->describe)
+                throw input_error("--merges, --plateaus and --describe read particle files; '" +
+                                  o->path + "' is a density file of nadyn meanfield");
+            return inspect_density(o->path, o->csv, o->rows);
         }
         trajectory_reader file(o->path);
         if (o->describe) return describe(file, o->path);

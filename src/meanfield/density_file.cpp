@@ -266,6 +266,17 @@ density_file read_density_file(const std::string& path, bool with_values) {
     };
     read_scalar("step_size", out.step_size);
     read_scalar("tail", out.tail);
+    for (const observable_row& row : observable_rows) {
+        const hdf5_dataset v = observables.open_group(row.name).open_dataset("value");
+        const auto shape = v.shape();
+        density_file::series s{row.name, shape.size() > 1 ? shape[1] : 1, {}};
+        s.values.resize(out.frames * s.width);
+        if (out.frames) v.read_rows(0, out.frames, H5T_NATIVE_DOUBLE, s.values.data());
+        out.observables.push_back(std::move(s));
+    }
+    if (const auto t = file.read_attribute("unresolved_time");
+        t && std::holds_alternative<double>(*t))
+        out.unresolved_time = std::get<double>(*t);
     if (with_values) {
         out.value.resize(out.frames * out.points);
         if (out.frames)

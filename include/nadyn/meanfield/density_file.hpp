@@ -59,6 +59,14 @@ struct density_file {
     std::vector<double> weights;     // points
     std::vector<double> step_size;   // frames
     std::vector<double> tail;        // frames
+    // Every observable in file order: name, values per frame, frames x width values.
+    struct series {
+        std::string name;
+        std::size_t width = 1;
+        std::vector<double> values;
+    };
+    std::vector<series> observables;
+    double unresolved_time = 0.0; // when status is "unresolved"
 };
 
 // Whether the HDF5 file at `path` is a density file (its /parameters says model =
