@@ -3,6 +3,8 @@
 #include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/meanfield/density_sweep.hpp"
+#include "nadyn/run.hpp"
 #include "nadyn/sweep.hpp"
 #if defined(NADYN_WITH_MPI)
 #include "nadyn/mpi_sweep.hpp"
@@ -120,6 +122,55 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
 }
 #endif
 
+// A sweep of the density solver ([run] model = "meanfield"): its runs one after the other.
+int density_sweep(const sweep_command_options& o, bool bar) {
+    meanfield::density_experiment e;
+    std::string path;
+    const bool resume = !o.resume.empty();
+    if (resume) {
+        path = o.resume;
+        e = meanfield::density_experiment::from_file(path);
+    } else {
+        e = meanfield::density_experiment::parse(read_experiment_text(o.experiment_path),
+                                                 o.experiment_path, o.overrides);
+        path = o.out.empty() ? default_sweep_name(o.experiment_path) : o.out;
+    }
+    if (o.dry_run) {
+        std::printf("%zu runs of nadyn meanfield, one after the other, into %s\n", e.size(),
+                    path.c_str());
+        for (std::size_t i = 0; i < e.size(); ++i)
+            std::printf("  %zu  %s\n", i, e.label(i).c_str());
+        return 0;
+    }
+    if (!resume) check_output_path(path, o.force);
+    const std::atomic<bool>* stop = install_stop_signals();
+    const auto progress = [&](std::size_t done, std::size_t total, const std::string&) {
+        if (bar) draw_progress({done, total, 0.0});
+    };
+    const meanfield::density_sweep_summary s =
+        meanfield::run_density_sweep(e, path, o.force, resume, stop, progress);
+    if (bar) std::fprintf(stderr, "\n");
+    std::printf("%s: %zu runs complete, %zu unresolved, %zu interrupted, %zu failed, %.3f s\n%s %s\n",
+                s.stopped ? "interrupted" : "complete", s.complete, s.unresolved, s.interrupted,
+                s.failed, s.wall_seconds, s.stopped ? "kept the finished runs in" : "wrote",
+                path.c_str());
+    if (s.unresolved)
+        std::fprintf(stderr,
+                     "nadyn: %zu runs outgrew their grid before T (status 4, unresolved_time); "
+                     "their frames up to then are kept\n",
+                     s.unresolved);
+    if (s.stopped) return 130;
+    return s.failed ? 1 : 0;
+}
+
+// Whether the command line names a density solver's experiment or sweep file.
+bool is_density_sweep(const sweep_command_options& o) {
+    if (!o.resume.empty()) return meanfield::is_density_sweep_file(o.resume);
+    if (o.experiment_path.empty()) return false;
+    return experiment_model(read_experiment_text(o.experiment_path), o.experiment_path,
+                            o.overrides) == "meanfield";
+}
+
 } // namespace
 
 command add_sweep(CLI::App& app) {
@@ -151,6 +202,16 @@ command add_sweep(CLI::App& app) {
         options.overwrite = o->force;
         const bool bar = !o->quiet && isatty(STDERR_FILENO);
         if (bar) options.progress = draw_progress;
+        if (!o->resume.empty() &&
+            (!o->experiment_path.empty() || !o->overrides.empty() || !o->out.empty()))
+            throw input_error("--resume runs the experiment recorded in its FILE; give no "
+                              "EXPERIMENT, --set or --out with it");
+        if (is_density_sweep(*o)) {
+            if (sweep_ranks && sweep_ranks->size() > 1)
+                throw input_error("a meanfield experiment runs in one process (its runs use "
+                                  "every core in turn); run nadyn sweep without mpirun");
+            return density_sweep(*o, bar);
+        }
 #if defined(NADYN_WITH_MPI)
         if (sweep_ranks && sweep_ranks->size() > 1)
             return sweep_on_ranks(*sweep_ranks, *o, options, bar);

@@ -317,6 +317,14 @@ experiment parse_experiment(const std::string& text, const std::string& source,
                 throw input_error(at + "key 'run." + name + "' is given twice (as '" +
                                   first->second + "' and '" + shown(key.str()) + "'); keep one");
             spelled[name] = shown(key.str());
+            if (name == "model") {
+                const std::string value = scalar_text(node, at, "run.model");
+                if (value != "particles")
+                    throw input_error(at + "key 'run.model': '" + shown(value) +
+                                      "' is not the particles' model; valid: particles, "
+                                      "meanfield (nadyn sweep runs a meanfield experiment itself)");
+                continue;
+            }
             if (name == "positions") {
                 const std::string value = scalar_text(node, at, "run.positions");
                 if (value == "none")
@@ -431,7 +439,7 @@ experiment experiment::parse(const std::string& text, const std::string& source,
     }
 }
 
-experiment experiment::load(const std::string& path, const std::vector<std::string>& overrides) {
+std::string read_experiment_text(const std::string& path) {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status))
@@ -451,7 +459,111 @@ experiment experiment::load(const std::string& path, const std::vector<std::stri
     if (text.size() > max_experiment_bytes)
         throw input_error("the experiment file '" + shown(path) +
                           "' is larger than 1 MiB; an experiment is a short TOML file");
-    return parse(text, path, overrides);
+    return text;
+}
+
+experiment experiment::load(const std::string& path, const std::vector<std::string>& overrides) {
+    return parse(read_experiment_text(path), path, overrides);
+}
+
+namespace {
+
+toml::table parse_with_overrides(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& overrides) {
+    toml::table root;
+    try {
+        root = toml::parse(text, source);
+    } catch (const toml::parse_error& error) {
+        const auto line = error.source().begin.line;
+        throw input_error(source + (line ? ":" + std::to_string(line) : std::string()) + ": " +
+                          std::string(error.description()));
+    }
+    for (const std::string& assignment : overrides)
+        apply_override(root, assignment);
+    return root;
+}
+
+} // namespace
+
+std::string experiment_model(const std::string& text, const std::string& source,
+                             const std::vector<std::string>& overrides) {
+    try {
+        const toml::table root = parse_with_overrides(text, source, overrides);
+        const toml::node* model = root.at_path("run.model").node();
+        if (!model) return "particles";
+        const std::string value = scalar_text(*model, source + ": ", "run.model");
+        if (value != "particles" && value != "meanfield")
+            throw input_error(source + ": key 'run.model': unknown model '" + shown(value) +
+                              "'; valid: particles, meanfield");
+        return value;
+    } catch (const input_error& error) {
+        throw input_error(shown(error.what(), 2000));
+    }
+}
+
+experiment_tables
+parse_experiment_tables(const std::string& text, const std::string& source,
+                        const std::vector<std::string>& overrides,
+                        const std::function<std::optional<value_type>(std::string_view)>& key_type,
+                        const std::string& valid_keys) {
+    try {
+        const toml::table root = parse_with_overrides(text, source, overrides);
+        const locator where(source, overrides);
+        experiment_tables tables;
+        for (const auto& [key, node] : root) {
+            const std::string name(key.str());
+            if (name != "run" && name != "sweep")
+                throw input_error(where.at("", "", key.source()) + "unknown table '" +
+                                  shown(name) + "'; valid tables: run, sweep");
+        }
+        auto typed = [&](const std::string& at, const std::string& table,
+                         std::string_view key) -> parameter_spec {
+            const std::string name = parameter_key(key);
+            const std::optional<value_type> type = key_type(name);
+            if (!type)
+                throw input_error(at + "unknown key '" + table + "." + shown(key) +
+                                  "'; valid keys: " + valid_keys);
+            parameter_spec spec{};
+            spec.type = *type;
+            return spec;
+        };
+        if (const toml::table* run = root["run"].as_table())
+            for (const auto& [key, node] : *run) {
+                const std::string at = where.at("run", key.str(), key.source());
+                const std::string name = parameter_key(key.str());
+                if (name == "model") continue;
+                const parameter_spec spec = typed(at, "run", key.str());
+                require_type(node, spec, at, "run." + name);
+                for (const auto& given : tables.run)
+                    if (given.first == name)
+                        throw input_error(at + "key 'run." + name + "' is given twice; keep one");
+                tables.run.emplace_back(name, scalar_text(node, at, "run." + name));
+            }
+        if (const toml::table* sweep = root["sweep"].as_table()) {
+            std::vector<std::pair<const toml::key*, const toml::node*>> ordered;
+            for (const auto& [key, node] : *sweep)
+                ordered.emplace_back(&key, &node);
+            auto line = [](const toml::key* key) {
+                const auto l = key->source().begin.line;
+                return l == 0 ? std::numeric_limits<std::uint32_t>::max() : l;
+            };
+            std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+                return line(a.first) < line(b.first);
+            });
+            for (const auto& [key, node] : ordered) {
+                const std::string at = where.at("sweep", key->str(), key->source());
+                const std::string name = parameter_key(key->str());
+                const parameter_spec spec = typed(at, "sweep", key->str());
+                for (const auto& axis : tables.axes)
+                    if (axis.name == name)
+                        throw input_error(at + "key 'sweep." + name + "': the axis is given twice");
+                tables.axes.push_back({name, axis_values(*node, at, "sweep." + name, spec)});
+            }
+        }
+        return tables;
+    } catch (const input_error& error) {
+        throw input_error(shown(error.what(), 2000));
+    }
 }
 
 std::size_t experiment::size() const {

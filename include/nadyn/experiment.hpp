@@ -14,10 +14,12 @@
 //     scheme = ["pre-ln", "peri-ln"]        # or an explicit list
 //
 // Errors name the file, the line and the key, and list the valid keys or values.
+#include "nadyn/parameter_registry.hpp"
 #include "nadyn/run_config.hpp"
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,5 +80,28 @@ struct experiment {
 };
 
 std::string_view to_string(sweep_positions positions);
+
+// An experiment file's text (the checks of experiment::load: a regular file of at most 1 MiB).
+std::string read_experiment_text(const std::string& path);
+
+// The model an experiment runs: [run] model = "particles" (the default: nadyn simulate's runs)
+// or "meanfield" (nadyn meanfield's densities, nadyn::meanfield). input_error when the text
+// is not TOML or names another model.
+std::string experiment_model(const std::string& text, const std::string& source,
+                             const std::vector<std::string>& overrides = {});
+
+// An experiment's tables as text, for a model that brings its own keys (the density solver's):
+// the [run] keys and values and the [sweep] axes in file order, after the --set overrides,
+// with the syntax, generators and messages of experiment::parse. `key_type` types each key
+// (nullopt: unknown, an input_error listing `valid_keys`); `model` is skipped.
+struct experiment_tables {
+    std::vector<std::pair<std::string, std::string>> run;
+    std::vector<sweep_axis> axes;
+};
+experiment_tables
+parse_experiment_tables(const std::string& text, const std::string& source,
+                        const std::vector<std::string>& overrides,
+                        const std::function<std::optional<value_type>(std::string_view)>& key_type,
+                        const std::string& valid_keys);
 
 } // namespace nadyn

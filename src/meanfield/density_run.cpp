@@ -282,15 +282,19 @@ density_solver::density_solver(meanfield_config config) : m_config(std::move(con
 
 density_solver::~density_solver() = default;
 
-std::vector<double> density_solver::frame_times() const {
+std::vector<double> density_frame_times(const meanfield_config& config) {
     std::vector<double> times;
-    const double interval = static_cast<double>(m_config.every) * m_config.dt;
+    const double interval = static_cast<double>(config.every) * config.dt;
     for (std::int64_t j = 0;; ++j) {
-        const double t = std::min(m_config.T, static_cast<double>(j) * interval);
+        const double t = std::min(config.T, static_cast<double>(j) * interval);
         times.push_back(t);
-        if (t >= m_config.T) break;
+        if (t >= config.T) break;
     }
     return times;
+}
+
+std::vector<double> density_solver::frame_times() const {
+    return density_frame_times(m_config);
 }
 
 density_frame density_solver::observe(const std::vector<double>& rho, double t, double step) {

@@ -146,3 +146,44 @@ TEST_CASE("--resume after SIGTERM gives the uninterrupted run's frames bit for b
     CHECK(again.status == 2);
     CHECK(contains(again.err, "--beta cannot be combined"));
 }
+
+TEST_CASE("nadyn sweep runs a meanfield experiment: each run bitwise its nadyn meanfield twin") {
+    const std::string dir = scratch_dir("meanfield_sweep");
+    write_text(dir + "/mf.toml", "[run]\nmodel = \"meanfield\"\npoints = 256\n"
+                                 "init = \"perturbed:3,0.05\"\nT = 2\nevery = 50\n"
+                                 "[sweep]\nbeta = [3, 5]\nscheme = [\"post-ln\", \"ngpt\"]\n");
+    const run_result dry = run_nadyn({"sweep", dir + "/mf.toml", "--dry-run"});
+    CHECK(dry.status == 0);
+    CHECK(contains(dry.out, "4 runs of nadyn meanfield"));
+    CHECK(contains(dry.out, "beta=5 scheme=ngpt"));
+    const run_result r = run_nadyn({"sweep", dir + "/mf.toml", "--out", dir + "/mf.h5", "--quiet"});
+    REQUIRE(r.status == 0);
+    CHECK(contains(r.out, "4 runs complete"));
+    const auto swept = read_doubles(dir + "/mf.h5", "/density"); // (beta, scheme, point)
+    REQUIRE(swept.size() == 4 * 256);
+    // Run 3 (beta = 5, ngpt) alone: its last frame is the sweep's density of that run.
+    REQUIRE(run_nadyn({"meanfield", "--points", "256", "--init", "perturbed:3,0.05", "--T", "2",
+                       "--every", "50", "--beta", "5", "--scheme", "ngpt", "--quiet", "--out",
+                       dir + "/one.h5"})
+                .status == 0);
+    const auto single = read_doubles(dir + "/one.h5", "/density/value");
+    REQUIRE(single.size() % 256 == 0);
+    const std::vector<double> last(single.end() - 256, single.end());
+    CHECK(std::vector<double>(swept.begin() + 3 * 256, swept.end()) == last);
+    // Bad keys and models: exit 2, one line, no file.
+    write_text(dir + "/bad.toml", "[run]\nmodel = \"meanfield\"\nn = 64\n");
+    const run_result bad = run_nadyn({"sweep", dir + "/bad.toml", "--out", dir + "/bad.h5"});
+    CHECK(bad.status == 2);
+    CHECK(line_count(bad.err) == 1);
+    CHECK(contains(bad.err, "unknown key 'run.n'"));
+    CHECK(contains(bad.err, "points"));
+    CHECK(!fs::exists(dir + "/bad.h5"));
+    write_text(dir + "/model.toml", "[run]\nmodel = \"fluid\"\n");
+    const run_result model = run_nadyn({"sweep", dir + "/model.toml", "--out", dir + "/m.h5"});
+    CHECK(model.status == 2);
+    CHECK(contains(model.err, "valid: particles, meanfield"));
+    // A resume of a finished sweep runs nothing and keeps the file.
+    const run_result again = run_nadyn({"sweep", "--resume", dir + "/mf.h5", "--quiet"});
+    CHECK(again.status == 0);
+    CHECK(read_doubles(dir + "/mf.h5", "/density") == swept);
+}

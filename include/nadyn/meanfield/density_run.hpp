@@ -56,6 +56,9 @@ struct meanfield_config {
     static meanfield_config from_parameters(const parameter_list& parameters);
 };
 
+// The frame times of an uninterrupted run: 0, every * dt, 2 every * dt, ..., T.
+std::vector<double> density_frame_times(const meanfield_config& config);
+
 // The observables of a frame, under the particles' names (docs/model.md §16.6).
 struct density_frame {
     double time = 0.0;
