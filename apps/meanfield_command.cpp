@@ -19,7 +19,7 @@ struct meanfield_options {
     std::string geometry = "auto", scheme = "post-ln", init = "noise:0.01";
     std::string weights = "identity", value = "same", combine = "mean";
     std::size_t d = 2, points = 1024, degree = 64, heads = 1, modes = 8;
-    double beta = 4.0, alpha = 1.0, t_switch = 0.0, T = 20.0, dt = 0.01, rtol = 1e-9,
+    double beta = 4.0, r0 = 1.0, alpha = 1.0, t_switch = 0.0, T = 20.0, dt = 0.01, rtol = 1e-9,
            atol = 1e-11, resolution_tol = 1e-8, peak_floor = 2.0;
     std::int64_t every = 10, threads = 0;
     std::uint64_t seed = 1;
@@ -36,6 +36,7 @@ meanfield::meanfield_config to_config(const meanfield_options& o) {
     c.points = o.points;
     c.degree = o.degree;
     c.beta = o.beta;
+    c.r0 = o.r0;
     c.scheme.id = parse_scheme(o.scheme);
     c.scheme.alpha = o.alpha;
     if (o.t_switch_option->count() > 0) c.t_switch = o.t_switch;
@@ -102,7 +103,10 @@ command add_meanfield(CLI::App& app) {
     run_option(app.add_option("--beta", o->beta, "Inverse temperature (> 0)"))
         ->capture_default_str();
     run_option(app.add_option("--scheme", o->scheme,
-                              "post-ln | sqrt-scaling | ngpt | mix-ln (up to its switch)"))
+                              "post-ln | sqrt-scaling | ngpt | mix-ln (up to its switch) | pre-ln "
+                              "and peri-ln (the kinetic form: circle, identity weights)"))
+        ->capture_default_str();
+    run_option(app.add_option("--r0", o->r0, "Every token's starting magnitude (pre-ln, peri-ln)"))
         ->capture_default_str();
     run_option(app.add_option("--alpha", o->alpha, "nGPT step alpha"))->capture_default_str();
     o->t_switch_option = run_option(

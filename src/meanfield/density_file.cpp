@@ -55,6 +55,8 @@ constexpr observable_row observable_rows[] = {
      "fraction"},
     {"mean_cos", "‖integral x rho dsigma‖^2, the n -> infinity limit of the particles' mean_cos",
      "cosine"},
+    {"r_mean", "integral r rho dsigma, the mean magnitude (r0 for the schemes without one)",
+     "magnitude"},
     {"energy", "(1/beta) log integral integral exp(beta <x, y>) rho(x) rho(y), the particles' "
                "energy observable of the density",
      "logit / beta"},
@@ -74,6 +76,7 @@ struct density_writer::impl {
     std::unique_ptr<detail::output_claim> claim;
     hdf5_file file;
     std::optional<series> density;
+    std::optional<hdf5_dataset> log_magnitude; // the kinetic form's log r (frames, points)
     std::vector<series> observables;
     std::size_t points = 0, modes = 0;
     bool swmr_started = false;
@@ -94,7 +97,7 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         const meanfield_config& c = solver.config();
         auto& geometry = const_cast<density_solver&>(solver).geometry();
         m_impl = std::make_unique<impl>(
-            impl{std::move(claim), std::move(file), std::nullopt, {}, geometry.size(), c.modes});
+            impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, {}, geometry.size(), c.modes});
         impl& f = *m_impl;
         f.file.write_attribute("nadyn_kind", std::string("density"));
         f.file.write_attribute("status", std::string("running"));
@@ -113,6 +116,14 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         f.density->value.write_attribute(
             "description", std::string("the density rho w.r.t. the uniform probability measure "
                                        "at the nodes /density/points"));
+        if (geometry.state_size() > geometry.size()) {
+            f.log_magnitude = density.create_series(
+                "log_magnitude", H5T_IEEE_F64LE, {n}, {1, std::min<hsize_t>(n, hsize_t{1} << 17)},
+                false);
+            f.log_magnitude->write_attribute(
+                "description", std::string("log r, the magnitude of the tokens at each node (the "
+                                           "kinetic form, docs/model.md §16.7)"));
+        }
         hdf5_group observables = f.file.create_group("observables", true);
         for (const observable_row& row : observable_rows) {
             const bool wide = std::string(row.name) == "modes";
@@ -138,10 +149,12 @@ density_writer::density_writer(const std::string& path, std::size_t keep_frames)
     auto claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
     claim->reserve(margin, "no space to reopen '" + path + "'");
     hdf5_file file = hdf5_file::open_read_write(path, true);
-    m_impl = std::make_unique<impl>(impl{std::move(claim), std::move(file), std::nullopt, {}, 0, 0});
+    m_impl = std::make_unique<impl>(impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, {}, 0, 0});
     impl& f = *m_impl;
     f.density = open_series(f.file, "density");
     f.points = f.density->value.shape().at(1);
+    if (f.file.has("density/log_magnitude"))
+        f.log_magnitude = f.file.open_dataset("density/log_magnitude");
     const hdf5_group observables = f.file.open_group("observables");
     for (const observable_row& row : observable_rows) {
         f.observables.push_back(open_series(observables, row.name));
@@ -154,6 +167,7 @@ density_writer::density_writer(const std::string& path, std::size_t keep_frames)
         s.step.set_rows(keep_frames);
     };
     drop(*f.density);
+    if (f.log_magnitude) f.log_magnitude->set_rows(keep_frames);
     for (series& s : f.observables) drop(s);
     f.file.flush();
     m_frames = keep_frames;
@@ -179,16 +193,26 @@ void density_writer::write_frame(const density_frame& frame, const std::vector<d
     const hsize_t row = m_frames;
     const auto step = static_cast<std::int64_t>(m_frames);
     f.density->value.write_row(row, H5T_NATIVE_DOUBLE, rho.data());
-    const double scalars[] = {frame.mass,  frame.mean_cos, frame.energy,      0.0,
-                              0.0,         frame.tail,     frame.min_density, frame.step_size};
+    if (f.log_magnitude) f.log_magnitude->write_row(row, H5T_NATIVE_DOUBLE, rho.data() + f.points);
     for (std::size_t i = 0; i < f.observables.size(); ++i) {
         const std::string name = observable_rows[i].name;
-        if (name == "modes")
-            f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, frame.modes.data());
-        else if (name == "peaks")
-            f.observables[i].value.write_row(row, H5T_NATIVE_INT64, &frame.peaks);
-        else
-            f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &scalars[i]);
+        hdf5_dataset& value = f.observables[i].value;
+        if (name == "modes") {
+            value.write_row(row, H5T_NATIVE_DOUBLE, frame.modes.data());
+            continue;
+        }
+        if (name == "peaks") {
+            value.write_row(row, H5T_NATIVE_INT64, &frame.peaks);
+            continue;
+        }
+        const double scalar = name == "mass"       ? frame.mass
+                              : name == "mean_cos" ? frame.mean_cos
+                              : name == "r_mean"   ? frame.r_mean
+                              : name == "energy"   ? frame.energy
+                              : name == "tail"     ? frame.tail
+                              : name == "min_density" ? frame.min_density
+                                                      : frame.step_size;
+        value.write_row(row, H5T_NATIVE_DOUBLE, &scalar);
     }
     // Times and steps last: a reader counts a frame once every series has it.
     f.density->time.write_row(row, H5T_NATIVE_DOUBLE, &frame.time);
@@ -282,6 +306,12 @@ density_file read_density_file(const std::string& path, bool with_values) {
         if (out.frames)
             density.open_dataset("value").read_rows(0, out.frames, H5T_NATIVE_DOUBLE,
                                                     out.value.data());
+        if (density.has("log_magnitude")) {
+            out.log_magnitude.resize(out.frames * out.points);
+            if (out.frames)
+                density.open_dataset("log_magnitude")
+                    .read_rows(0, out.frames, H5T_NATIVE_DOUBLE, out.log_magnitude.data());
+        }
     }
     return out;
 }
@@ -326,12 +356,15 @@ density_summary resume_file(const std::string& path, const std::atomic<bool>* st
     start.frame = keep - 1;
     start.time = times[start.frame];
     start.step = file.step_size[start.frame];
-    start.rho.resize(file.points);
+    start.rho.resize(solver->geometry().state_size());
     {
         const auto guard = detail::hdf5_lock();
         const hdf5_file reader = hdf5_file::open_read_only(path);
         reader.open_dataset("density/value")
             .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data());
+        if (start.rho.size() > file.points)
+            reader.open_dataset("density/log_magnitude")
+                .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data() + file.points);
     }
     density_writer writer(path, keep);
     density_summary summary;

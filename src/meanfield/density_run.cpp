@@ -4,6 +4,7 @@
 #include "nadyn/input_files.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/meanfield/circle.hpp"
+#include "nadyn/meanfield/circle_kinetic.hpp"
 #include "nadyn/meanfield/funk_hecke.hpp"
 #include "nadyn/meanfield/sphere_factory.hpp"
 #include "nadyn/meanfield/zonal.hpp"
@@ -85,12 +86,20 @@ void meanfield_config::validate() const {
         break;
     case scheme::pre_ln:
     case scheme::peri_ln:
+        // The kinetic form (docs/model.md §16.7): on the circle, with identity weights.
+        if (g != geometry_kind::circle || weights.family != weights_family::identity)
+            throw input_error(
+                "--scheme " + std::string(info(scheme.id).name) +
+                ": its speed reads each token's magnitude, so its mean-field state is a measure "
+                "in (direction, magnitude); the solver has that kinetic form on the circle "
+                "(--d 2) with identity weights only");
+        break;
     case scheme::no_norm:
-        throw input_error("--scheme " + std::string(info(scheme.id).name) +
-                          ": its speed reads each token's magnitude, so its mean-field state is a "
-                          "density on the sphere times (0, inf), which the solver does not "
-                          "have; valid: post-ln, sqrt-scaling, ngpt, mix-ln (up to its switch)");
+        throw input_error("--scheme no-norm: its attention reads r_k theta_k, so the field is not "
+                          "a function of the directions' density; valid: post-ln, sqrt-scaling, "
+                          "ngpt, pre-ln and peri-ln (circle), mix-ln (up to its switch)");
     }
+    if (!(r0 > 0.0) || !std::isfinite(r0)) throw input_error("--r0 must be a finite number > 0");
     if (scheme.id == scheme::ngpt && (!(scheme.alpha > 0.0) || !std::isfinite(scheme.alpha)))
         throw input_error("--alpha must be a finite number > 0");
     if (!(T >= 0.0) || !std::isfinite(T))
@@ -148,6 +157,7 @@ parameter_list meanfield_config::to_parameters() const {
     p.set("points", static_cast<std::int64_t>(points));
     p.set("degree", static_cast<std::int64_t>(degree));
     p.set("beta", beta);
+    p.set("r0", r0);
     p.set("scheme", std::string(info(scheme.id).name));
     p.set("alpha", scheme.alpha);
     p.set("t_switch", t_switch ? *t_switch : std::nan(""));
@@ -197,6 +207,7 @@ meanfield_config meanfield_config::from_parameters(const parameter_list& p) {
     c.points = static_cast<std::size_t>(integer("points"));
     c.degree = static_cast<std::size_t>(integer("degree"));
     c.beta = number("beta");
+    c.r0 = p.number("r0").value_or(1.0);
     c.scheme.id = parse_scheme(text("scheme"));
     c.scheme.alpha = number("alpha");
     const double ts = number("t_switch");
@@ -258,6 +269,11 @@ density_solver::density_solver(meanfield_config config) : m_config(std::move(con
     const field_parameters field = field_of(m_config);
     switch (m_config.resolved_geometry()) {
     case geometry_kind::circle: {
+        if (m_config.scheme.id == scheme::pre_ln || m_config.scheme.id == scheme::peri_ln) {
+            m_geometry =
+                std::make_unique<circle_kinetic_geometry>(m_config.points, field, m_config.r0);
+            break;
+        }
         attention_weights weights;
         if (m_config.weights.family != weights_family::identity) {
             weights = m_config.weights.family == weights_family::file
@@ -277,6 +293,7 @@ density_solver::density_solver(meanfield_config config) : m_config(std::move(con
         break;
     }
     m_initial = make_density(m_config.init, *m_geometry, stream_seed(m_config.seed, initial_stream));
+    m_geometry->extend_state(m_initial);
     m_log_w0 = log_kernel_mass(m_config.beta, m_config.d);
 }
 
@@ -316,11 +333,13 @@ density_frame density_solver::observe(const std::vector<double>& rho, double t, 
     if (g.name() == "zonal")
         for (std::size_t c = 0; c + 1 < d; ++c) moment[c] = 0.0;
     for (const double m : moment) f.mean_cos += m * m;
+    f.r_mean = g.mean_magnitude(rho.data());
+    if (std::isnan(f.r_mean)) f.r_mean = m_config.r0;
     f.energy = (m_log_w0 + std::log(g.pair_integral(rho.data()))) / m_config.beta;
     f.modes.assign(m_config.modes, 0.0);
     g.modes(rho.data(), m_config.modes, f.modes.data());
     f.peaks = static_cast<std::int64_t>(g.peaks(rho.data(), m_config.peak_floor));
-    f.tail = g.tail(rho.data());
+    f.tail = g.state_tail(rho.data());
     f.min_density = highest > 0.0 ? lowest / highest : lowest;
     return f;
 }
@@ -349,10 +368,11 @@ bool all_finite(const state& x) {
 }
 
 // The resolution check between frames, on the coefficients alone (cheap: one transform).
-bool state_resolved(density_geometry& g, const state& rho, double tolerance) {
-    const auto [low, high] = std::minmax_element(rho.begin(), rho.end());
+bool state_resolved(density_geometry& g, const state& x, double tolerance) {
+    const auto density_end = x.begin() + static_cast<std::ptrdiff_t>(g.size());
+    const auto [low, high] = std::minmax_element(x.begin(), density_end);
     if (*low < -tolerance * std::max(*high, 0.0)) return false;
-    return g.tail(rho.data()) <= tolerance;
+    return g.state_tail(x.data()) <= tolerance;
 }
 
 } // namespace
@@ -439,7 +459,7 @@ density_summary density_solver::run(const density_frame_sink& sink,
             }
             if (!state_resolved(*m_geometry, rho, m_config.resolution_tol)) {
                 summary.unresolved_time = t;
-                summary.unresolved_tail = m_geometry->tail(rho.data());
+                summary.unresolved_tail = m_geometry->state_tail(rho.data());
                 rho = previous;
                 t = t_before;
                 if (t > times[next - 1]) {

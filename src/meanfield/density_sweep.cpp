@@ -41,6 +41,7 @@ constexpr density_key density_keys[] = {
     {"points", value_type::integer, [](meanfield_config& c, const std::string& t) { c.points = count(t, "points"); }},
     {"degree", value_type::integer, [](meanfield_config& c, const std::string& t) { c.degree = count(t, "degree"); }},
     {"beta", value_type::number, [](meanfield_config& c, const std::string& t) { c.beta = parse_number(t, "beta"); }},
+    {"r0", value_type::number, [](meanfield_config& c, const std::string& t) { c.r0 = parse_number(t, "r0"); }},
     {"scheme", value_type::name, [](meanfield_config& c, const std::string& t) { c.scheme.id = parse_scheme(t); }},
     {"alpha", value_type::number, [](meanfield_config& c, const std::string& t) { c.scheme.alpha = parse_number(t, "alpha"); }},
     {"t_switch", value_type::number, [](meanfield_config& c, const std::string& t) { c.t_switch = parse_number(t, "t_switch"); }},
@@ -80,16 +81,17 @@ bool moves_grid(const std::string& axis) {
 }
 
 // Scalars of each frame, in file order (modes is written apart, with its width).
-constexpr const char* scalar_names[] = {"mass", "mean_cos", "energy", "peaks",
+constexpr const char* scalar_names[] = {"mass", "mean_cos", "r_mean", "energy", "peaks",
                                         "tail", "min_density", "step_size"};
 double scalar_of(const density_frame& f, std::size_t i) {
     switch (i) {
     case 0: return f.mass;
     case 1: return f.mean_cos;
-    case 2: return f.energy;
-    case 3: return static_cast<double>(f.peaks);
-    case 4: return f.tail;
-    case 5: return f.min_density;
+    case 2: return f.r_mean;
+    case 3: return f.energy;
+    case 4: return static_cast<double>(f.peaks);
+    case 5: return f.tail;
+    case 6: return f.min_density;
     default: return f.step_size;
     }
 }
@@ -489,7 +491,7 @@ class density_sweep_file {
             variable("time", H5T_NATIVE_DOUBLE, {L.frames}, by_time, &nan,
                      "frame time t of each run (NaN after its last frame)");
         const char* descriptions[] = {
-            "integral rho dsigma", "‖integral x rho dsigma‖^2",
+            "integral rho dsigma", "‖integral x rho dsigma‖^2", "integral r rho dsigma",
             "(1/beta) log integral integral exp(beta <x, y>) rho rho",
             "local maxima of rho above peak_floor",
             "the resolution diagnostic (top-third coefficients / mean)", "min rho / max rho",

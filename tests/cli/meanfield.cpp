@@ -67,8 +67,11 @@ std::string read_status(const std::string& path) {
 TEST_CASE("bad input: exit 2, one line naming the problem, no file") {
     const std::string dir = scratch_dir("meanfield_bad");
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-        {{"--scheme", "pre-ln"}, "magnitude"},
-        {{"--scheme", "peri-ln"}, "magnitude"},
+        {{"--scheme", "pre-ln", "--d", "3"}, "magnitude"},
+        {{"--scheme", "peri-ln", "--d", "3"}, "kinetic form on the circle"},
+        {{"--scheme", "pre-ln", "--weights", "gaussian"}, "identity weights only"},
+        {{"--scheme", "no-norm"}, "reads r_k theta_k"},
+        {{"--scheme", "pre-ln", "--r0", "0"}, "--r0"},
         {{"--scheme", "mix-ln"}, "--t-switch"},
         {{"--scheme", "nope"}, "post-ln"},
         {{"--beta", "400", "--points", "64"}, "too small for beta"},

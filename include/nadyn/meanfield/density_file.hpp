@@ -5,7 +5,8 @@
 //   /density/time        (frames)
 //   /density/points      (points, d)       the nodes (for zonal files: a point of each ring)
 //   /density/weights     (points)          quadrature weights: sum_i w_i rho_i is the mass
-//   /observables/<name>  {value, time, step}: mass, mean_cos, energy, modes (frames, K),
+//   /density/log_magnitude (frames, points) log r at the nodes (pre-ln, peri-ln: §16.7)
+//   /observables/<name>  {value, time, step}: mass, mean_cos, r_mean, energy, modes (frames, K),
 //                        peaks, tail, min_density, step_size
 //   /parameters          every input as an attribute (model = "meanfield"), the solver's
 //                        statistics once the run ends
@@ -24,7 +25,7 @@ namespace nadyn::meanfield {
 
 // Names of the per-frame observables, in file order (modes has width K).
 inline constexpr const char* density_observable_names[] = {
-    "mass", "mean_cos", "energy", "modes", "peaks", "tail", "min_density", "step_size"};
+    "mass", "mean_cos", "r_mean", "energy", "modes", "peaks", "tail", "min_density", "step_size"};
 
 class density_writer {
   public:
@@ -55,6 +56,7 @@ struct density_file {
     std::size_t points = 0, d = 0, frames = 0;
     std::vector<double> time;        // frames
     std::vector<double> value;       // frames x points
+    std::vector<double> log_magnitude; // frames x points, the kinetic form's log r (else empty)
     std::vector<double> node_points; // points x d
     std::vector<double> weights;     // points
     std::vector<double> step_size;   // frames

@@ -28,6 +28,7 @@ struct meanfield_config {
     std::size_t points = 1024; // the circle's nodes
     std::size_t degree = 64;   // the sphere's and the zonal geometry's highest degree
     double beta = 4.0;
+    double r0 = 1.0; // every token's starting magnitude (the kinetic form of pre-ln, peri-ln)
     scheme_parameters scheme{scheme::post_ln};
     std::optional<double> t_switch; // mix-ln: must be >= T (the solver has no magnitude)
     double T = 20.0;
@@ -64,6 +65,7 @@ struct density_frame {
     double time = 0.0;
     double mass = 0.0;       // integral rho dsigma
     double mean_cos = 0.0;   // ‖integral x rho dsigma‖^2
+    double r_mean = 0.0;     // integral r rho dsigma (r0 where the scheme has no magnitude)
     double energy = 0.0;     // (1/beta) log integral integral exp(beta <x, y>) rho rho
     std::vector<double> modes; // m_1..m_K
     std::int64_t peaks = 0;

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,8 +59,20 @@ class density_geometry {
     [[nodiscard]] const std::vector<double>& weights() const { return m_weights; }
     [[nodiscard]] std::size_t size() const { return m_weights.size(); }
 
-    // drho/dt at the nodes (size() values) for the density rho at time t.
-    virtual void rate(const double* rho, double t, double* drho) = 0;
+    // The integrated state: the density at the nodes (size() values), followed by what else a
+    // geometry carries (the kinetic form of the schemes with a magnitude: log r at the nodes).
+    [[nodiscard]] virtual std::size_t state_size() const { return size(); }
+    // Appends to a density the rest of its starting state (nothing by default).
+    virtual void extend_state(std::vector<double>& /*state*/) const {}
+    // The rate of the whole state (state_size() values) at time t.
+    virtual void rate(const double* state, double t, double* rate) = 0;
+    // The resolution diagnostic of the whole state (the density's tail by default).
+    virtual double state_tail(const double* state) { return tail(state); }
+    // The mass-weighted mean magnitude integral r rho dsigma, for a state that carries one;
+    // NaN otherwise.
+    [[nodiscard]] virtual double mean_magnitude(const double* /*state*/) const {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
 
     // m_k = integral integral G_k(<x, y>) rho(x) rho(y) dsigma dsigma, k = 1..count, into out
     // (docs/model.md §5, spectral modes): the squared norm of rho's degree-k part divided by
