@@ -17,12 +17,13 @@
 //
 // The samplers are exact: perturbed by rejection from sigma with acceptance
 // rho(x) / (1 + |EPS|) (on average 1 + |EPS| <= 2 uniform points per draw); vonmises as the
-// mixture it is, a centre c_j uniformly, then the von Mises-Fisher distribution around it by
-// Wood's algorithm (A. T. A. Wood, Simulation of the von Mises Fisher distribution, Commun.
-// Statist. Simul. 23 (1994) 157-164): the cosine w = <x, c_j> by rejection from a Beta
-// proposal, then x = w c_j + sqrt(1 - w^2) v with v uniform on the unit sphere orthogonal to
-// c_j. Every step is written with 1 - w rather than w, so large KAPPA (1e4 and beyond) keeps
-// its relative accuracy, and nothing overflows for any d. O(d) per draw.
+// mixture it is, a centre c_j uniformly (every bump has the same integral, by rotation),
+// then the von Mises-Fisher distribution around it by Wood's algorithm (A. T. A. Wood,
+// Simulation of the von Mises Fisher distribution, Commun. Statist. Simul. 23 (1994)
+// 157-164): the cosine w = <x, c_j> by rejection from a Beta proposal, then
+// x = w c_j + sqrt(1 - w^2) v with v uniform on the unit sphere orthogonal to c_j. Every step
+// is written with 1 - w rather than w, so large KAPPA (1e4 and beyond) keeps its relative
+// accuracy, and nothing overflows for any d. O(d) per draw.
 #include <cstddef>
 
 namespace nadyn {
