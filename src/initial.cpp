@@ -2,8 +2,10 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/random.hpp"
+#include "nadyn/start_density.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -12,20 +14,6 @@
 namespace nadyn {
 
 namespace {
-
-void gaussian_unit_vector(random_source& source, double* x, std::size_t d) {
-    double norm2 = 0.0;
-    do {
-        norm2 = 0.0;
-        for (std::size_t a = 0; a < d; ++a) {
-            x[a] = source.normal();
-            norm2 += x[a] * x[a];
-        }
-    } while (norm2 == 0.0);
-    const double inverse = 1.0 / std::sqrt(norm2);
-    for (std::size_t a = 0; a < d; ++a)
-        x[a] *= inverse;
-}
 
 // The polar angle phi of a uniform point in a cap has density proportional to
 // sin^{d-2}(phi) on [0, eps]: rejection from the uniform angle against the density's
@@ -224,6 +212,8 @@ void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, rando
     case initial_kind::caps:
         caps_start(spec, n, d, d - 1, source, centred_gaussian_unit_vector, theta);
         break;
+    case initial_kind::perturbed: // refused by make_initial
+    case initial_kind::vonmises:
     case initial_kind::file:
         break;
     }
@@ -267,6 +257,12 @@ std::string number_text(double value) {
 
 } // namespace
 
+std::string layernorm_density_start_refusal(const initial_spec& spec) {
+    return "init '" + spec.to_string() +
+           "' is a density on S^{d-1} about e_d, which the hyperplane sum_c x_c = 0 of norm "
+           "layernorm does not contain; use uniform, cap or caps there";
+}
+
 void check_init_theta0_shape(const std::string& path, std::size_t n, std::size_t d,
                              std::size_t rows, std::size_t cols) {
     if (rows != n || cols != d)
@@ -298,6 +294,45 @@ std::optional<double> cap_radius_of(const std::string& value) {
         eps > std::numbers::pi)
         return std::nullopt;
     return eps;
+}
+
+// A finite number written as the whole text (no blanks); nullopt otherwise.
+std::optional<double> number_of(const std::string& value) {
+    if (value.empty() || std::isspace(static_cast<unsigned char>(value.front()))) return std::nullopt;
+    std::size_t used = 0;
+    double number = 0.0;
+    try {
+        number = std::stod(value, &used);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (used != value.size() || !std::isfinite(number)) return std::nullopt;
+    return number;
+}
+
+// A whole number from 1 to 999999 (six digits at most, so it cannot overflow).
+std::optional<std::size_t> count_of(const std::string& value) {
+    const bool digits =
+        !value.empty() && value.size() <= 6 &&
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(value) < 1) return std::nullopt;
+    return std::stoul(value);
+}
+
+// NAME:COUNT,NUMBER (perturbed:K,EPS, vonmises:Q,KAPPA) with `valid` the number's range;
+// nullopt when the text is not of that form.
+std::optional<initial_spec> density_start_of(initial_kind kind, const std::string& value,
+                                             bool (*valid)(double)) {
+    const auto comma = value.find(',');
+    if (comma == std::string::npos) return std::nullopt;
+    const auto count = count_of(value.substr(0, comma));
+    const auto number = number_of(value.substr(comma + 1));
+    if (!count || !number || !valid(*number)) return std::nullopt;
+    initial_spec spec;
+    spec.kind = kind;
+    spec.degree = *count;
+    spec.amplitude = *number;
+    return spec;
 }
 
 initial_spec spec_of(initial_kind kind, double cap_radius = 0.0, std::size_t caps = 0,
@@ -353,10 +388,30 @@ initial_spec initial_spec::parse(const std::string& text) {
                               ">= -1/(K-1) (K centres at equal pairwise angles DELTA)");
         return spec_of(initial_kind::caps, *eps, std::stoul(count), {}, *delta);
     }
+    if (text.rfind("perturbed:", 0) == 0) {
+        // |EPS| <= 1 keeps 1 + EPS G_K >= 0, since |G_K| <= 1 on [-1, 1].
+        const auto spec = density_start_of(initial_kind::perturbed, text.substr(10),
+                                           [](double eps) { return std::abs(eps) <= 1.0; });
+        if (!spec)
+            throw input_error("invalid perturbed start in '" + text +
+                              "'; expected perturbed:K,EPS with a whole number K >= 1 and "
+                              "-1 <= EPS <= 1 (the density 1 + EPS G_K(x_d) must stay >= 0)");
+        return *spec;
+    }
+    if (text.rfind("vonmises:", 0) == 0) {
+        const auto spec = density_start_of(initial_kind::vonmises, text.substr(9),
+                                           [](double kappa) { return kappa >= 0.0; });
+        if (!spec)
+            throw input_error("invalid vonmises start in '" + text +
+                              "'; expected vonmises:Q,KAPPA with a whole number Q >= 1 of "
+                              "centres and a finite concentration KAPPA >= 0");
+        return *spec;
+    }
     if (text.rfind("file:", 0) == 0 && text.size() > 5)
         return spec_of(initial_kind::file, 0.0, 0, text.substr(5));
     throw input_error("unknown init '" + text +
-                      "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], file:PATH");
+                      "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], "
+                      "perturbed:K,EPS, vonmises:Q,KAPPA, file:PATH");
 }
 
 std::string initial_spec::to_string() const {
@@ -372,6 +427,13 @@ std::string initial_spec::to_string() const {
         // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "," + string.
         std::string text = "caps:" + std::to_string(caps) + "," + number_text(cap_radius);
         if (separation > 0.0) text.append(",").append(number_text(separation));
+        return text;
+    }
+    case initial_kind::perturbed:
+    case initial_kind::vonmises:
+    {
+        std::string text = kind == initial_kind::perturbed ? "perturbed:" : "vonmises:";
+        text.append(std::to_string(degree)).append(",").append(number_text(amplitude));
         return text;
     }
     case initial_kind::file:
@@ -391,6 +453,13 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         throw input_error("norm 'layernorm' needs d >= 3 (the directions live on the "
                           "(d-2)-sphere), got d = " +
                           std::to_string(d));
+    const bool density_start =
+        spec.kind == initial_kind::perturbed || spec.kind == initial_kind::vonmises;
+    if (density_start && centred)
+        throw input_error(layernorm_density_start_refusal(spec));
+    if (density_start && d < 2)
+        throw input_error("init '" + spec.to_string() + "' needs d >= 2, got d = " +
+                          std::to_string(d));
     if (centred && spec.kind != initial_kind::file) {
         centred_start(spec, n, d, source, state.theta);
         return state;
@@ -398,7 +467,7 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
     switch (spec.kind) {
     case initial_kind::uniform:
         for (std::size_t k = 0; k < n; ++k)
-            gaussian_unit_vector(source, &state.theta[k * d], d);
+            uniform_unit_vector(source, &state.theta[k * d], d);
         break;
     case initial_kind::orthogonal:
         if (n > d)
@@ -409,17 +478,27 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         break;
     case initial_kind::cap: {
         std::vector<double> pole(d), tangent(d);
-        gaussian_unit_vector(source, pole.data(), d);
+        uniform_unit_vector(source, pole.data(), d);
         for (std::size_t k = 0; k < n; ++k) {
             const double phi = cap_polar_angle(source, spec.cap_radius, d);
             double* row = &state.theta[k * d];
-            cap_point(source, pole.data(), phi, d, gaussian_unit_vector, tangent.data(), row);
+            cap_point(source, pole.data(), phi, d, uniform_unit_vector, tangent.data(), row);
             normalise(row, d);
         }
         break;
     }
     case initial_kind::caps:
-        caps_start(spec, n, d, d, source, gaussian_unit_vector, state.theta);
+        caps_start(spec, n, d, d, source, uniform_unit_vector, state.theta);
+        break;
+    // The draws are i.i.d. from one stream, token after token, so a run is reproducible from
+    // its seed (and a larger n extends a smaller one's tokens).
+    case initial_kind::perturbed:
+        for (std::size_t k = 0; k < n; ++k)
+            draw_perturbed(source, spec.degree, spec.amplitude, d, &state.theta[k * d]);
+        break;
+    case initial_kind::vonmises:
+        for (std::size_t k = 0; k < n; ++k)
+            draw_vonmises(source, spec.degree, spec.amplitude, d, &state.theta[k * d]);
         break;
     case initial_kind::file: {
         if (!spec.contents)

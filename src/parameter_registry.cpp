@@ -312,12 +312,14 @@ const std::array registry{
         }},
     parameter_spec{
         "init", "--init", value_type::name,
-        "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS[,DELTA] | file:PATH",
+        "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS[,DELTA] | "
+        "perturbed:K,EPS | vonmises:Q,KAPPA | file:PATH",
         "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
         "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
         "EPS around a random pole, K such caps around centres 90 or 180 degrees apart or "
-        "(caps:K,EPS,DELTA) at pairwise angle DELTA, or read from an HDF5 file (with norm "
-        "layernorm: in that "
+        "(caps:K,EPS,DELTA) at pairwise angle DELTA, i.i.d. from the density solver's "
+        "densities 1 + EPS G_K(x_d) (perturbed) or sum_j exp(KAPPA (<x, c_j> - 1)) at Q "
+        "centres c_j (vonmises), or read from an HDF5 file (with norm layernorm: in that "
         "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },
@@ -333,6 +335,9 @@ const std::array registry{
                     "init 'orthogonal' with norm layernorm needs n <= d - 1 (the Helmert basis "
                     "of the hyperplane sum_c x_c = 0), got n = " +
                         std::to_string(c.n) + ", d = " + std::to_string(c.d));
+            if (c.norm == norm_kind::layernorm && (c.init.kind == initial_kind::perturbed ||
+                                                   c.init.kind == initial_kind::vonmises))
+                throw input_error(layernorm_density_start_refusal(c.init));
         }},
     parameter_spec{
         "weights", "--weights", value_type::name,

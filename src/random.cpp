@@ -45,4 +45,39 @@ double random_source::normal() {
     return u * factor;
 }
 
+double random_source::gamma(double shape) {
+    if (shape < 1.0) {
+        // The density of Gamma(a + 1) U^(1/a) is Gamma(a)'s (Marsaglia and Tsang, section 6).
+        const double u = uniform();
+        return gamma(shape + 1.0) * std::pow(u, 1.0 / shape);
+    }
+    const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    for (;;) {
+        double x = 0.0, v = 0.0;
+        do {
+            x = normal();
+            v = 1.0 + c * x;
+        } while (v <= 0.0);
+        v = v * v * v;
+        const double u = uniform();
+        // The squeeze accepts most draws without a log; the second test is the exact one.
+        if (u < 1.0 - 0.0331 * (x * x) * (x * x)) return d * v;
+        if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return d * v;
+    }
+}
+
+void uniform_unit_vector(random_source& source, double* x, std::size_t d) {
+    double norm2 = 0.0;
+    do {
+        norm2 = 0.0;
+        for (std::size_t a = 0; a < d; ++a) {
+            x[a] = source.normal();
+            norm2 += x[a] * x[a];
+        }
+    } while (norm2 == 0.0);
+    const double inverse = 1.0 / std::sqrt(norm2);
+    for (std::size_t a = 0; a < d; ++a)
+        x[a] *= inverse;
+}
+
 } // namespace nadyn

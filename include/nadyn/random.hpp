@@ -19,12 +19,19 @@ class random_source {
     double uniform();
     // Standard normal by the Marsaglia polar method (needs only log and sqrt).
     double normal();
+    // Gamma(shape, 1), shape > 0, by Marsaglia and Tsang's squeeze (ACM TOMS 26 (2000)
+    // 363-372): O(1) normals and uniforms per draw; shape < 1 as Gamma(shape + 1) U^(1/shape).
+    double gamma(double shape);
 
   private:
     std::mt19937_64 m_engine;
     double m_spare = 0.0;
     bool m_has_spare = false;
 };
+
+// A uniform point of S^{d-1} into x: a standard Gaussian vector, normalised (redrawn in the
+// null event that it is zero).
+void uniform_unit_vector(random_source& source, double* x, std::size_t d);
 
 // Stream ids.
 inline constexpr std::uint64_t initial_stream = 1;

@@ -3,10 +3,10 @@
 #include "nadyn/error.hpp"
 #include "nadyn/meanfield/geometry.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/start_density.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 
 namespace nadyn::meanfield {
 
@@ -29,20 +29,6 @@ std::size_t parse_count(const std::string& text, const std::string& what) {
     const std::int64_t value = parse_integer(text, what);
     if (value < 0) throw input_error(what + " must be >= 0, got " + text);
     return static_cast<std::size_t>(value);
-}
-
-// G_k(t), the Gegenbauer polynomial of S^{d-1} normalised to G_k(1) = 1 (docs/model.md §5).
-double gegenbauer(std::size_t k, std::size_t d, double t) {
-    if (k == 0) return 1.0;
-    double prev = 1.0, cur = t;
-    const double dd = static_cast<double>(d);
-    for (std::size_t m = 1; m < k; ++m) {
-        const double mm = static_cast<double>(m);
-        const double next = ((2.0 * mm + dd - 2.0) * t * cur - mm * prev) / (mm + dd - 2.0);
-        prev = cur;
-        cur = next;
-    }
-    return cur;
 }
 
 } // namespace
@@ -118,25 +104,18 @@ std::string density_init::to_string() const {
     return "uniform";
 }
 
+// The formulas are the model layer's (start_density.hpp), which the particles of `nadyn
+// simulate` sample: the two pictures of a start are the same function by construction.
 double density_value(const density_init& init, const double* x, std::size_t d) {
     switch (init.family) {
     case density_init::kind::uniform:
     case density_init::kind::noise:
         return 1.0;
     case density_init::kind::perturbed:
-        return 1.0 + init.amplitude * gegenbauer(init.degree, d, x[d - 1]);
-    case density_init::kind::vonmises: {
-        // Unnormalised: the callers normalise (the grid by its quadrature, the sampler needs
-        // none).
-        double sum = 0.0;
-        for (std::size_t j = 0; j < init.degree; ++j) {
-            const double angle = 2.0 * std::numbers::pi * static_cast<double>(j) /
-                                 static_cast<double>(init.degree);
-            const double c = std::cos(angle) * x[d - 1] + std::sin(angle) * x[0];
-            sum += std::exp(init.amplitude * (c - 1.0));
-        }
-        return sum;
-    }
+        return perturbed_density(init.degree, init.amplitude, x, d);
+    case density_init::kind::vonmises:
+        // Unnormalised: make_density normalises by the grid's quadrature.
+        return vonmises_density(init.degree, init.amplitude, x, d);
     }
     return 1.0;
 }
@@ -144,9 +123,9 @@ double density_value(const density_init& init, const double* x, std::size_t d) {
 double density_bound(const density_init& init, std::size_t) {
     switch (init.family) {
     case density_init::kind::perturbed:
-        return 1.0 + std::abs(init.amplitude);
+        return perturbed_density_bound(init.amplitude);
     case density_init::kind::vonmises:
-        return static_cast<double>(init.degree);
+        return vonmises_density_bound(init.degree);
     default:
         return 1.0;
     }

@@ -79,7 +79,8 @@ void check_all(const std::string& group, const std::vector<bad_case>& cases) {
 // The valid names, as each message lists them.
 const std::string scheme_list = "post-ln, pre-ln, mix-ln, peri-ln, ngpt, sqrt-scaling";
 const std::string integrator_list = "rk4, dopri5, euler, layers";
-const std::string init_list = "uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], file:PATH";
+const std::string init_list = "uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], "
+                              "perturbed:K,EPS, vonmises:Q,KAPPA, file:PATH";
 const std::string weights_list = "identity, gaussian, orthogonal, gpt2, symmetric, "
                                  "interaction-product, interaction-symmetric, interaction-gpt2 "
                                  "(each also NAME-per-layer), random, random-per-layer, file:PATH";
@@ -144,6 +145,12 @@ TEST_CASE("numbers that are not finite or out of range are refused") {
                   {{"--init", "cap:-0.1"}, {"'cap:-0.1'", "0 < EPS <= pi"}},
                   {{"--init", "cap:4"}, {"'cap:4'", "0 < EPS <= pi"}},
                   {{"--init", "cap:0.1x"}, {"'cap:0.1x'", "0 < EPS <= pi"}},
+                  {{"--init", "perturbed:0,0.5"}, {"'perturbed:0,0.5'", "perturbed:K,EPS", "K >= 1"}},
+                  {{"--init", "perturbed:3,2"}, {"'perturbed:3,2'", "-1 <= EPS <= 1"}},
+                  {{"--init", "vonmises:0,1"}, {"'vonmises:0,1'", "vonmises:Q,KAPPA", "Q >= 1"}},
+                  {{"--init", "vonmises:2,-1"}, {"'vonmises:2,-1'", "KAPPA >= 0"}},
+                  {{"--init", "vonmises:2,20", "--norm", "layernorm"},
+                   {"'vonmises:2,20'", "layernorm"}},
                   {{"--rtol", "0"}, {"rtol must be a finite number > 0", "got 0"}},
                   {{"--atol", "-1"}, {"atol must be a finite number >= 0", "got -1"}},
                   {{"--cluster-eps", "0"}, {"cluster-eps must be in (0, 2]", "got 0"}},

@@ -141,6 +141,27 @@ seed = { range = [1, 40] }
     CHECK(contains(inspect.out, "complete, 40 of 40 runs complete"));
 }
 
+TEST_CASE("the density solver's starts are values of run.init and of an init axis") {
+    // They parse through initial_spec::parse like every init, so an experiment file takes
+    // them as a fixed start and as an axis, and each point records its own.
+    const std::string dir = scratch_dir("sweep/density_starts");
+    write_text(dir + "/starts.toml", "[run]\nn = 6\nd = 3\nT = 0.2\ndt = 0.1\n"
+                                     "integrator = \"euler\"\ninit = \"vonmises:1,4\"\n"
+                                     "[sweep]\ninit = [\"perturbed:3,0.5\", \"vonmises:2,20\"]\n");
+    const run_result sweep = run_nadyn({"sweep", "starts.toml", "--out", "s.h5"}, in_dir(dir));
+    REQUIRE(sweep.status == 0);
+    CHECK(contains(sweep.out, "2 runs complete"));
+    const run_result rerun =
+        run_nadyn({"rerun", "s.h5", "--point", "1", "--out", "p1.h5"}, in_dir(dir));
+    REQUIRE(rerun.status == 0);
+    CHECK(contains(rerun.out, "init=vonmises:2,20"));
+    write_text(dir + "/fixed.toml", "[run]\nn = 6\nd = 3\nT = 0.2\ndt = 0.1\n"
+                                    "init = \"perturbed:2,-0.5\"\n[sweep]\nseed = [1, 2]\n");
+    const run_result fixed = run_nadyn({"sweep", "fixed.toml", "--dry-run"}, in_dir(dir));
+    CHECK(fixed.status == 0);
+    CHECK(contains(fixed.out, "2 runs"));
+}
+
 TEST_CASE("bad experiment files are refused with file, line and key, and write nothing") {
     const std::string dir = scratch_dir("sweep/bad");
     struct bad_case {
@@ -159,6 +180,9 @@ TEST_CASE("bad experiment files are refused with file, line and key, and write n
         {"[run]\nn = = 8\n", {"bad.toml:2:"}},
         {"[run]\nn = 1\nd = 2\ninit = \"orthogonal\"\n[sweep]\nn = [1, 3]\n",
          {"run 1 (n=3)", "orthogonal' needs n <= d"}},
+        {"[run]\ninit = \"vonmises:0,1\"\n", {"bad.toml:2:", "'vonmises:0,1'", "vonmises:Q,KAPPA"}},
+        {"[sweep]\ninit = [\"uniform\", \"perturbed:3,2\"]\n",
+         {"bad.toml:2:", "'perturbed:3,2'", "-1 <= EPS <= 1"}},
     };
     for (const auto& c : cases) {
         INFO(c.text);

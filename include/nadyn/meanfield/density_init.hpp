@@ -1,6 +1,7 @@
 #pragma once
 // The starts of the density solver (--init of `nadyn meanfield`, docs/model.md §16.5), the
-// same densities from which `nadyn simulate` draws its particles i.i.d.:
+// same densities from which `nadyn simulate` draws its particles i.i.d. (the analytic ones'
+// formulas and samplers are the model layer's, nadyn/start_density.hpp):
 //
 //   uniform              rho = 1 (a stationary state)
 //   perturbed:K,EPS      rho = 1 + EPS G_K(x_d), G_K the degree-K Gegenbauer polynomial of
