@@ -15,10 +15,11 @@ built, live in the submodule ``nadyn._core``; their functions are re-exported he
 """
 
 from . import closed_forms, clusters, laws
+from .compare import compare
 from .closed_forms import initial_velocity
 from .io import frame_count, open
 
-__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
+__all__ = ["open", "frame_count", "compare", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
 __version__ = "0.1.0"
 
 import importlib as _importlib
