@@ -288,7 +288,14 @@ def compare(particles: Any, density: xr.Dataset, *, times: Any = None, direction
     of x_{d-1}, which compares only the zonal marginal) or ``sliced_w1`` (sphere: the mean over
     the directions u of the W1 of the laws of <x, u>). Its attrs say which (``metric``), with
     the particle count, the geometry and, for the sphere, the directions' count and seed.
-    The module's docstring says how each CDF is computed and the error of the quadrature.
+
+    The density's CDFs are those of its band-limited interpolant integrated in closed form
+    (circle: the trigonometric interpolant of the equispaced values, its Fourier series
+    integrated term by term; S^2: the Legendre series of the projection on u by Funk-Hecke;
+    zonal: the Gegenbauer series in x_{d-1}), exact at the `grid` points and linear between;
+    the integrals of |F_mu - F_nu - c| are then exact, so the error is at most
+    L h^2 max|rho'| / 8 (h the grid spacing, L = 2 pi or 2). The circle's c is the median of
+    F_mu - F_nu (bisection to the last bit).
     """
     if not isinstance(density, xr.Dataset) or "density" not in density:
         raise ValueError("compare: `density` must be a density Dataset (nadyn.open of a "
