@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 import shutil
+import signal
 import subprocess
+import threading
+import time
 import warnings
 
 import h5py
@@ -204,6 +207,25 @@ def test_meanfield_unresolved_warns_and_keeps_the_frames(meanfield_file):
     # The frames before the unresolved time, on the frame times 0, 0.1, ...
     assert ds["time"].values[-1] < ds.attrs["unresolved_time"] <= ds["time"].values[-1] + 0.1 + 1e-12
     np.testing.assert_array_equal(ds["density"].values, reference["density"].values)
+
+
+@pytest.mark.skipif(not nadyn.has_core, reason="needs the compiled module nadyn._core")
+def test_meanfield_ctrl_c_keeps_the_frames(tmp_path):
+    main = threading.main_thread().ident
+    timer = threading.Timer(1.0, lambda: signal.pthread_kill(main, signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as error:
+            # Minutes of work: running when the signal comes.
+            nadyn.meanfield(beta=5, points=1 << 16, init="noise:0.01", T=200, out=tmp_path / "long.h5")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 30
+    ds = error.value.dataset
+    assert ds.attrs["status"] == "interrupted"
+    assert 1 <= ds.sizes["time"] and ds["time"].values[-1] < 200
+    np.testing.assert_allclose(ds["density"].values @ ds["weights"].values, 1.0, atol=1e-12)
 
 
 # ---- nadyn.compare: the circle ---------------------------------------------------------------
