@@ -3,6 +3,8 @@
     import nadyn
     t = nadyn.simulate(scheme="pre-ln", n=32, T=10)   # compiled bindings: a Trajectory
     ds = nadyn.open("run.h5")          # xarray.Dataset: dims time, token, dim
+    rho = nadyn.meanfield(beta=5, T=10)   # the density solver: dims time, point, dim
+    nadyn.compare(ds, rho)             # W1 of the particles' empirical measure to the density
     ds.mean_cos.plot()
     import nadyn.plot
     nadyn.plot.sphere(ds, times=[0, 5, 20])
@@ -13,10 +15,11 @@ built, live in the submodule ``nadyn._core``; their functions are re-exported he
 """
 
 from . import closed_forms, clusters, laws
+from .compare import compare
 from .closed_forms import initial_velocity
 from .io import frame_count, open
 
-__all__ = ["open", "frame_count", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
+__all__ = ["open", "frame_count", "compare", "initial_velocity", "closed_forms", "clusters", "laws", "has_core"]
 __version__ = "0.1.0"
 
 import importlib as _importlib
@@ -36,13 +39,14 @@ if _importlib_util.find_spec(__name__ + "._core") is not None:
     else:
         has_core = True
         try:  # the Python side of the bindings (a stand-in _core may lack what it needs)
-            from .bindings import NumericalFault, parameters, reduced, resume_sweep, simulate, sweep, table
+            from .bindings import (NumericalFault, meanfield, parameters, reduced, resume_sweep, simulate,
+                                   sweep, table)
             from .trajectory import Trajectory
             from .plateaus import plateaus
         except (ImportError, AttributeError):
             pass
         else:
-            __all__ += ["simulate", "sweep", "resume_sweep", "reduced", "table", "parameters", "Trajectory",
+            __all__ += ["simulate", "meanfield", "sweep", "resume_sweep", "reduced", "table", "parameters", "Trajectory",
                         "NumericalFault", "plateaus"]
         for _name in getattr(_core, "__all__", [n for n in dir(_core) if not n.startswith("_")]):
             if _name not in globals():

@@ -24,7 +24,8 @@ import numpy as np
 from . import _core
 from .trajectory import Trajectory
 
-__all__ = ["simulate", "sweep", "reduced", "table", "parameters", "NumericalFault", "experiment_toml"]
+__all__ = ["simulate", "meanfield", "sweep", "reduced", "table", "parameters", "NumericalFault",
+           "experiment_toml"]
 
 NumericalFault = _core.NumericalFault
 NumericalFault.__doc__ = (
@@ -145,6 +146,102 @@ def _simulate_doc() -> str:
 
 simulate.__signature__ = _simulate_signature()  # type: ignore[attr-defined]
 simulate.__doc__ = _simulate_doc()
+
+
+# ---- the density solver --------------------------------------------------------------------
+
+# A compiled module built before the density solver lacks it; simulate and the rest still work.
+_MEANFIELD_DEFAULTS: dict[str, Any] = (dict(_core._meanfield_defaults())
+                                       if hasattr(_core, "_meanfield_defaults") else {})
+
+
+def meanfield(**kwargs: Any):
+    # The signature and docstring are set below from the library's defaults.
+    from .io import open as open_file
+
+    if not _MEANFIELD_DEFAULTS:
+        raise RuntimeError("nadyn's compiled module predates nadyn.meanfield; rebuild it "
+                           "(cmake --build build --target nadyn_python)")
+    out = kwargs.pop("out", None)
+    force = bool(kwargs.pop("force", False))
+    for name in kwargs:
+        if name not in _MEANFIELD_DEFAULTS:
+            valid = ", ".join([*_MEANFIELD_DEFAULTS, "out", "force"])
+            raise TypeError(f"meanfield() got an unexpected keyword argument '{name}'; "
+                            f"valid keywords: {valid}")
+    # NumPy scalars as the Python numbers the binding takes.
+    values = {name: value.item() if isinstance(value, np.generic) else value
+              for name, value in kwargs.items()}
+    values = {name: os.fspath(value) if isinstance(value, os.PathLike) else value
+              for name, value in values.items()}
+    call = "nadyn.meanfield(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
+    directory = None
+    if out is None:
+        directory = tempfile.mkdtemp(prefix="nadyn-meanfield-")
+        path = os.path.join(directory, "meanfield.h5")
+    else:
+        path = os.fspath(out)
+    try:
+        summary = _core._meanfield(values, path, force, call)
+        dataset = open_file(path)
+    finally:
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+    if directory is not None:
+        dataset.attrs.pop("file", None)
+    if summary["fault"]:
+        fault = NumericalFault(summary["fault"])
+        fault.dataset = dataset
+        raise fault
+    if summary["status"] == "unresolved":
+        warnings.warn(
+            f"nadyn.meanfield: unresolved at t = {summary['unresolved_time']:.6g} "
+            f"(unresolved_time): the density's top coefficients reached "
+            f"{summary['unresolved_tail']:.3g} of its mean (resolution_tol); the frames up to "
+            f"t = {summary['last_time']:.6g} are kept; raise points (circle) or degree "
+            "(sphere, zonal) to go further",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if summary["signal"] is not None:
+        interrupt = summary["signal"]
+        interrupt.dataset = dataset
+        raise interrupt
+    return dataset
+
+
+def _meanfield_signature() -> inspect.Signature:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter(name, keyword, default=value)
+                  for name, value in _MEANFIELD_DEFAULTS.items()]
+    parameters.append(inspect.Parameter("out", keyword, default=None))
+    parameters.append(inspect.Parameter("force", keyword, default=False))
+    return inspect.Signature(parameters)
+
+
+meanfield.__signature__ = _meanfield_signature()  # type: ignore[attr-defined]
+meanfield.__doc__ = "\n".join([
+    "Runs the density solver, as `nadyn meanfield` does, and returns its Dataset (nadyn.open).",
+    "",
+    "The tokens' density under the mean-field continuity equation (docs/model.md §16), the",
+    "n -> infinity limit of nadyn.simulate. Every keyword is a flag of `nadyn meanfield` with",
+    "the same default (the name with '_' for '-'); defaults: "
+    + ", ".join(f"{k}={v!r}" for k, v in _MEANFIELD_DEFAULTS.items()) + ".",
+    "geometry: auto (circle for d = 2, sphere for d = 3, zonal otherwise), circle, sphere,",
+    "zonal; init: uniform | perturbed:K,EPS | vonmises:Q,KAPPA | noise:EPS[,KMAX];",
+    "t_switch None: not given. A value the command line would refuse raises ValueError with its",
+    "one-line message; a value of the wrong type or an unknown keyword raises TypeError.",
+    "",
+    "out (path, default None): the density file to write (None: a temporary file, removed",
+    "    once read; the Dataset then has no 'file' attribute). Its datasets equal those of",
+    "    `nadyn meanfield --out` with the same inputs bit for bit.",
+    "force (bool, default False): overwrite `out`.",
+    "",
+    "A run whose grid no longer resolves the density stops there: the Dataset has status",
+    "'unresolved' and attrs['unresolved_time'], and a RuntimeWarning names that time. Ctrl-C",
+    "stops the run at its next step and raises KeyboardInterrupt with the frames so far as",
+    "the exception's `dataset`; a numerical fault raises nadyn.NumericalFault (with `dataset`).",
+])
 
 
 # ---- sweeps -------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import xarray as xr
 from xarray.backends import BackendArray, CachingFileManager
 from xarray.core import indexing
 
-__all__ = ["open", "frame_count", "is_sweep"]
+__all__ = ["open", "frame_count", "is_sweep", "is_density"]
 
 POSITION = "particles/tokens/position"
 MAGNITUDE = "particles/tokens/magnitude"
@@ -40,6 +40,9 @@ CLUSTERING_TIME = "cluster_history/clustering_time"
 # names them the same way).
 MERGE_FIELDS = ("time", "frame", "label", "absorbed", "size", "absorbed_size", "clusters_after")
 OBSERVABLES = "observables"
+# A density file's series (nadyn meanfield; include/nadyn/meanfield/density_file.hpp):
+# /density/{value,time,step} with the nodes /density/points and their weights.
+DENSITY = "density"
 PARAMETERS = "parameters"
 PLATEAUS = "plateaus"
 # Datasets under /parameters and the dimensions they are labelled with.
@@ -120,10 +123,14 @@ def is_sweep(root_attributes: dict[str, Any]) -> bool:
     return root_attributes.get("nadyn_kind") == "sweep"
 
 
+def is_density(root_attributes: dict[str, Any]) -> bool:
+    return root_attributes.get("nadyn_kind") == "density"
+
+
 def _series_groups(f: h5py.File) -> dict[str, h5py.Group]:
-    """Every H5MD time series of a trajectory file, keyed by its path."""
+    """Every H5MD time series of a trajectory or density file, keyed by its path."""
     groups: dict[str, h5py.Group] = {}
-    for path in (POSITION, LABEL, MAGNITUDE):
+    for path in (POSITION, LABEL, MAGNITUDE, DENSITY):
         if path in f:
             groups[path] = f[path]
     if OBSERVABLES in f:
@@ -150,7 +157,7 @@ def _consistent_frames(groups: dict[str, h5py.Group]) -> int:
 
 
 def frame_count(path: str | os.PathLike) -> int:
-    """Frames present in every series of a single-run file (what `open` reads)."""
+    """Frames present in every series of a single-run or density file (what `open` reads)."""
     with _open_h5(path) as f:
         return _consistent_frames(_series_groups(f))
 
@@ -188,6 +195,19 @@ def open(
     the end of a ``with nadyn.open(...) as ds:`` block), and a growing file still shows the
     frames present when it was opened.
 
+    Density file (root attribute ``nadyn_kind = "density"``, written by ``nadyn meanfield``
+    or nadyn.meanfield): dimensions ``time``, ``point`` (the grid's nodes), ``dim`` (d) and
+    ``mode``; coordinates ``time``, ``step`` (on ``time``), ``point``, ``dim``, ``mode`` =
+    1..K, and on ``point`` the node's ``angle`` = atan2(x_1, x_0) in [0, 2 pi) (circle) or
+    ``cos`` = x_{d-1} (zonal: one node per ring, the density a function of x_{d-1}); data
+    variables ``density`` (time, point: rho relative to the uniform probability measure;
+    absent with ``positions=False``), ``points`` (point, dim: the nodes), ``weights``
+    (point: quadrature weights, sum_i w_i rho_i is the mass) and every observable (time; modes:
+    time, mode). ``ds.attrs``: every /parameters attribute (model = "meanfield", geometry
+    circle, sphere or zonal), ``status`` and, for an unresolved run, ``unresolved_time``.
+    Growing and stopped files give the frames whose time and step are written in every
+    series; ``frames`` and ``lazy`` act on ``density`` as on ``theta``.
+
     Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
     engine="h5netcdf")`` (loaded unless ``lazy``; ``frames`` selects along ``time``), with the
     root and /parameters attributes added.
@@ -196,6 +216,9 @@ def open(
         root = _attributes(f)
         if is_sweep(root):
             sweep = True
+        elif is_density(root):
+            sweep = False
+            dataset = _read_density(f, root, values=positions, frames=frames, lazy=lazy)
         else:
             sweep = False
             dataset = _read_trajectory(f, root, positions=positions, frames=frames, lazy=lazy)
@@ -428,6 +451,88 @@ def _read_trajectory(
             # equations, what position, magnitude and time mean) as module_<key>.
             for key, value in _attributes(f["h5md/modules/nadyn"]).items():
                 attrs["file_format_version" if key == "version" else f"module_{key}"] = value
+    for key, value in root.items():
+        attrs.setdefault(key, value)
+    dataset = xr.Dataset(variables, coords=coords, attrs=attrs)
+    if manager is not None:
+        dataset.set_close(manager.close)
+    return dataset
+
+
+# ---- density files (nadyn meanfield) --------------------------------------------------------
+
+def _read_density(
+    f: h5py.File, root: dict[str, Any], *, values: bool, frames: slice | None, lazy: bool
+) -> xr.Dataset:
+    if DENSITY not in f or not all(m in f[DENSITY] for m in ("value", "points", "weights")):
+        raise ValueError(f"'{f.filename}' says nadyn_kind = \"density\" but has no "
+                         f"/{DENSITY}/value, points and weights")
+    groups = _series_groups(f)
+    count = _consistent_frames(groups)
+    start, stop, step = (frames or slice(None)).indices(count)
+    if step < 0:
+        raise ValueError("nadyn.open: frames must be an increasing slice")
+    selection = slice(start, stop, step)
+
+    group = f[DENSITY]
+    time = _read_series(group, "time", selection)
+    step_index = _read_series(group, "step", selection)
+    for path, series in groups.items():
+        if path != DENSITY and not np.array_equal(_read_series(series, "time", selection), time):
+            raise ValueError(f"'{f.filename}': /{path} has times that differ from /{DENSITY}/time")
+    points = np.asarray(group["points"][()], dtype=np.float64)
+    weights = np.asarray(group["weights"][()], dtype=np.float64)
+    count_points, d = points.shape
+    parameters = _attributes(f[PARAMETERS]) if PARAMETERS in f else {}
+    geometry = parameters.get("geometry")
+
+    coords: dict[str, Any] = {
+        "time": ("time", time, {"long_name": "continuous depth t"}),
+        "step": ("time", step_index, {"long_name": "frame index"}),
+        "point": ("point", np.arange(count_points), {"long_name": "node of the grid"}),
+        "dim": ("dim", np.arange(d)),
+    }
+    if geometry == "circle":
+        angle = np.mod(np.arctan2(points[:, 1], points[:, 0]), 2.0 * np.pi)
+        coords["angle"] = ("point", angle, {"long_name": "angle atan2(x_1, x_0) of the node",
+                                            "unit": "radian"})
+    elif geometry == "zonal":
+        coords["cos"] = ("point", points[:, d - 1].copy(),
+                         {"long_name": "x_{d-1} of the node's ring (the density depends on it alone)"})
+
+    variables: dict[str, Any] = {}
+    if values:
+        attributes = {"long_name": "density rho w.r.t. the uniform probability on the sphere"}
+        attributes.update(_variable_attributes(group))
+        if lazy:
+            manager = CachingFileManager(_open_h5, f.filename)
+            data: Any = indexing.LazilyIndexedArray(_FrameSeries(
+                manager, threading.Lock(), group.name + "/value", range(count)[selection],
+                group["value"]))
+        else:
+            manager = None
+            data = _read_series(group, "value", selection)
+        variables["density"] = (("time", "point"), data, attributes)
+    else:
+        manager = None
+    variables["points"] = (("point", "dim"), points, {"long_name": "the nodes (unit vectors)"})
+    variables["weights"] = ("point", weights,
+                            {"long_name": "quadrature weights: sum_i w_i rho_i is the mass"})
+    for path, series in groups.items():
+        if not path.startswith(OBSERVABLES + "/"):
+            continue
+        name = path[len(OBSERVABLES) + 1:]
+        value = _read_series(series, "value", selection)
+        dims = ("time", "mode") if value.ndim == 2 else ("time",)
+        if value.ndim == 2:
+            coords["mode"] = ("mode", np.arange(1, value.shape[1] + 1),
+                              {"long_name": "degree k of the spectral mode m_k"})
+        variables[name] = (dims, value, _variable_attributes(series))
+
+    attrs: dict[str, Any] = dict(parameters)
+    attrs["status"] = root.get("status", "unknown")
+    attrs["frames_read"] = int(len(time))
+    attrs["file"] = os.fspath(f.filename)
     for key, value in root.items():
         attrs.setdefault(key, value)
     dataset = xr.Dataset(variables, coords=coords, attrs=attrs)

@@ -9,6 +9,7 @@ and movies.
     nadyn.plot.movie("run.h5", out="run.mp4")                # GIF when ffmpeg is missing
     nadyn.plot.merge_tree(ds)                                # dendrogram, height = time
     nadyn.plot.merge_tree(sweep, beta=4, seed=1)             # of one run of a sweep
+    nadyn.plot.density(nadyn.open("meanfield.h5"), times=[0, 10])   # a density run
 
 From the shell:
 
@@ -35,7 +36,7 @@ from .closed_forms import initial_velocity
 from .io import open as open_file
 from .laws import fit_terminal, predicted
 
-__all__ = ["sphere", "observables", "heatmap", "movie", "merge_tree", "main", "LAWS"]
+__all__ = ["sphere", "density", "observables", "heatmap", "movie", "merge_tree", "main", "LAWS"]
 
 # What `observables(law=...)` can overlay.
 LAWS = ("initial-slope", "terminal")
@@ -133,6 +134,76 @@ def sphere(
             ax.scatter(xy[mask, 0], xy[mask, 1], s=size, c=colors[mask], edgecolors="none")
     fig.suptitle(_label(ds), fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def density(
+    data: str | os.PathLike | xr.Dataset,
+    times: Iterable[float] | None = None,
+    *,
+    ax=None,
+):
+    """The density rho of a density run (``nadyn meanfield``, nadyn.meanfield) at the frames
+    nearest to `times` (default: first, middle and last frame).
+
+    circle  rho against the angle atan2(x_1, x_0) in [0, 2 pi), one line per time, one axes
+    zonal   rho against x_{d-1} (the rings' cos), one line per time, one axes
+    sphere  the nodes in a Mollweide projection (longitude atan2(x_1, x_0), latitude
+            asin(x_2)) coloured by rho, one axes per time with a shared colour scale
+
+    `ax`: draw the circle's or zonal lines there (its figure is returned). Returns the
+    Figure."""
+    import matplotlib.pyplot as plt
+
+    ds = _dataset(data)
+    if "density" not in ds or "point" not in ds.dims:
+        raise ValueError("nadyn.plot.density draws density files (nadyn meanfield); "
+                         f"'{ds.attrs.get('file', 'the dataset')}' is not one")
+    indices = _frame_indices(ds, times)
+    geometry = ds.attrs.get("geometry")
+    label = f"{geometry}, beta = {ds.attrs.get('beta', '?')}, {ds.attrs.get('init', '')}"
+    values = ds["density"].values
+    if geometry in ("circle", "zonal"):
+        x = ds["angle"].values if geometry == "circle" else ds["cos"].values
+        order = np.argsort(x)
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6.0, 3.6))
+        else:
+            fig = ax.figure
+        colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, len(indices)))
+        for color, index in zip(colors, indices):
+            t = float(ds["time"].values[index])
+            ax.plot(x[order], values[index][order], color=color, lw=1.2, label=f"t = {t:.4g}")
+        if geometry == "circle":
+            ax.set_xlabel("angle atan2(x_1, x_0)")
+            ax.set_xlim(0.0, 2.0 * math.pi)
+        else:
+            ax.set_xlabel(f"x_{ds.sizes['dim'] - 1} (cos of the angle to e_{ds.sizes['dim']})")
+            ax.set_xlim(-1.0, 1.0)
+        ax.set_ylabel("density rho (uniform = 1)")
+        ax.legend(fontsize=8)
+        ax.set_title(label, fontsize=10)
+        fig.tight_layout()
+        return fig
+    if geometry != "sphere":
+        raise ValueError(f"nadyn.plot.density: unknown geometry {geometry!r}")
+    points = ds["points"].values
+    longitude = np.arctan2(points[:, 1], points[:, 0])
+    latitude = np.arcsin(np.clip(points[:, 2], -1.0, 1.0))
+    size = float(np.clip(4000.0 / points.shape[0], 0.5, 12.0))  # the nodes about tile the map
+    low = float(np.min(values[indices]))
+    high = float(np.max(values[indices]))
+    fig, axes = plt.subplots(1, len(indices), figsize=(4.2 * len(indices), 2.9), squeeze=False,
+                             subplot_kw={"projection": "mollweide"})
+    for column, index in enumerate(indices):
+        axis = axes[0, column]
+        drawn = axis.scatter(longitude, latitude, c=values[index], s=size, cmap="viridis",
+                             vmin=low, vmax=high, edgecolors="none")
+        axis.set_title(f"t = {float(ds['time'].values[index]):.4g}", fontsize=9)
+        axis.set_xticklabels([])
+        axis.set_yticklabels([])
+    fig.colorbar(drawn, ax=list(axes[0]), shrink=0.7, label="rho (uniform = 1)")
+    fig.suptitle(label, fontsize=10)
     return fig
 
 

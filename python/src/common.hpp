@@ -35,5 +35,6 @@ void bind_sweep(py::module_& m);
 void bind_fits(py::module_& m);
 void bind_unselectable(py::module_& m);
 void bind_plateaus(py::module_& m);
+void bind_meanfield(py::module_& m);
 
 } // namespace nadyn::python

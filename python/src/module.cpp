@@ -260,4 +260,5 @@ PYBIND11_MODULE(_core, m) {
     bind_fits(m);
     bind_unselectable(m);
     bind_plateaus(m);
+    bind_meanfield(m);
 }
