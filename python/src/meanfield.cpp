@@ -34,6 +34,7 @@ constexpr keyword keywords[] = {
     {"geometry", keyword_type::text},        {"d", keyword_type::count},
     {"points", keyword_type::count},         {"degree", keyword_type::count},
     {"beta", keyword_type::number},          {"scheme", keyword_type::text},
+    {"r0", keyword_type::number},
     {"alpha", keyword_type::number},         {"t_switch", keyword_type::optional_number},
     {"T", keyword_type::number},             {"dt", keyword_type::number},
     {"every", keyword_type::integer},        {"rtol", keyword_type::number},
@@ -62,6 +63,7 @@ py::dict defaults() {
     d["points"] = c.points;
     d["degree"] = c.degree;
     d["beta"] = c.beta;
+    d["r0"] = c.r0;
     d["scheme"] = std::string(info(c.scheme.id).name);
     d["alpha"] = c.scheme.alpha;
     d["t_switch"] = c.t_switch ? py::object(py::float_(*c.t_switch)) : py::object(py::none());
@@ -143,6 +145,7 @@ meanfield_config config_of(const py::dict& values, const std::string& command_li
     if (has("points")) c.points = count_of("points", given["points"]);
     if (has("degree")) c.degree = count_of("degree", given["degree"]);
     if (has("beta")) c.beta = number_of("beta", given["beta"]);
+    if (has("r0")) c.r0 = number_of("r0", given["r0"]);
     if (has("scheme")) c.scheme.id = parse_scheme(text_of("scheme", given["scheme"]));
     if (has("alpha")) c.scheme.alpha = number_of("alpha", given["alpha"]);
     if (has("t_switch")) c.t_switch = number_of("t_switch", given["t_switch"]);

@@ -104,10 +104,10 @@ def test_open_circle_file(circle_file):
 
 
 def test_open_sphere_and_zonal_files(meanfield_file):
-    sphere = nadyn.open(meanfield_file("s.h5", "--d", "3", "--degree", "16", "--beta", "3",
+    sphere = nadyn.open(meanfield_file("s.h5", "--d", "3", "--degree", "24", "--beta", "3",
                                        "--init", "perturbed:2,0.1", "--T", "0.5"))
-    # libsharp's Gauss grid of degree L = 16: L + 1 rings of 2L + 2 nodes.
-    assert dict(sphere.sizes) == {"time": 6, "point": 17 * 34, "dim": 3, "mode": 8}
+    # libsharp's Gauss grid of degree L = 24: L + 1 rings of 2L + 2 nodes.
+    assert dict(sphere.sizes) == {"time": 6, "point": 25 * 50, "dim": 3, "mode": 8}
     assert "angle" not in sphere.coords and "cos" not in sphere.coords
     np.testing.assert_allclose(np.linalg.norm(sphere["points"].values, axis=1), 1.0, atol=1e-14)
     np.testing.assert_allclose(sphere["density"].values @ sphere["weights"].values, 1.0, atol=1e-12)
@@ -115,9 +115,9 @@ def test_open_sphere_and_zonal_files(meanfield_file):
     np.testing.assert_allclose(sphere["density"].values[0], 1 + 0.1 * special.eval_legendre(2, x3),
                                rtol=0, atol=1e-13)
 
-    zonal = nadyn.open(meanfield_file("z.h5", "--d", "5", "--degree", "16", "--beta", "3",
+    zonal = nadyn.open(meanfield_file("z.h5", "--d", "5", "--degree", "24", "--beta", "3",
                                       "--init", "perturbed:2,0.1", "--T", "0.5"))
-    assert dict(zonal.sizes) == {"time": 6, "point": 17, "dim": 5, "mode": 8}
+    assert dict(zonal.sizes) == {"time": 6, "point": 25, "dim": 5, "mode": 8}
     assert zonal.attrs["geometry"] == "zonal"
     np.testing.assert_array_equal(zonal["cos"].values, zonal["points"].values[:, 4])
     np.testing.assert_allclose(zonal["density"].values @ zonal["weights"].values, 1.0, atol=1e-12)
@@ -193,12 +193,12 @@ def test_meanfield_bad_input(cli, tmp_path):
 
 @pytest.mark.skipif(not nadyn.has_core, reason="needs the compiled module nadyn._core")
 def test_meanfield_unresolved_warns_and_keeps_the_frames(meanfield_file):
-    flags = ("--beta", "9", "--points", "64", "--init", "perturbed:4,0.1", "--T", "20")
+    flags = ("--beta", "9", "--points", "96", "--init", "perturbed:4,0.1", "--T", "20")
     reference = nadyn.open(meanfield_file("unresolved.h5", *flags, expect=1))
     assert reference.attrs["status"] == "unresolved"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = nadyn.meanfield(beta=9, points=64, init="perturbed:4,0.1", T=20)
+        ds = nadyn.meanfield(beta=9, points=96, init="perturbed:4,0.1", T=20)
     assert ds.attrs["status"] == "unresolved"
     assert ds.attrs["unresolved_time"] == reference.attrs["unresolved_time"]
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
@@ -298,7 +298,7 @@ def test_compare_takes_a_trajectory(circle_file):
 
 @pytest.fixture
 def sphere_file(meanfield_file):
-    return meanfield_file("s.h5", "--d", "3", "--degree", "16", "--beta", "3", "--init",
+    return meanfield_file("s.h5", "--d", "3", "--degree", "24", "--beta", "3", "--init",
                           "perturbed:2,0.1", "--T", "0.2")
 
 
@@ -322,7 +322,7 @@ def test_sliced_w1_of_a_point_mass_against_quadrature(sphere_file):
 
 
 def test_sliced_w1_of_uniform_particles_falls_like_root_n(meanfield_file):
-    ds = nadyn.open(meanfield_file("u.h5", "--d", "3", "--degree", "16", "--beta", "3",
+    ds = nadyn.open(meanfield_file("u.h5", "--d", "3", "--degree", "24", "--beta", "3",
                                    "--init", "uniform", "--T", "0.1"))
     np.testing.assert_allclose(ds["density"].values, 1.0, atol=1e-12)
     uniform = ds.isel(time=[0])
@@ -351,7 +351,7 @@ def test_sliced_w1_of_uniform_particles_falls_like_root_n(meanfield_file):
 
 def test_zonal_w1_of_a_point_mass_against_quadrature(meanfield_file):
     d = 5
-    ds = nadyn.open(meanfield_file("z.h5", "--d", str(d), "--degree", "16", "--beta", "3",
+    ds = nadyn.open(meanfield_file("z.h5", "--d", str(d), "--degree", "24", "--beta", "3",
                                    "--init", "perturbed:2,0.1", "--T", "0.1")).isel(time=[0])
     lam = (d - 2) / 2
     c = 1 / special.beta(0.5, lam + 0.5)  # the law of x_d on S^{d-1}: c (1 - t^2)^(lam - 1/2)
@@ -379,13 +379,13 @@ def test_plot_density(circle_file, meanfield_file, tmp_path):
     fig.savefig(tmp_path / "circle.png")
     assert (tmp_path / "circle.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    zonal = nadyn.open(meanfield_file("z.h5", "--d", "5", "--degree", "16", "--beta", "3",
+    zonal = nadyn.open(meanfield_file("z.h5", "--d", "5", "--degree", "24", "--beta", "3",
                                       "--init", "perturbed:2,0.1", "--T", "0.2"))
     fig = nadyn.plot.density(zonal, times=[0, 0.2])
     assert len(fig.axes) == 1 and len(fig.axes[0].get_lines()) == 2
     np.testing.assert_array_equal(fig.axes[0].get_lines()[0].get_xdata(), np.sort(zonal["cos"].values))
 
-    sphere = nadyn.open(meanfield_file("s.h5", "--d", "3", "--degree", "16", "--beta", "3",
+    sphere = nadyn.open(meanfield_file("s.h5", "--d", "3", "--degree", "24", "--beta", "3",
                                        "--init", "perturbed:2,0.1", "--T", "0.2"))
     fig = nadyn.plot.density(sphere, times=[0, 0.1, 0.2])
     maps = [ax for ax in fig.axes if ax.name == "mollweide"]
