@@ -1,6 +1,7 @@
 #include "nadyn/growth_rates.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/funk_hecke.hpp"
 
 #include <cmath>
 #include <string>
@@ -28,18 +29,31 @@ double funk_hecke_exp(std::size_t k, double beta, std::size_t d) {
 double growth_rate(std::size_t k, double beta, std::size_t d, attention_kind kind) {
     if (k == 0) throw input_error("growth rates: the mode k must be at least 1 (k = 0 is the mass)");
     const double eigenvalue = static_cast<double>(k) * static_cast<double>(k + d - 2);
+    if (kind == attention_kind::softmax) {
+        // w_k / w_0 by Miller's recurrence (funk_hecke.hpp): finite at any beta and d, where
+        // I_nu(beta) itself underflows (d = 512: nu = 255) or overflows (beta > 700).
+        if (!(beta > 0.0) || !std::isfinite(beta))
+            throw input_error("growth rates: beta must be a finite number > 0, got " +
+                              std::to_string(beta));
+        if (d < 2) throw input_error("growth rates: d must be at least 2, got " + std::to_string(d));
+        return eigenvalue * kernel_ratios(beta, d, k)[k] / beta;
+    }
     const double rate = eigenvalue * funk_hecke_exp(k, beta, d) / beta;
-    return kind == attention_kind::softmax ? rate / funk_hecke_exp(0, beta, d) : rate;
+    if (!std::isfinite(rate))
+        throw input_error("growth rates: w_k underflows or overflows a double at beta = " +
+                          std::to_string(beta) + ", d = " + std::to_string(d) +
+                          " (unnormalised attention); softmax rates have no such limit");
+    return rate;
 }
 
 std::size_t fastest_mode(double beta, std::size_t d) {
-    check_arguments(beta, d);
     // lambda_k rises while k (k + d - 2) gains more than I_{k+nu} loses, then falls for good
     // (I_{k+1}/I_k decreases in k): the first k whose successor is not faster is the maximum.
+    // The softmax rates (the unnormalised ones times w_0, the same argmax) stay finite.
     std::size_t k = 1;
-    double current = growth_rate(1, beta, d, attention_kind::unnormalized);
+    double current = growth_rate(1, beta, d, attention_kind::softmax);
     for (;;) {
-        const double next = growth_rate(k + 1, beta, d, attention_kind::unnormalized);
+        const double next = growth_rate(k + 1, beta, d, attention_kind::softmax);
         if (!(next > current)) return k;
         current = next;
         ++k;
@@ -47,8 +61,11 @@ std::size_t fastest_mode(double beta, std::size_t d) {
 }
 
 double uniform_alignment(double beta, std::size_t d, attention_kind kind) {
-    const double w1 = funk_hecke_exp(1, beta, d);
-    return kind == attention_kind::softmax ? w1 / funk_hecke_exp(0, beta, d) : w1;
+    if (kind == attention_kind::softmax) {
+        (void)growth_rate(1, beta, d, kind); // the same checks
+        return kernel_ratios(beta, d, 1)[1];
+    }
+    return funk_hecke_exp(1, beta, d);
 }
 
 double uniform_clock(const scheme_parameters& scheme, double t, double beta, std::size_t d,

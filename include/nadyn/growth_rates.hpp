@@ -28,8 +28,9 @@ namespace nadyn {
 // w_k above, for beta in (0, 700] and d >= 2 (input_error otherwise).
 double funk_hecke_exp(std::size_t k, double beta, std::size_t d);
 
-// lambda_k(beta) of the degree-k mode, k >= 1, under post-ln (input_error for k = 0, a beta
-// outside (0, 700] or d < 2).
+// lambda_k(beta) of the degree-k mode, k >= 1, under post-ln (input_error for k = 0, beta <= 0
+// or d < 2; unnormalised attention also for a w_k that a double does not hold, e.g. beta > 700).
+// Softmax rates come from the ratios w_k / w_0 (funk_hecke.hpp), finite at any beta and d.
 double growth_rate(std::size_t k, double beta, std::size_t d, attention_kind kind);
 
 // argmax_k lambda_k(beta) over k >= 1, the fastest-growing mode; the same for softmax and

@@ -2,7 +2,7 @@
 
 #include "fftw_plans.hpp"
 #include "nadyn/error.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 #include "nadyn/random.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 #include "fftw_plans.hpp"
 #include "nadyn/error.hpp"
 #include "nadyn/meanfield/circle.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 
 #include <algorithm>
 #include <cmath>

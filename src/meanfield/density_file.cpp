@@ -77,6 +77,7 @@ struct density_writer::impl {
     hdf5_file file;
     std::optional<series> density;
     std::optional<hdf5_dataset> log_magnitude; // the kinetic form's log r (frames, points)
+    std::optional<hdf5_dataset> state;         // a non-nodal state (zonal coefficients)
     std::vector<series> observables;
     std::size_t points = 0, modes = 0;
     bool swmr_started = false;
@@ -97,7 +98,7 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         const meanfield_config& c = solver.config();
         auto& geometry = const_cast<density_solver&>(solver).geometry();
         m_impl = std::make_unique<impl>(
-            impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, {}, geometry.size(), c.modes});
+            impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, std::nullopt, {}, geometry.size(), c.modes});
         impl& f = *m_impl;
         f.file.write_attribute("nadyn_kind", std::string("density"));
         f.file.write_attribute("status", std::string("running"));
@@ -116,7 +117,15 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         f.density->value.write_attribute(
             "description", std::string("the density rho w.r.t. the uniform probability measure "
                                        "at the nodes /density/points"));
-        if (geometry.state_size() > geometry.size()) {
+        if (!geometry.state_is_nodal()) {
+            const hsize_t m = geometry.state_size();
+            f.state = density.create_series("state", H5T_IEEE_F64LE, {m},
+                                            {1, std::min<hsize_t>(m, hsize_t{1} << 17)}, false);
+            f.state->write_attribute(
+                "description", std::string("the integrated state (the zonal density's coefficients "
+                                           "f_k in the orthonormal p_k), for --resume"));
+        }
+        if (geometry.state_size() > geometry.size() && geometry.state_is_nodal()) {
             f.log_magnitude = density.create_series(
                 "log_magnitude", H5T_IEEE_F64LE, {n}, {1, std::min<hsize_t>(n, hsize_t{1} << 17)},
                 false);
@@ -149,12 +158,13 @@ density_writer::density_writer(const std::string& path, std::size_t keep_frames)
     auto claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
     claim->reserve(margin, "no space to reopen '" + path + "'");
     hdf5_file file = hdf5_file::open_read_write(path, true);
-    m_impl = std::make_unique<impl>(impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, {}, 0, 0});
+    m_impl = std::make_unique<impl>(impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, std::nullopt, {}, 0, 0});
     impl& f = *m_impl;
     f.density = open_series(f.file, "density");
     f.points = f.density->value.shape().at(1);
     if (f.file.has("density/log_magnitude"))
         f.log_magnitude = f.file.open_dataset("density/log_magnitude");
+    if (f.file.has("density/state")) f.state = f.file.open_dataset("density/state");
     const hdf5_group observables = f.file.open_group("observables");
     for (const observable_row& row : observable_rows) {
         f.observables.push_back(open_series(observables, row.name));
@@ -168,6 +178,7 @@ density_writer::density_writer(const std::string& path, std::size_t keep_frames)
     };
     drop(*f.density);
     if (f.log_magnitude) f.log_magnitude->set_rows(keep_frames);
+    if (f.state) f.state->set_rows(keep_frames);
     for (series& s : f.observables) drop(s);
     f.file.flush();
     m_frames = keep_frames;
@@ -194,6 +205,7 @@ void density_writer::write_frame(const density_frame& frame, const std::vector<d
     const auto step = static_cast<std::int64_t>(m_frames);
     f.density->value.write_row(row, H5T_NATIVE_DOUBLE, rho.data());
     if (f.log_magnitude) f.log_magnitude->write_row(row, H5T_NATIVE_DOUBLE, rho.data() + f.points);
+    if (f.state) f.state->write_row(row, H5T_NATIVE_DOUBLE, frame.state.data());
     for (std::size_t i = 0; i < f.observables.size(); ++i) {
         const std::string name = observable_rows[i].name;
         hdf5_dataset& value = f.observables[i].value;
@@ -360,8 +372,12 @@ density_summary resume_file(const std::string& path, const std::atomic<bool>* st
     {
         const auto guard = detail::hdf5_lock();
         const hdf5_file reader = hdf5_file::open_read_only(path);
-        reader.open_dataset("density/value")
-            .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data());
+        if (reader.has("density/state"))
+            reader.open_dataset("density/state")
+                .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data());
+        else
+            reader.open_dataset("density/value")
+                .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data());
         if (start.rho.size() > file.points)
             reader.open_dataset("density/log_magnitude")
                 .read_rows(start.frame, 1, H5T_NATIVE_DOUBLE, start.rho.data() + file.points);

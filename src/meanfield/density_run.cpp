@@ -5,7 +5,7 @@
 #include "nadyn/integrate.hpp"
 #include "nadyn/meanfield/circle.hpp"
 #include "nadyn/meanfield/circle_kinetic.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 #include "nadyn/meanfield/sphere_factory.hpp"
 #include "nadyn/meanfield/zonal.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -292,7 +292,10 @@ density_solver::density_solver(meanfield_config config) : m_config(std::move(con
         m_geometry = std::make_unique<zonal_geometry>(m_config.d, m_config.degree, field);
         break;
     }
-    m_initial = make_density(m_config.init, *m_geometry, stream_seed(m_config.seed, initial_stream));
+    const std::vector<double> start =
+        make_density(m_config.init, *m_geometry, stream_seed(m_config.seed, initial_stream));
+    m_initial.assign(m_geometry->size(), 0.0);
+    m_geometry->state_from_nodal(start.data(), m_initial.data());
     m_geometry->extend_state(m_initial);
     m_log_w0 = log_kernel_mass(m_config.beta, m_config.d);
 }
@@ -314,33 +317,40 @@ std::vector<double> density_solver::frame_times() const {
     return density_frame_times(m_config);
 }
 
-density_frame density_solver::observe(const std::vector<double>& rho, double t, double step) {
+std::vector<double> density_solver::nodal_values(const std::vector<double>& state) const {
+    if (m_geometry->state_is_nodal()) return state;
+    std::vector<double> rho(m_geometry->size());
+    m_geometry->nodal_density(state.data(), rho.data());
+    return rho;
+}
+
+density_frame density_solver::observe(const std::vector<double>& state, double t, double step) {
     density_geometry& g = *m_geometry;
     const std::size_t d = g.dimension(), n = g.size();
+    const std::vector<double> nodal = nodal_values(state);
+    const double* rho = nodal.data();
     density_frame f;
     f.time = t;
     f.step_size = step;
     std::vector<double> moment(d, 0.0);
-    double lowest = rho[0], highest = rho[0];
     for (std::size_t i = 0; i < n; ++i) {
         const double w = g.weights()[i] * rho[i];
         f.mass += w;
         for (std::size_t c = 0; c < d; ++c) moment[c] += w * g.points()[i * d + c];
-        lowest = std::min(lowest, rho[i]);
-        highest = std::max(highest, rho[i]);
     }
     // A zonal density's first moment is along e_d only (its nodes stand for whole rings).
     if (g.name() == "zonal")
         for (std::size_t c = 0; c + 1 < d; ++c) moment[c] = 0.0;
     for (const double m : moment) f.mean_cos += m * m;
-    f.r_mean = g.mean_magnitude(rho.data());
+    f.r_mean = g.mean_magnitude(state.data());
     if (std::isnan(f.r_mean)) f.r_mean = m_config.r0;
-    f.energy = (m_log_w0 + std::log(g.pair_integral(rho.data()))) / m_config.beta;
+    f.energy = (m_log_w0 + std::log(g.pair_integral(rho))) / m_config.beta;
     f.modes.assign(m_config.modes, 0.0);
-    g.modes(rho.data(), m_config.modes, f.modes.data());
-    f.peaks = static_cast<std::int64_t>(g.peaks(rho.data(), m_config.peak_floor));
-    f.tail = g.state_tail(rho.data());
-    f.min_density = highest > 0.0 ? lowest / highest : lowest;
+    g.modes(rho, m_config.modes, f.modes.data());
+    f.peaks = static_cast<std::int64_t>(g.peaks(rho, m_config.peak_floor));
+    f.tail = g.state_tail(state.data());
+    f.min_density = g.relative_minimum(rho);
+    if (!g.state_is_nodal()) f.state = state;
     return f;
 }
 
@@ -368,10 +378,13 @@ bool all_finite(const state& x) {
 }
 
 // The resolution check between frames, on the coefficients alone (cheap: one transform).
-bool state_resolved(density_geometry& g, const state& x, double tolerance) {
-    const auto density_end = x.begin() + static_cast<std::ptrdiff_t>(g.size());
-    const auto [low, high] = std::minmax_element(x.begin(), density_end);
-    if (*low < -tolerance * std::max(*high, 0.0)) return false;
+bool state_resolved(density_geometry& g, const state& x, state& nodal, double tolerance) {
+    const double* rho = x.data();
+    if (!g.state_is_nodal()) {
+        g.nodal_density(x.data(), nodal.data());
+        rho = nodal.data();
+    }
+    if (g.relative_minimum(rho) < -tolerance) return false;
     return g.state_tail(x.data()) <= tolerance;
 }
 
@@ -413,12 +426,12 @@ density_summary density_solver::run(const density_frame_sink& sink,
             summary.unresolved_tail = first.tail;
             return finish(density_outcome::unresolved);
         }
-        sink(first, rho);
+        sink(first, nodal_values(rho));
         ++summary.frames;
     }
     auto stepper = odeint::make_controlled(m_config.atol, m_config.rtol,
                                            odeint::runge_kutta_dopri5<state>());
-    state dxdt(rho.size()), previous(rho.size());
+    state dxdt(rho.size()), previous(rho.size()), nodal(m_geometry->size());
     for (std::size_t next = frame + 1; next < times.size(); ++next) {
         const double target = times[next];
         // A fresh derivative at every frame (not Dormand-Prince's last stage carried over):
@@ -428,7 +441,7 @@ density_summary density_solver::run(const density_frame_sink& sink,
             if (stop && stop->load(std::memory_order_relaxed)) {
                 const density_frame last = observe(rho, t, step);
                 if (t > times[next - 1]) {
-                    sink(last, rho);
+                    sink(last, nodal_values(rho));
                     ++summary.frames;
                 }
                 return finish(density_outcome::interrupted);
@@ -457,19 +470,19 @@ density_summary density_solver::run(const density_frame_sink& sink,
                 throw numerical_fault("the density became non-finite at t = " +
                                       std::to_string(t_before) + "; the frames before are kept");
             }
-            if (!state_resolved(*m_geometry, rho, m_config.resolution_tol)) {
+            if (!state_resolved(*m_geometry, rho, nodal, m_config.resolution_tol)) {
                 summary.unresolved_time = t;
                 summary.unresolved_tail = m_geometry->state_tail(rho.data());
                 rho = previous;
                 t = t_before;
                 if (t > times[next - 1]) {
-                    sink(observe(rho, t, step), rho);
+                    sink(observe(rho, t, step), nodal_values(rho));
                     ++summary.frames;
                 }
                 return finish(density_outcome::unresolved);
             }
         }
-        sink(observe(rho, t, step), rho);
+        sink(observe(rho, t, step), nodal_values(rho));
         ++summary.frames;
     }
     return finish(density_outcome::complete);

@@ -1,7 +1,7 @@
 #include "nadyn/meanfield/sphere.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 #include "nadyn/random.hpp"
 
 #include <libsharp/sharp.h>

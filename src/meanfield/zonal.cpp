@@ -1,12 +1,13 @@
 #include "nadyn/meanfield/zonal.hpp"
 
 #include "nadyn/error.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 #include "nadyn/random.hpp"
 
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <string>
 
@@ -105,6 +106,8 @@ zonal_geometry::zonal_geometry(std::size_t d, std::size_t degree, const field_pa
     m_z.resize(n);
     m_dz.resize(n);
     m_r.resize(n);
+    m_along.resize(n);
+    m_filtered.resize(n);
     m_flux.resize(n);
 }
 
@@ -119,24 +122,53 @@ void zonal_geometry::coefficients(const double* rho, double* out) const {
     }
 }
 
-void zonal_geometry::rate(const double* rho, double t, double* drho) {
+void zonal_geometry::nodal_density(const double* state, double* rho) const {
+    const auto n = static_cast<Eigen::Index>(size());
+    Eigen::Map<Eigen::VectorXd>(rho, n).noalias() =
+        m_basis.transpose() * Eigen::Map<const Eigen::VectorXd>(state, n);
+}
+
+void zonal_geometry::state_from_nodal(const double* rho, double* state) const {
+    coefficients(rho, state);
+}
+
+double zonal_geometry::relative_minimum(const double* rho) const {
+    // The nodes that carry the density: weight at least 1e-12 of the largest. Beyond them
+    // (large d) a node's p_k reach 1e6 and more, and its value is the coefficients' round-off
+    // amplified, on a weight too small to matter to any integral.
+    const double top_weight = *std::max_element(m_weights.begin(), m_weights.end());
+    double low = std::numeric_limits<double>::infinity(), high = 0.0;
+    for (std::size_t i = 0; i < size(); ++i) {
+        if (m_weights[i] < 1e-12 * top_weight) continue;
+        low = std::min(low, rho[i]);
+        high = std::max(high, rho[i]);
+    }
+    return high > 0.0 ? low / high : low;
+}
+
+double zonal_geometry::state_tail(const double* state) {
+    double top = 0.0;
+    for (std::size_t k = (2 * m_degree) / 3 + 1; k <= m_degree; ++k)
+        top = std::max(top, std::abs(state[k]));
+    return top / std::abs(state[0]);
+}
+
+void zonal_geometry::rate(const double* state, double t, double* rate) {
     // Weak form: d f_m/dt = integral rho g(t) p_m'(t) (1 - t^2) dsigma, with the velocity
     // X = g grad t, g = (1/beta) Z'/Z / s and Z = sum_k (w_k/w_0) f_k p_k (docs/model.md §16.3).
     const std::size_t nodes = size();
-    const Eigen::Map<const Eigen::VectorXd> values(rho, static_cast<Eigen::Index>(nodes));
-    const Eigen::Map<const Eigen::VectorXd> weights(m_weights.data(),
-                                                   static_cast<Eigen::Index>(nodes));
-    m_coefficients.noalias() = m_basis * values.cwiseProduct(weights);
-    const Eigen::Map<const Eigen::VectorXd> ratios(m_ratios.data(),
-                                                  static_cast<Eigen::Index>(nodes));
-    const Eigen::VectorXd filtered = m_coefficients.cwiseProduct(ratios);
-    m_z.noalias() = m_basis.transpose() * filtered;
-    m_dz.noalias() = m_derivative.transpose() * filtered;
+    const auto n = static_cast<Eigen::Index>(nodes);
+    const Eigen::Map<const Eigen::VectorXd> coefficients(state, n);
+    m_r.noalias() = m_basis.transpose() * coefficients; // rho at the nodes
+    const Eigen::Map<const Eigen::VectorXd> ratios(m_ratios.data(), n);
+    m_filtered = coefficients.cwiseProduct(ratios);
+    m_z.noalias() = m_basis.transpose() * m_filtered;
+    m_dz.noalias() = m_derivative.transpose() * m_filtered;
     const bool needs_norm = m_field.scheme.id == scheme::ngpt;
     if (needs_norm) {
-        const Eigen::Map<const Eigen::VectorXd> radial(m_radial.data(),
-                                                      static_cast<Eigen::Index>(nodes));
-        m_r.noalias() = m_basis.transpose() * m_coefficients.cwiseProduct(radial);
+        const Eigen::Map<const Eigen::VectorXd> radial(m_radial.data(), n);
+        m_filtered = coefficients.cwiseProduct(radial);
+        m_along.noalias() = m_basis.transpose() * m_filtered;
     }
     const double inv_beta = 1.0 / m_field.beta;
     for (std::size_t i = 0; i < nodes; ++i) {
@@ -145,15 +177,14 @@ void zonal_geometry::rate(const double* rho, double t, double* drho) {
         const double g = inv_beta * m_dz[ii] / m_z[ii];
         double norm = 0.0;
         if (needs_norm) {
-            const double along = m_r[ii] / m_z[ii];
+            const double along = m_along[ii] / m_z[ii];
             norm = std::sqrt(along * along + g * g * sin2);
         }
-        m_flux[ii] = m_weights[i] * rho[i] * g * inverse_speed(m_field, t, norm) * sin2;
+        m_flux[ii] = m_weights[i] * m_r[ii] * g * inverse_speed(m_field, t, norm) * sin2;
     }
-    m_coefficients.noalias() = m_derivative * m_flux;
-    m_coefficients[0] = 0.0; // p_0' = 0: the mass does not change
-    Eigen::Map<Eigen::VectorXd> out(drho, static_cast<Eigen::Index>(nodes));
-    out.noalias() = m_basis.transpose() * m_coefficients;
+    Eigen::Map<Eigen::VectorXd> out(rate, n);
+    out.noalias() = m_derivative * m_flux;
+    out[0] = 0.0; // p_0' = 0: the mass does not change
 }
 
 void zonal_geometry::modes(const double* rho, std::size_t count, double* out) {
@@ -185,12 +216,17 @@ double zonal_geometry::tail(const double* rho) {
 }
 
 std::size_t zonal_geometry::peaks(const double* rho, double floor) const {
-    const std::size_t n = size();
+    // Over the nodes that carry the density (relative_minimum's), in the order of t.
+    const double top_weight = *std::max_element(m_weights.begin(), m_weights.end());
+    std::vector<double> values;
+    for (std::size_t i = 0; i < size(); ++i)
+        if (m_weights[i] >= 1e-12 * top_weight) values.push_back(rho[i]);
+    const std::size_t n = values.size();
     std::size_t count = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const bool above_left = i == 0 || rho[i] > rho[i - 1];
-        const bool above_right = i + 1 == n || rho[i] > rho[i + 1];
-        if (rho[i] > floor && above_left && above_right) ++count;
+        const bool above_left = i == 0 || values[i] > values[i - 1];
+        const bool above_right = i + 1 == n || values[i] > values[i + 1];
+        if (values[i] > floor && above_left && above_right) ++count;
     }
     return count;
 }

@@ -6,7 +6,7 @@
 
 #include "nadyn/error.hpp"
 #include "nadyn/growth_rates.hpp"
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 #include "nadyn/random.hpp"
 
 #include <doctest/doctest.h>

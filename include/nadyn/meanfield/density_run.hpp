@@ -72,6 +72,9 @@ struct density_frame {
     double tail = 0.0;       // the resolution diagnostic
     double min_density = 0.0;
     double step_size = 0.0;  // the step the integrator tries next
+    // The integrated state when it is not the nodal values the sink gets (the zonal
+    // geometry's coefficients): what a resume needs to continue bit for bit. Else empty.
+    std::vector<double> state;
 };
 
 enum class density_outcome { complete, interrupted, unresolved };
@@ -89,12 +92,14 @@ struct density_summary {
 
 // Where a run starts: t = 0 from the configured density, or a resumed file's last frame.
 struct density_start {
-    std::vector<double> rho;
+    std::vector<double> rho; // the state
     double time = 0.0;
     double step = 0.0;  // the step to try first
     std::size_t frame = 0; // the index of the frame at `time` (already written)
 };
 
+// Receives each frame's observables and the density at the nodes (followed, in the kinetic
+// form, by log r at the nodes).
 using density_frame_sink =
     std::function<void(const density_frame& frame, const std::vector<double>& rho)>;
 
@@ -111,9 +116,11 @@ class density_solver {
     [[nodiscard]] const std::vector<double>& initial_density() const { return m_initial; }
     // The frame times of an uninterrupted run: 0, every * dt, 2 every * dt, ..., T.
     [[nodiscard]] std::vector<double> frame_times() const;
-    // The observables of rho at time t.
-    density_frame observe(const std::vector<double>& rho, double t, double step);
-    // Whether rho passes the resolution check (tail and negativity within resolution_tol).
+    // The observables of the state at time t.
+    density_frame observe(const std::vector<double>& state, double t, double step);
+    // The nodal values of a state (the density, then log r in the kinetic form).
+    [[nodiscard]] std::vector<double> nodal_values(const std::vector<double>& state) const;
+    // Whether a frame passes the resolution check (tail and negativity within resolution_tol).
     [[nodiscard]] bool resolved(const density_frame& frame) const;
 
     // Integrates from `start` (the frame there is already recorded, except for a fresh start,

@@ -16,6 +16,7 @@
 // linearisation around the uniform density is exact: every degree k grows at lambda_k.
 #include "nadyn/scheme.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -60,7 +61,21 @@ class density_geometry {
     [[nodiscard]] std::size_t size() const { return m_weights.size(); }
 
     // The integrated state: the density at the nodes (size() values), followed by what else a
-    // geometry carries (the kinetic form of the schemes with a magnitude: log r at the nodes).
+    // geometry carries (the kinetic form of the schemes with a magnitude: log r at the nodes);
+    // or, where nodal values are ill-conditioned, the density's coefficients (state_is_nodal).
+    [[nodiscard]] virtual bool state_is_nodal() const { return true; }
+    // The density at the nodes from a state, and the state of a density at the nodes.
+    virtual void nodal_density(const double* state, double* rho) const {
+        std::copy(state, state + size(), rho);
+    }
+    virtual void state_from_nodal(const double* rho, double* state) const {
+        std::copy(rho, rho + size(), state);
+    }
+    // min rho / max rho over the nodes that carry the density (every node by default).
+    [[nodiscard]] virtual double relative_minimum(const double* rho) const {
+        const auto [low, high] = std::minmax_element(rho, rho + size());
+        return *high > 0.0 ? *low / *high : *low;
+    }
     [[nodiscard]] virtual std::size_t state_size() const { return size(); }
     // Appends to a density the rest of its starting state (nothing by default).
     virtual void extend_state(std::vector<double>& /*state*/) const {}

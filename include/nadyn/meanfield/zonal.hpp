@@ -23,7 +23,14 @@ class zonal_geometry final : public density_geometry {
     // The nodes' cosines t_i = x_d, ascending.
     [[nodiscard]] const std::vector<double>& cosines() const { return m_cosines; }
 
-    void rate(const double* rho, double t, double* drho) override;
+    // The state is the coefficients f_k (k = 0..L): at large d the outer nodes' p_k are huge
+    // and nodal values there would amplify round-off (docs/model.md §16.3).
+    [[nodiscard]] bool state_is_nodal() const override { return false; }
+    void nodal_density(const double* state, double* rho) const override;
+    void state_from_nodal(const double* rho, double* state) const override;
+    [[nodiscard]] double relative_minimum(const double* rho) const override;
+    double state_tail(const double* state) override;
+    void rate(const double* state, double t, double* rate) override;
     void modes(const double* rho, std::size_t count, double* out) override;
     double pair_integral(const double* rho) override;
     double tail(const double* rho) override;
@@ -42,7 +49,7 @@ class zonal_geometry final : public density_geometry {
     matrix_type m_basis;      // (L+1) x nodes: p_k(t_i)
     matrix_type m_derivative; // (L+1) x nodes: p_k'(t_i)
     std::vector<double> m_ratios, m_radial;
-    Eigen::VectorXd m_coefficients, m_z, m_dz, m_r, m_flux;
+    Eigen::VectorXd m_coefficients, m_z, m_dz, m_r, m_flux, m_along, m_filtered;
 };
 
 } // namespace nadyn::meanfield

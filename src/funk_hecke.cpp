@@ -1,11 +1,11 @@
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 
 #include "nadyn/error.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace nadyn::meanfield {
+namespace nadyn {
 
 std::vector<double> kernel_ratios(double beta, std::size_t d, std::size_t max_degree) {
     if (!(beta >= 0.0) || !std::isfinite(beta))
@@ -61,4 +61,4 @@ double harmonic_dimension(std::size_t k, std::size_t d) {
            std::exp(std::lgamma(kk + dd - 2.0) - std::lgamma(kk + 1.0) - std::lgamma(dd - 1.0));
 }
 
-} // namespace nadyn::meanfield
+} // namespace nadyn

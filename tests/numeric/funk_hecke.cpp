@@ -1,13 +1,13 @@
-// The Funk-Hecke ratios w_k / w_0 = I_{k+nu}(beta) / I_nu(beta) of the density solver against
+// The Funk-Hecke ratios w_k / w_0 = I_{k+nu}(beta) / I_nu(beta) (growth rates, the density solver) against
 // the standard library's Bessel functions where those are finite, and against the large-beta
 // expansion where w_0 overflows.
-#include "nadyn/meanfield/funk_hecke.hpp"
+#include "nadyn/funk_hecke.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-using namespace nadyn::meanfield;
+using namespace nadyn;
 
 TEST_CASE("kernel ratios are I_{k+nu}(beta) / I_nu(beta)") {
     for (const std::size_t d : {2u, 3u, 5u, 64u})

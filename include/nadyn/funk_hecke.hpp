@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace nadyn::meanfield {
+namespace nadyn {
 
 // w_k / w_0 = I_{k+nu}(beta) / I_nu(beta) for k = 0..max_degree (the first is 1), for
 // beta > 0 and d >= 2, by Miller's backward recurrence I_{m-1} = I_{m+1} + (2m/beta) I_m
@@ -29,4 +29,4 @@ std::vector<double> radial_kernel_ratios(double beta, std::size_t d,
 // overflows no integer type for the sizes used here, but is only ever a weight).
 double harmonic_dimension(std::size_t k, std::size_t d);
 
-} // namespace nadyn::meanfield
+} // namespace nadyn
