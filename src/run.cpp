@@ -570,6 +570,13 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         if (horizon && !(std::isfinite(*horizon) && *horizon >= old_T))
             throw input_error("T = " + std::to_string(*horizon) + " cannot shorten the run in '" +
                               path + "' (T = " + std::to_string(old_T) + ")");
+        if (horizon) {
+            // The longer horizon is checked as a new run's would be (T / dt below max_steps,
+            // per-layer redraws), before the writer records it in the file.
+            run_config extended = c;
+            extended.integration.T = *horizon;
+            extended.validate();
+        }
         if (file.status() == "complete" && !(horizon && *horizon > old_T))
             throw input_error("'" + path + "' is complete at T = " + std::to_string(old_T) +
                               "; pass a larger --T to extend it");
