@@ -3,6 +3,8 @@
 #include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/input_files.hpp"
+#include "nadyn/parallel_context.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
 #ifdef NADYN_WITH_MPI
@@ -115,6 +117,45 @@ template <class Run> run_summary run_shared(const token_exchange* exchange, Run&
     }
 }
 
+// The ranks of an MPI job run one command line (agreed at start-up), but its `file:` paths
+// resolve in each rank's own working directory: the ranks agree on a hash of what each read
+// (the whole parameter record, every input file's contents, for a resume the file resumed)
+// before any file is touched. A rank that could not read its inputs ends every rank with its
+// message (instead of leaving the others in the first collective), and so do inputs that
+// differ. `prepare` builds this rank's run; a job of one just runs it.
+simulation prepared_on_every_rank(const std::function<simulation()>& prepare,
+                                  const std::string& resumed) {
+    const bool shared = sweep_ranks && sweep_ranks->size() > 1;
+    if (!shared) return prepare();
+    std::optional<simulation> run;
+    std::string refusal, digest;
+    try {
+        run.emplace(prepare());
+        digest = run->inputs_digest();
+        if (!resumed.empty()) digest += input_file_sha256(resumed);
+    } catch (const input_error& e) {
+        refusal = e.what();
+    } catch (const io_error& e) {
+        refusal = e.what();
+    }
+    std::uint64_t hash = 0;
+    for (const char c : digest) // FNV-1a of the hex digest: the collective compares 64 bits
+        hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    const start_agreement agreed = sweep_ranks->agree_on_inputs(hash, !refusal.empty());
+    if (agreed.refused_rank >= 0) {
+        const std::string text = sweep_ranks->text_from(agreed.refused_rank, refusal);
+        throw input_error(agreed.refused_rank == 0
+                              ? text
+                              : "rank " + std::to_string(agreed.refused_rank) + ": " + text);
+    }
+    if (agreed.differing_rank >= 0)
+        throw input_error("MPI rank " + std::to_string(agreed.differing_rank) +
+                          " read other inputs than rank 0 (a file: path that names another file "
+                          "there, e.g. from another working directory); every rank must read "
+                          "the same files, so none runs");
+    return std::move(*run);
+}
+
 // The run's warnings, once per job (every rank of a shared run meets the same ones).
 void warn(const std::string& warning) {
     if (speaks()) std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
@@ -150,11 +191,17 @@ void print_summary(const run_summary& summary, const std::string& path) {
 int resume(const simulate_options& o, const std::function<run_config()>& to_config) {
     if (!o.out.empty())
         throw input_error("--resume appends to its FILE; --out cannot be combined with it");
-    simulation run = simulation::from_file(o.resume);
-    run.set_warning_sink(warn);
     const run_config given = to_config();
     const std::vector<std::string> names = o.given();
-    check_resume_agreement(run.config(), given, names, o.resume);
+    simulation run = prepared_on_every_rank(
+        [&] {
+            simulation from = simulation::from_file(o.resume);
+            check_resume_agreement(from.config(), given, names, o.resume);
+            from.check_inputs_unchanged(o.resume);
+            return from;
+        },
+        o.resume);
+    run.set_warning_sink(warn);
     std::optional<double> horizon;
     if (std::find(names.begin(), names.end(), "T") != names.end()) horizon = given.integration.T;
     const auto exchange = token_sharing(run.config().n);
@@ -229,7 +276,8 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
             throw input_error("--out needs a file name (omit it for a new descriptive name)");
         if (resume_option->count() > 0) return resume(*o, to_config);
         const run_config c = to_config();
-        simulation run(c); // validates and reads every input file before any output exists
+        // Validates and reads every input file before any output exists.
+        simulation run = prepared_on_every_rank([&] { return simulation(c); }, "");
         run.set_warning_sink(warn);
         const auto exchange = token_sharing(c.n);
         run.share_tokens(exchange.get());

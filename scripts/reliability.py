@@ -1011,6 +1011,69 @@ class Report:
 
     # ---- everything ---------------------------------------------------------------------
 
+    # ---- 20-22. silent wrong data: step counts, changed inputs, a resume killed early ----
+
+    def step_counts(self):
+        for label, args in (("T / dt past 2^63 (dt 1e-20)", ["--T", "0.5", "--dt", "1e-20"]),
+                            ("T 1e300", ["--T", "1e300"]),
+                            ("dt 5e-324", ["--T", "0.5", "--dt", "5e-324"])):
+            self.bad_simulate(label, ["--n", "8"] + args, ["T / dt is too large"],
+                              horizon=False, scenario="20 step count")
+        check = Check()
+        cwd = self.case_dir("sweep_tiny_dt")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 8\nT = 0.5\n[sweep]\ndt = [0.01, 1e-300]\n")
+        args = ["sweep", "e.toml", "--out", "s.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, ["T / dt is too large"])
+        check(sorted(os.listdir(cwd)) == ["e.toml"], "created %s" % os.listdir(cwd))
+        self.add(Row("20 step count: sweep with dt = 1e-300", self.runner.show(args), "2",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+                     check.problems))
+
+    def changed_inputs(self):
+        check = Check()
+        cwd = self.case_dir("changed_init")
+        init = os.path.join(cwd, "init64.h5")
+
+        def write_init(shift):
+            with h5py.File(init, "w") as f:
+                f["theta0"] = np.arange(1.0, 19.0).reshape(6, 3) + shift
+
+        write_init(0.0)
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write('[run]\nn = 6\nd = 3\nT = 0.2\ninit = "file:init64.h5"\n'
+                    '[sweep]\nbeta = [1, 2, 3]\n')
+        made = self.runner.run(["sweep", "e.toml", "--out", "s.h5", "--quiet"], cwd)
+        check(made.status == 0, "the sweep failed: %s" % first_line(made.err))
+        write_init(0.5)
+        before = snapshot(os.path.join(cwd, "s.h5"))
+        args = ["sweep", "--resume", "s.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, ["init64.h5", "changed since"])
+        check(snapshot(os.path.join(cwd, "s.h5")) == before, "the sweep file was modified")
+        self.add(Row("21 sweep --resume after its init file changed", self.runner.show(args),
+                     "2", status_text(res.status), self.runner.clean(first_line(res.err)),
+                     "—", "—", check.problems))
+
+    def resume_killed_early(self):
+        check = Check()
+        cwd = self.case_dir("resume_killed_early")
+        source = os.path.join(REPO, "tests", "regression", "data", "resume_killed_early.h5")
+        path = os.path.join(cwd, "k.h5")
+        shutil.copyfile(source, path)
+        inspected = self.runner.run(["inspect", "k.h5"], cwd)
+        check(inspected.status == 0, "inspect: %s" % first_line(inspected.err))
+        frames_before = frames_of(path)
+        args = ["simulate", "--resume", "k.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        check(res.status == 0, "resume: %s" % first_line(res.err))
+        self.add(Row("22 a resume killed in its first ms (file marked open), then inspect "
+                     "and --resume", "nadyn inspect k.h5; " + self.runner.show(args),
+                     "0, 0", "%s, %s" % (status_text(inspected.status), status_text(res.status)),
+                     self.runner.clean(first_line(res.err)) or "(empty)",
+                     "%s → %s" % (frames_before, frames_of(path)), "0", check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1052,6 +1115,9 @@ class Report:
         self.memory_of_weights()
         self.inconsistent_ranks()
         self.sweep_observables()
+        self.step_counts()
+        self.changed_inputs()
+        self.resume_killed_early()
 
 
 def cell(text):

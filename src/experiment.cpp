@@ -652,6 +652,19 @@ void experiment::check_input_files() const {
         });
 }
 
+std::vector<std::pair<std::string, std::string>> experiment::input_file_hashes() const {
+    static constexpr std::string_view inputs[] = {"init", "weights", "ln_params"};
+    const auto is_input = [](std::string_view axis) {
+        return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
+    };
+    std::map<std::string, std::string> hashes;
+    for_each_combination(is_input, [&](const run_config& c, std::size_t, std::size_t) {
+        for (const input_file& file : input_files(c))
+            if (!hashes.contains(file.path)) hashes[file.path] = input_file_sha256(file.path);
+    });
+    return {hashes.begin(), hashes.end()};
+}
+
 std::string experiment::digest() const {
     std::uint64_t hash = 14695981039346656037ULL;
     const auto add = [&](std::string_view part) {

@@ -40,9 +40,26 @@ std::string_view to_string(integrator_kind kind) {
     return "rk4";
 }
 
+namespace {
+
+std::string shown_ratio(double ratio) {
+    std::ostringstream out;
+    out.precision(6);
+    out << ratio;
+    return out.str();
+}
+
+} // namespace
+
 std::int64_t step_count(double T, double dt) {
     if (T <= 0.0) return 0;
     const double ratio = T / dt;
+    // Refused in double, before any cast: converting a double at or past 2^63 (or NaN, or
+    // infinity: T = 1e300, dt = 5e-324) to int64 is undefined behaviour, and x86 yields
+    // INT64_MIN, which every "< limit" check then accepted as a run of no steps.
+    if (!(ratio < static_cast<double>(max_steps)))
+        throw input_error("T / dt is too large (" + shown_ratio(ratio) +
+                          " steps; a run takes fewer than 2^40)");
     const double nearest = std::round(ratio);
     if (std::abs(ratio - nearest) <= 1e-9 * std::max(1.0, nearest))
         return static_cast<std::int64_t>(nearest);

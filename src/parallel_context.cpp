@@ -41,6 +41,10 @@ start_agreement parallel_context::agree_on_start(std::uint64_t, bool refused) co
     return agreement;
 }
 
+std::string parallel_context::text_from(int, const std::string& text) const {
+    return text;
+}
+
 std::uint64_t parallel_context::command_hash(int argc, const char* const* argv) {
     std::uint64_t hash = 14695981039346656037ULL;
     for (int i = 1; i < argc; ++i) {

@@ -26,6 +26,14 @@ std::string show(double value) {
     return out.str();
 }
 
+// A count too large to be one, in six digits (5e+19, not 50000000000000000000).
+std::string show_count(double value) {
+    std::ostringstream out;
+    out.precision(6);
+    out << value;
+    return out.str();
+}
+
 std::string quoted(std::string_view text) {
     // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "'" + string.
     std::string out;
@@ -280,8 +288,7 @@ const std::array registry{
         [](const run_config& c) {
             require(std::isfinite(c.integration.dt) && c.integration.dt > 0.0,
                     "dt must be a finite number > 0, got " + show(c.integration.dt));
-            require(step_count(c.integration.T, c.integration.dt) < (std::int64_t{1} << 40),
-                    "T / dt is too large (" + show(c.integration.T / c.integration.dt) + " steps)");
+            (void)step_count(c.integration.T, c.integration.dt); // throws past max_steps
         }},
     parameter_spec{
         "integrator", "--integrator", value_type::name, "Integrator: rk4 | dopri5 | euler | layers",
@@ -382,6 +389,13 @@ const std::array registry{
             require(std::isfinite(c.integration.layer_time) && c.integration.layer_time >= 0.0,
                     "layer-time must be a finite number > 0, got " +
                         show(c.integration.layer_time));
+            // Each redraw is a step boundary and a random stream of its own (below 2^40):
+            // T / tau redraws are steps, bounded like T / dt.
+            const double tau = redraw_period(c.resolved_integration());
+            if ((c.weights.per_layer || c.norm_noise > 0.0) && tau > 0.0)
+                require(c.integration.T / tau < static_cast<double>(max_steps),
+                        "T / layer-time is too large (" + show_count(c.integration.T / tau) +
+                            " layers of weights; a run draws fewer than 2^40)");
         }},
     parameter_spec{
         "heads", "--heads", value_type::integer, "Attention heads H (>= 1), each its own Q, K, V",

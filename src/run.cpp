@@ -1,6 +1,7 @@
 #include "nadyn/run.hpp"
 
 #include "files/output_claim.hpp"
+#include "files/sha256.hpp"
 
 #include "nadyn/attention_observables.hpp"
 #include "nadyn/detail/parallel.hpp"
@@ -94,6 +95,9 @@ simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_affine = affine_of(m_config);
     set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed_for_init(),
                            m_config.r0, m_config.norm));
+    // Hashed after reading, so that a missing or malformed file gets the readers' message.
+    for (const input_file& file : input_files(m_config))
+        m_input_hashes.emplace_back(input_hash_name(file), input_file_sha256(file.path));
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
@@ -188,7 +192,56 @@ simulation simulation::from_file(const std::string& path) {
             throw input_error("'" + path + "' was run with ln_params = file:" + config.ln_params +
                               " but lacks /parameters/gain and /parameters/bias");
     }
-    return simulation(std::move(config), start, std::move(weights), std::move(affine));
+    std::vector<std::pair<std::string, std::string>> hashes;
+    for (const input_file& input : input_files(config))
+        if (auto recorded = file.parameters().text(input_hash_name(input)))
+            hashes.emplace_back(input_hash_name(input), std::move(*recorded));
+    simulation run(std::move(config), start, std::move(weights), std::move(affine));
+    run.m_input_hashes = std::move(hashes);
+    return run;
+}
+
+void simulation::check_inputs_unchanged(const std::string& path) const {
+    for (const input_file& input : input_files(m_config)) {
+        const auto recorded =
+            std::find_if(m_input_hashes.begin(), m_input_hashes.end(),
+                         [name = input_hash_name(input)](const auto& h) { return h.first == name; });
+        std::error_code missing;
+        if (recorded == m_input_hashes.end() || !std::filesystem::exists(input.path, missing))
+            continue;
+        const std::string now = input_file_sha256(input.path);
+        if (now != recorded->second)
+            throw input_error(input.parameter + " file '" + input.path + "' changed since '" +
+                              path + "' was started (SHA-256 " + now + ", recorded " +
+                              recorded->second + "); restore it, or start a new run");
+    }
+}
+
+std::string simulation::inputs_digest() const {
+    detail::sha256 hash;
+    // Piecewise: GCC 12 warns (-Wrestrict, a false positive) on "=" + string.
+    const auto add_text = [&hash](std::string_view name, const std::string& value) {
+        hash.update(name);
+        hash.update("=");
+        hash.update(value);
+        hash.update("\n");
+    };
+    for (const parameter_spec& spec : parameter_registry())
+        add_text(spec.name, to_display_string(spec.record(m_config)));
+    for (const auto& [name, value] : m_input_hashes)
+        add_text(name, value);
+    const auto add = [&hash](const std::vector<double>& values) {
+        hash.update(values.data(), values.size() * sizeof(double));
+    };
+    add(m_theta_initial);
+    add(m_r_initial);
+    add(m_state);
+    for (const attention_head& head : m_weights.heads)
+        for (const matrix* m : {&head.Q, &head.K, &head.V})
+            hash.update(m->data(), static_cast<std::size_t>(m->size()) * sizeof(double));
+    add(m_affine.gain);
+    add(m_affine.bias);
+    return hash.hex();
 }
 
 parameter_list simulation::parameters() const {
@@ -202,6 +255,8 @@ parameter_list simulation::parameters() const {
     p.set("simd", std::string(simd_level())); // bitwise reruns hold on the same level
     p.set("build_type", std::string(build_type()));
     p.set("started", utc_now());
+    for (const auto& [name, value] : m_input_hashes)
+        p.set(name, value);
     return p;
 }
 
@@ -360,6 +415,9 @@ std::vector<std::pair<std::string, std::string>> parameter_descriptions() {
         {"simd", "instruction set level the build was compiled for (NADYN_SIMD); bitwise "
                  "reruns need the same level"},
         {"started", "UTC time the run started"},
+        {"init_sha256", "SHA-256 of the init file's bytes when the run read it (sha256sum)"},
+        {"weights_sha256", "SHA-256 of the weights file's bytes when the run read it"},
+        {"ln_params_sha256", "SHA-256 of the ln-params file's bytes when the run read it"},
         {"finished", "UTC time the run ended"},
         {"resumed", "UTC time of the last --resume"},
         {"rhs_evaluations", "right-hand-side evaluations of the integrator"},
@@ -570,6 +628,14 @@ resume_point simulation::read_resume(const std::string& path, std::optional<doub
         if (horizon && !(std::isfinite(*horizon) && *horizon >= old_T))
             throw input_error("T = " + std::to_string(*horizon) + " cannot shorten the run in '" +
                               path + "' (T = " + std::to_string(old_T) + ")");
+        check_inputs_unchanged(path);
+        if (horizon) {
+            // The longer horizon is checked as a new run's would be (T / dt below max_steps,
+            // per-layer redraws), before the writer records it in the file.
+            run_config extended = c;
+            extended.integration.T = *horizon;
+            extended.validate();
+        }
         if (file.status() == "complete" && !(horizon && *horizon > old_T))
             throw input_error("'" + path + "' is complete at T = " + std::to_string(old_T) +
                               "; pass a larger --T to extend it");

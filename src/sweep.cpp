@@ -3,6 +3,7 @@
 #include "files/hdf5.hpp"
 #include "sweep_engine.hpp"
 #include "nadyn/error.hpp"
+#include "nadyn/input_files.hpp"
 #include "nadyn/parameter_registry.hpp"
 #include "nadyn/run.hpp"
 #include "nadyn/run_scheduler.hpp"
@@ -382,12 +383,17 @@ namespace detail {
 
 void check_recorded_experiment(const std::string& path, const experiment& e) {
     std::optional<std::string> recorded;
+    std::optional<std::vector<std::string>> input_paths, input_hashes;
     {
         auto guard = hdf5_lock();
         const auto file = detail::hdf5_file::open_read_only(path);
         const auto value = file.read_attribute("experiment_hash");
         if (value && std::holds_alternative<std::string>(*value))
             recorded = std::get<std::string>(*value);
+        if (file.has_attribute("input_files")) {
+            input_paths = file.read_strings("input_files");
+            input_hashes = file.read_strings("input_sha256");
+        }
     }
     // Files written before the hash was recorded have none, and resume as they always did.
     if (recorded && *recorded != e.digest())
@@ -396,6 +402,23 @@ void check_recorded_experiment(const std::string& path, const experiment& e) {
                           "was created (hash " +
                           e.digest() + ", recorded " + *recorded +
                           "); resuming would mix runs of two experiments, so start a new sweep");
+    // Files written before the input hashes were recorded have none either. A file that is
+    // gone is left to check_input_files, which names the run that needs it.
+    if (!input_paths) return;
+    if (!input_hashes || input_hashes->size() != input_paths->size())
+        throw input_error("'" + path + "': its input_files and input_sha256 do not match");
+    for (std::size_t i = 0; i < input_paths->size(); ++i) {
+        const std::string& input = (*input_paths)[i];
+        std::error_code missing;
+        if (!std::filesystem::exists(input, missing)) continue;
+        const std::string now = input_file_sha256(input);
+        if (now != (*input_hashes)[i])
+            throw input_error("input file '" + input + "' changed since the sweep '" + path +
+                              "' was started (SHA-256 " + now + ", recorded " +
+                              (*input_hashes)[i] +
+                              "); its remaining runs would come from other inputs: restore it, "
+                              "or start a new sweep");
+    }
 }
 
 } // namespace detail

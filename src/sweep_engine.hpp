@@ -400,6 +400,17 @@ class sweep_file {
         std::vector<std::string> overrides = e.overrides;
         if (overrides.empty()) overrides.emplace_back("");
         f.write_attribute("overrides", overrides);
+        // The content of every input file the runs read, so that a resume can refuse inputs
+        // that changed in between (check_recorded_experiment); absent when there are none.
+        std::vector<std::string> input_paths, input_hashes;
+        for (auto& [input, hash] : e.input_file_hashes()) {
+            input_paths.push_back(input);
+            input_hashes.push_back(hash);
+        }
+        if (!input_paths.empty()) {
+            f.write_attribute("input_files", input_paths);
+            f.write_attribute("input_sha256", input_hashes);
+        }
         std::vector<std::string> axes;
         for (const auto& axis : e.axes)
             axes.push_back(axis.name);

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nadyn {
@@ -77,6 +78,10 @@ struct experiment {
     // distinct use and as the run will, so that a missing or malformed file is an input_error
     // naming the run before anything runs or any file is written.
     void check_input_files() const;
+    // Every distinct input file the runs name, sorted by path, with its SHA-256
+    // (input_file_sha256): recorded in the sweep file (input_files, input_sha256) so that a
+    // resume can refuse inputs that changed, and compared by the ranks of an MPI sweep.
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> input_file_hashes() const;
 };
 
 std::string_view to_string(sweep_positions positions);

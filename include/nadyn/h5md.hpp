@@ -192,6 +192,12 @@ class trajectory_writer {
 // For readers without a bound of their own on HDF5's SWMR retries (h5py: nadyn.open).
 void verify_readable(const std::string& path);
 
+// Clears the "open for writing" mark a killed writer left in the file at `path` (what
+// `h5clear -s` does) when no writer holds the file any more, so that readers without nadyn's
+// own check (h5py: nadyn.open) can open it; says whether it did. nadyn's readers do this by
+// themselves. Never touches a file a live nadyn writer or another HDF5 writer holds.
+bool clear_dead_writer_mark(const std::string& path);
+
 // For a program that is nadyn alone (the command line): HDF5 prints no error stack anywhere
 // in the process, at exit included (where it reports a damaged file it could not close).
 // The library itself only silences HDF5 around its own calls (detail::hdf5_guard), so a

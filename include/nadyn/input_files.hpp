@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace nadyn {
 
@@ -32,6 +33,20 @@ layer_norm_affine read_layer_norm_affine(const std::string& path, std::size_t d)
 // make_initial and make_weights need, for callers without a run_config.
 initial_spec with_file_contents(initial_spec spec, std::size_t n, std::size_t d);
 weights_spec with_file_contents(weights_spec spec, std::size_t d);
+
+// An input file of a run: the parameter that names it (init, weights, ln_params) and its
+// path, as given.
+struct input_file {
+    std::string parameter;
+    std::string path;
+};
+// The files `c` reads (init file:PATH, weights file:PATH, ln_params file:PATH), in that order.
+std::vector<input_file> input_files(const run_config& c);
+// The content hash of an input file: SHA-256 of its bytes, 64 lowercase hex digits (what
+// `sha256sum FILE` prints). Recorded as /parameters/<parameter>_sha256 (input_hash_name), so
+// that a resume, or the ranks of an MPI job, can tell whether they read the same file.
+std::string input_file_sha256(const std::string& path);
+std::string input_hash_name(const input_file& file);
 
 // Reads the init and weights files that `c` names into c.init.contents and c.weights.contents
 // (what make_initial and make_weights need), for the run's n, d and heads.

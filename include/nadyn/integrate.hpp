@@ -79,8 +79,15 @@ struct integration_settings {
 // layer) and 1 for the others.
 double redraw_period(const integration_settings& settings);
 
+// The most steps (or layers) a run may take, and the most layers of per-layer weights: 2^40,
+// the random streams' room for layers (random.hpp), and at a microsecond a step already
+// twelve days of stepping.
+inline constexpr std::int64_t max_steps = std::int64_t{1} << 40;
+
 // Number of fixed steps (or layers) for the horizon: T/dt rounded up, where a last step
-// shorter than dt by at most 1e-9 relative counts as a full one.
+// shorter than dt by at most 1e-9 relative counts as a full one. Throws input_error when
+// T/dt is not below max_steps (or not a number), so that no caller meets a count that does
+// not fit.
 std::int64_t step_count(double T, double dt);
 
 // The times of the frames an uninterrupted run writes: every `every` steps and T, or (with

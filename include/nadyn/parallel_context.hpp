@@ -5,6 +5,7 @@
 // build without MPI. The command line asks it who prints (rank 0) and whether to spread a
 // sweep over ranks (include/nadyn/mpi_sweep.hpp).
 #include <cstdint>
+#include <string>
 
 namespace nadyn {
 
@@ -42,6 +43,16 @@ class parallel_context {
     // a rank that refused takes part too, instead of leaving the others waiting. A job of one
     // agrees with itself.
     [[nodiscard]] start_agreement agree_on_start(std::uint64_t command_hash, bool refused) const;
+    // The same collective once every rank has read its inputs: identical command lines can
+    // still name different files (a `file:` path resolved in another working directory), so
+    // the ranks compare a hash of what they read (simulation::inputs_digest, the sweep's
+    // input files) and learn whether any could not read its inputs.
+    [[nodiscard]] start_agreement agree_on_inputs(std::uint64_t inputs_hash, bool refused) const {
+        return agree_on_start(inputs_hash, refused);
+    }
+    // Rank `from`'s `text` on every rank (a collective): the refusal one rank met, for rank 0
+    // to report.
+    [[nodiscard]] std::string text_from(int from, const std::string& text) const;
     // A hash (FNV-1a, 64 bits) of argv[1..argc-1], the subcommand and every argument; the
     // program's own path (argv[0]) may differ between nodes and is left out.
     static std::uint64_t command_hash(int argc, const char* const* argv);

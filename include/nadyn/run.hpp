@@ -13,6 +13,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nadyn {
 
@@ -85,6 +87,21 @@ class simulation {
     [[nodiscard]] const layer_norm_affine& affine() const { return m_affine; }
     // The record of the inputs (parameters + provenance) written to /parameters.
     [[nodiscard]] parameter_list parameters() const;
+    // The content hash of each input file the run read (input_files.hpp), as recorded:
+    // attribute name (init_sha256, ...) and SHA-256. A run from a file carries the file's.
+    [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& input_hashes() const {
+        return m_input_hashes;
+    }
+    // A hash of everything the trajectory depends on: the parameter record (without the
+    // command line and provenance), every input file's content hash and the initial state,
+    // weights, gain and bias as read. The ranks of an MPI job compare it before they start.
+    [[nodiscard]] std::string inputs_digest() const;
+    // For a run from a file (from_file) about to be resumed: input_error naming the first
+    // input file whose content differs from the SHA-256 the file recorded, since the resumed
+    // run would continue a record that no longer describes its inputs. Files written before
+    // the hashes were recorded have none; a file that is gone is not needed (the run reads
+    // the recorded matrices). resume_file checks it first.
+    void check_inputs_unchanged(const std::string& path) const;
 
   private:
     void set_start(const initial_state& start); // the state of t = 0 (and of displacement)
@@ -120,6 +137,7 @@ class simulation {
     std::vector<merge_event> m_resume_merges;
     std::vector<double> m_resume_times, m_resume_counts;
     std::vector<double> m_r_initial;
+    std::vector<std::pair<std::string, std::string>> m_input_hashes;
 };
 
 // A new descriptive file name in `directory`: scheme, n, d, beta and the UTC time, with a

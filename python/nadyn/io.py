@@ -106,7 +106,23 @@ def _open_h5(path: str | os.PathLike) -> h5py.File:
             return h5py.File(path, "r", **options)
         except (OSError, ValueError) as error:
             first_error = first_error or error
+    # A writer killed outside SWMR mode (a resume in its first milliseconds) leaves the file
+    # marked open for writing, which h5py refuses in every mode; the compiled module clears a
+    # dead writer's mark (h5clear -s) and never a live one's.
+    if _clear_dead_writer_mark(path):
+        return h5py.File(path, "r", locking=False)
     raise OSError(f"cannot open '{os.fspath(path)}' as an HDF5 file: {first_error}") from None
+
+
+def _clear_dead_writer_mark(path: str | os.PathLike) -> bool:
+    from . import _core  # noqa: PLC0415 (optional: without it such a file needs h5clear -s)
+
+    if _core is None or not hasattr(_core, "clear_dead_writer_mark"):
+        return False
+    try:
+        return bool(_core.clear_dead_writer_mark(os.fspath(path)))
+    except (OSError, ValueError):
+        return False
 
 
 def _verify_readable(path: str | os.PathLike) -> None:

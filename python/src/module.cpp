@@ -185,6 +185,14 @@ PYBIND11_MODULE(_core, m) {
         },
         "Reads every object header, attribute and the first and last value of every dataset "
         "of the file, with bounded SWMR retries; OSError (or ValueError) at the first damage.");
+    m.def(
+        "clear_dead_writer_mark",
+        [](const std::string& path) {
+            py::gil_scoped_release release;
+            return clear_dead_writer_mark(path);
+        },
+        "Clears the 'open for writing' mark a killed writer left in the file (h5clear -s) when "
+        "no writer holds it any more; whether it did.");
     m.def("parameters", &registry_rows,
           "The parameter registry: one dict per input of a run (name, flag, type, default, "
           "help, description, unit, switch_sets, resumable, sweepable), in --help order.");

@@ -1118,6 +1118,10 @@ void verify_readable(const std::string& path) {
     hdf5_file::verify_readable(path);
 }
 
+bool clear_dead_writer_mark(const std::string& path) {
+    return hdf5_file::clear_dead_writer_mark(path);
+}
+
 void silence_hdf5_error_stacks() {
     const auto guard = detail::hdf5_lock();
     detail::hdf5_guard::set_process_default(nullptr, nullptr);

@@ -807,9 +807,16 @@ hdf5_file hdf5_file::open_read_only(const std::string& path) {
     if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
     const std::string second = hdf5_reason();
     // Marked open for writing, but not in SWMR mode: a writer that is still writing its
-    // header, or one that was stopped before its first frame.
-    if (first.find("already open for write") != std::string::npos ||
-        second.find("not already open for SWMR writing") != std::string::npos)
+    // header, or one that was stopped before its first frame, or a resume killed before it
+    // re-entered SWMR mode, which leaves every frame of the run before it behind the mark.
+    // A dead writer's mark protects nothing: cleared (h5clear -s), the file opens as it is.
+    const bool marked = first.find("already open for write") != std::string::npos ||
+                        second.find("not already open for SWMR writing") != std::string::npos;
+    if (marked && clear_dead_writer_mark(path)) {
+        id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (id >= 0) return {hdf5_id(id, H5Fclose), path, "/"};
+    }
+    if (marked)
         throw io_error("cannot open '" + path +
                        "': it is marked open for writing by a run that has not written a frame "
                        "(still starting, or stopped before its first frame; a new run with the "
@@ -920,6 +927,26 @@ hdf5_file hdf5_file::open_read_write(const std::string& path, bool clear_swmr_ma
     }
     if (id < 0) throw io_error(what + ": " + hdf5_reason());
     return {hdf5_id(id, H5Fclose), path, "/"};
+}
+
+bool hdf5_file::clear_dead_writer_mark(const std::string& path) {
+    const auto guard = hdf5_lock();
+    // The claim's lock is taken before HDF5 marks a file and held until the mark is gone, so
+    // a free lock means the writer is dead (or was never nadyn; see below).
+    if (!writer_gone(path)) return false;
+    static const char* const clear_flags = "clear_status_flags";
+    const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+    if (access < 0) return false;
+    hbool_t clear = true;
+    // HDF5's own file lock on (nadyn's writers turn it off, h5py's keep it): another program
+    // writing the file through HDF5 makes this open fail instead of losing its mark.
+    hid_t id = -1;
+    if (H5Pexist(access, clear_flags) > 0 && H5Pset_file_locking(access, true, true) >= 0 &&
+        H5Pset(access, clear_flags, &clear) >= 0)
+        id = H5Fopen(path.c_str(), H5F_ACC_RDWR, access);
+    H5Pclose(access);
+    H5Eclear2(H5E_DEFAULT);
+    return id >= 0 && H5Fclose(id) >= 0;
 }
 
 void hdf5_file::flush() {

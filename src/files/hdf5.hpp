@@ -191,6 +191,11 @@ class hdf5_file : public hdf5_group {
     // clear_swmr_mark: also open a file whose SWMR writer was killed (as `h5clear -s`);
     // only for a file no other process is writing.
     static hdf5_file open_read_write(const std::string& path, bool clear_swmr_mark = false);
+    // What `h5clear -s` does, for a file whose writer is dead: clears the superblock's
+    // "open for writing" marks, and says whether it did. Only when no nadyn writer holds the
+    // file's claim (writer_gone) and HDF5's own lock can be taken (no other HDF5 program has
+    // it open for writing), so a live writer's file is never touched.
+    static bool clear_dead_writer_mark(const std::string& path);
     // false for a file that exists but is not HDF5; input_error if it does not exist.
     static bool is_hdf5(const std::string& path);
     // Reads every object header, every attribute and the first and last value of every

@@ -1,5 +1,7 @@
 #include "nadyn/input_files.hpp"
 
+#include "files/sha256.hpp"
+
 #include "nadyn/error.hpp"
 #include "nadyn/h5md.hpp"
 
@@ -99,6 +101,22 @@ weights_spec with_file_contents(weights_spec spec, std::size_t d) {
         spec.contents =
             std::make_shared<const attention_weights>(read_weights_file(spec.path, d, spec.heads));
     return spec;
+}
+
+std::vector<input_file> input_files(const run_config& c) {
+    std::vector<input_file> files;
+    if (c.init.kind == initial_kind::file) files.push_back({"init", c.init.path});
+    if (c.weights.family == weights_family::file) files.push_back({"weights", c.weights.path});
+    if (!c.ln_params.empty()) files.push_back({"ln_params", c.ln_params});
+    return files;
+}
+
+std::string input_file_sha256(const std::string& path) {
+    return detail::file_sha256(path);
+}
+
+std::string input_hash_name(const input_file& file) {
+    return file.parameter + "_sha256";
 }
 
 void read_input_files(run_config& c) {

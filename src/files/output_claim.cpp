@@ -245,6 +245,19 @@ bool writer_holds(const std::string& path) {
     return held;
 }
 
+bool writer_gone(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return false;
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    const bool gone = ::fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+    ::close(fd);
+    return gone;
+}
+
 void output_claim::remove_file() noexcept {
     if (m_fd < 0) return;
     struct stat mine {

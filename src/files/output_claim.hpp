@@ -90,4 +90,10 @@ bool holds_no_results(const std::string& path);
 // writing it). false when the file cannot be opened or the file system has no locks.
 bool writer_holds(const std::string& path);
 
+// Whether the file at `path` is known to have no live writer: the file system answers lock
+// queries and no writer holds the claim's lock. false when in doubt (no locks, no file), so
+// that what is safe only for a dead writer's file (clearing its write mark) is never done to
+// a live one.
+bool writer_gone(const std::string& path);
+
 } // namespace nadyn::detail

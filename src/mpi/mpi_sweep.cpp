@@ -164,6 +164,36 @@ std::string broadcast(std::string text) {
 // Outcome codes rank 0 broadcasts: what the other ranks throw.
 enum outcome : int { fine = 0, bad_input = 2, failed_io = 1 };
 
+// Every rank reads the experiment's input files (check_input_files: as the runs will) and
+// hashes them; the ranks compare the hashes. A rank that cannot read them, or read other
+// contents than rank 0 (the same `file:` path naming another file in its working
+// directory), ends every rank with one message, before any file is touched.
+void agree_on_input_files(const parallel_context& context, const experiment& e) {
+    std::string refusal;
+    std::uint64_t hash = 14695981039346656037ULL; // FNV-1a of the paths and their SHA-256s
+    try {
+        if (!context.root()) e.check_input_files(); // rank 0 did in prepare
+        for (const auto& [path, sha256] : e.input_file_hashes())
+            for (const std::string& part : {path, sha256})
+                for (const char c : part + '\n')
+                    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    } catch (const std::exception& error) {
+        refusal = error.what();
+    }
+    const start_agreement agreed = context.agree_on_inputs(hash, !refusal.empty());
+    if (agreed.refused_rank >= 0) {
+        const std::string text = context.text_from(agreed.refused_rank, refusal);
+        throw input_error(agreed.refused_rank == 0
+                              ? text
+                              : "rank " + std::to_string(agreed.refused_rank) + ": " + text);
+    }
+    if (agreed.differing_rank >= 0)
+        throw input_error("MPI rank " + std::to_string(agreed.differing_rank) +
+                          " read other input files than rank 0 (a file: path that names another "
+                          "file there, e.g. from another working directory); every rank must "
+                          "read the same files, so none runs");
+}
+
 [[noreturn]] void throw_as_rank_zero(int code) {
     // The message is rank 0's; this rank's is never printed (only rank 0 prints).
     if (code == bad_input) throw input_error("rank 0 refused the input");
@@ -320,17 +350,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
             job = prepare();
             if (!job.plan_only) {
                 job.e.check_input_files();
-                const detail::sweep_layout layout = detail::layout_of(job.e);
                 if (job.resume) {
                     detail::check_recorded_experiment(job.path, job.e);
-                    file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
-                    const auto trusted = file->trusted_runs(job.e, distrusted);
-                    for (std::size_t i = 0; i < trusted.size(); ++i) {
-                        if (trusted[i])
-                            ++skipped;
-                        else
-                            todo.push_back(i);
-                    }
                 } else {
                     check_output_path(job.path, options.overwrite);
                     // The memory check of one process, for each worker (nodes alike).
@@ -343,10 +364,6 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                                           std::to_string(plan.jobs) +
                                           " runs side by side per rank, more than the memory "
                                           "available; pass --jobs 1");
-                    file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
-                                                                options.overwrite);
-                    todo.resize(job.e.size());
-                    std::iota(todo.begin(), todo.end(), 0);
                 }
             }
         } catch (const input_error&) {
@@ -374,6 +391,40 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     for (std::size_t i = 0; i < count; ++i)
         overrides[i] = broadcast(context.root() ? job.e.overrides[i] : std::string());
     if (!context.root()) job.e = experiment::parse(text, source, overrides);
+
+    // The workers read the input files themselves, in their own working directories: every
+    // rank must read the same ones (by content) before rank 0 creates or opens the file.
+    agree_on_input_files(context, job.e);
+
+    if (context.root()) {
+        try {
+            const detail::sweep_layout layout = detail::layout_of(job.e);
+            if (job.resume) {
+                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
+                const auto trusted = file->trusted_runs(job.e, distrusted);
+                for (std::size_t i = 0; i < trusted.size(); ++i) {
+                    if (trusted[i])
+                        ++skipped;
+                    else
+                        todo.push_back(i);
+                }
+            } else {
+                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
+                                                            options.overwrite);
+                todo.resize(job.e.size());
+                std::iota(todo.begin(), todo.end(), 0);
+            }
+        } catch (const input_error&) {
+            code = bad_input;
+            failure = std::current_exception();
+        } catch (...) {
+            code = failed_io;
+            failure = std::current_exception();
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    if (code != fine) throw_as_rank_zero(code);
 
     if (context.root()) {
         try {

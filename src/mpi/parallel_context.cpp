@@ -67,6 +67,15 @@ start_agreement parallel_context::agree_on_start(std::uint64_t command_hash, boo
     return agreement;
 }
 
+std::string parallel_context::text_from(int from, const std::string& text) const {
+    if (!m_mpi) return text;
+    std::uint64_t size = m_rank == from ? text.size() : 0;
+    MPI_Bcast(&size, 1, MPI_UINT64_T, from, MPI_COMM_WORLD);
+    std::string out = m_rank == from ? text : std::string(size, '\0');
+    MPI_Bcast(out.data(), static_cast<int>(size), MPI_CHAR, from, MPI_COMM_WORLD);
+    return out;
+}
+
 std::uint64_t parallel_context::command_hash(int argc, const char* const* argv) {
     std::uint64_t hash = 14695981039346656037ULL;
     for (int i = 1; i < argc; ++i) {

@@ -364,7 +364,8 @@ TEST_CASE("a file left by a run stopped before its first frame is recognised as 
     const std::string zero = dir + "/zero.h5", header = dir + "/header.h5";
     write_text(zero, ""); // killed between creating the file and HDF5's first write
     // Killed after the header, before the first frame: the file is left marked open for
-    // writing (not yet in SWMR mode), which no reader opens.
+    // writing (not yet in SWMR mode), which no HDF5 reader opens; its writer is dead (no
+    // claim's lock), so nadyn's readers clear the mark and see a file without frames.
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
@@ -382,13 +383,13 @@ TEST_CASE("a file left by a run stopped before its first frame is recognised as 
     REQUIRE(::waitpid(child, &status, 0) == child);
     REQUIRE(WIFEXITED(status));
     const run_result inspected = run_nadyn({"inspect", header});
-    CHECK(inspected.status != 0);
-    CHECK(contains(inspected.err, "before its first frame"));
+    INFO(inspected.err);
+    CHECK(inspected.status == 0);
+    CHECK(contains(inspected.out, "frames      0"));
     const run_result resumed = run_nadyn({"simulate", "--resume", header});
     INFO(resumed.err);
     CHECK(resumed.status == 2);
     CHECK(line_count(resumed.err) == 1);
-    CHECK(contains(resumed.err, "before its first frame"));
     for (const std::string& path : {zero, header}) {
         const run_result fresh = run_nadyn({"simulate", "--T", "1", "--out", path, "--quiet"});
         INFO(path, ": ", fresh.err);

@@ -91,3 +91,101 @@ TEST_CASE("ranks with the same arguments still run (the agreement lets them thro
     CHECK(r.status == 0);
     CHECK(fs::exists(dir + "/run.h5"));
 }
+
+namespace {
+
+// The same command on two ranks, each started in its own working directory (mpirun -wdir):
+// identical command lines whose `file:` paths name different files.
+run_result run_in_two_dirs(const std::vector<std::string>& command, const std::string& first,
+                           const std::string& second) {
+    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe"};
+    for (const std::string* dir : {&first, &second}) {
+        if (dir == &second) all.emplace_back(":");
+        all.insert(all.end(), {"-np", "1", "-wdir", *dir, nadyn_path});
+        all.insert(all.end(), command.begin(), command.end());
+    }
+    run_options options = in_dir(first);
+    options.timeout = std::chrono::seconds(40); // the missing file used to hang in MPI_Barrier
+    return run_program(mpirun, all, options);
+}
+
+// n = 16 directions in d = 3, shifted by `shift` so that two files differ.
+void write_init(const std::string& path, double shift) {
+    std::vector<double> theta(48);
+    for (std::size_t i = 0; i < theta.size(); ++i)
+        theta[i] = 0.1 * static_cast<double>(i % 7 + 1) + shift * static_cast<double>(i % 3);
+    write_h5(path, {{"theta0", {16, 3}, theta}});
+}
+
+struct two_dirs {
+    std::string a, b;
+};
+
+two_dirs make_two_dirs(const std::string& name) {
+    const std::string root = scratch_dir("mpi_inputs/" + name);
+    two_dirs dirs{root + "/A", root + "/B"};
+    fs::create_directories(dirs.a);
+    fs::create_directories(dirs.b);
+    return dirs;
+}
+
+// Status 2 and one line, on every rank, and no output beside the input file.
+void check_inputs_refused(const run_result& r, const std::string& dir, const std::string& part) {
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.signal == 0);
+    CHECK(lines_starting(r.err, "nadyn:") == 1);
+    CHECK_MESSAGE(contains(r.err, part), part);
+    for (const std::string& name : list_files(dir, ".h5"))
+        CHECK(name == "i.h5");
+}
+
+const std::vector<std::string> from_file = {"simulate", "--n",  "16",          "--d",
+                                            "3",        "--T",  "0.5",         "--init",
+                                            "file:i.h5", "--out", "o.h5", "--quiet"};
+
+} // namespace
+
+TEST_CASE("ranks whose file: inputs differ (other working directories) refuse together") {
+    const two_dirs dirs = make_two_dirs("differ");
+    write_init(dirs.a + "/i.h5", 0.0);
+    write_init(dirs.b + "/i.h5", 0.5);
+    const run_result r = run_in_two_dirs(from_file, dirs.a, dirs.b);
+    check_inputs_refused(r, dirs.a, "MPI rank 1 read other inputs than rank 0");
+    CHECK(list_files(dirs.b, ".h5") == std::vector<std::string>{"i.h5"});
+}
+
+TEST_CASE("an input file missing on one rank ends every rank with status 2, no hang") {
+    const two_dirs dirs = make_two_dirs("missing");
+    write_init(dirs.a + "/i.h5", 0.0);
+    const run_result r = run_in_two_dirs(from_file, dirs.a, dirs.b);
+    check_inputs_refused(r, dirs.a, "rank 1: ");
+    CHECK(contains(r.err, "i.h5"));
+    CHECK(list_files(dirs.b, ".h5").empty());
+}
+
+TEST_CASE("ranks reading equal copies of an input file run") {
+    const two_dirs dirs = make_two_dirs("same");
+    write_init(dirs.a + "/i.h5", 0.0);
+    write_init(dirs.b + "/i.h5", 0.0);
+    const run_result r = run_in_two_dirs(from_file, dirs.a, dirs.b);
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(fs::exists(dirs.a + "/o.h5"));
+}
+
+TEST_CASE("a sweep whose ranks read different input files refuses before its file exists") {
+    const two_dirs dirs = make_two_dirs("sweep");
+    const std::string toml = "[run]\nn = 16\nd = 3\nT = 0.2\ninit = \"file:i.h5\"\n"
+                             "[sweep]\nbeta = [1, 2, 3]\n";
+    for (const std::string* dir : {&dirs.a, &dirs.b})
+        write_text(*dir + "/e.toml", toml);
+    write_init(dirs.a + "/i.h5", 0.0);
+    write_init(dirs.b + "/i.h5", 0.5);
+    const std::vector<std::string> sweep = {"sweep", "e.toml", "--out", "s.h5", "--quiet"};
+    check_inputs_refused(run_in_two_dirs(sweep, dirs.a, dirs.b), dirs.a,
+                  "MPI rank 1 read other input files than rank 0");
+    fs::remove(dirs.b + "/i.h5");
+    const run_result missing = run_in_two_dirs(sweep, dirs.a, dirs.b);
+    check_inputs_refused(missing, dirs.a, "rank 1: ");
+}
