@@ -187,6 +187,8 @@ int print_plateaus(const trajectory_reader& file, const std::string& path) {
 constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "min_cos",
                                          "clusters", "r_mean", "displacement"};
 
+int inspect(const inspect_options& options);
+
 } // namespace
 
 command add_inspect(CLI::App& app) {
@@ -217,6 +219,20 @@ command add_inspect(CLI::App& app) {
                "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
+        try {
+            return inspect(*o);
+        } catch (const io_error&) {
+            refuse_empty_output(o->path); // a stub left at creation: say so, not "truncated"
+            throw;
+        }
+    };
+}
+
+namespace {
+
+int inspect(const inspect_options& options) {
+    const inspect_options* o = &options;
+    {
         if (!o->point.empty() && !o->merges)
             throw input_error("--point selects the run of --merges in a sweep file; add --merges");
         if (o->merges && is_sweep_file(o->path)) {
@@ -342,7 +358,9 @@ command add_inspect(CLI::App& app) {
             std::printf("\n");
         }
         return 0;
-    };
+    }
 }
+
+} // namespace
 
 } // namespace nadyn::cli

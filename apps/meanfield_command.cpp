@@ -4,6 +4,7 @@
 #include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
 #include "nadyn/integrate.hpp"
 #include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -166,7 +167,12 @@ command add_meanfield(CLI::App& app) {
             if (!o->out.empty())
                 throw input_error("--resume appends to its FILE; --out cannot be combined with it");
             stop = install_stop_signals();
-            return report(meanfield::resume_file(o->resume, stop), o->resume, o->quiet);
+            try {
+                return report(meanfield::resume_file(o->resume, stop), o->resume, o->quiet);
+            } catch (const io_error&) {
+                refuse_empty_output(o->resume); // a stub left at creation: say so
+                throw;
+            }
         }
         meanfield::density_solver solver(to_config(*o));
         const std::string out = o->out.empty() ? "meanfield.h5" : o->out;

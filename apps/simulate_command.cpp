@@ -3,6 +3,7 @@
 #include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
 #include "nadyn/input_files.hpp"
 #include "nadyn/parallel_context.hpp"
 #include "nadyn/parameter_registry.hpp"
@@ -195,7 +196,14 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     const std::vector<std::string> names = o.given();
     simulation run = prepared_on_every_rank(
         [&] {
-            simulation from = simulation::from_file(o.resume);
+            simulation from = [&] {
+                try {
+                    return simulation::from_file(o.resume);
+                } catch (const io_error&) {
+                    refuse_empty_output(o.resume); // a stub left at creation: say so
+                    throw;
+                }
+            }();
             check_resume_agreement(from.config(), given, names, o.resume);
             from.check_inputs_unchanged(o.resume);
             return from;

@@ -3,6 +3,7 @@
 #include "stop_signal.hpp"
 
 #include "nadyn/error.hpp"
+#include "nadyn/h5md.hpp"
 #include "nadyn/meanfield/density_sweep.hpp"
 #include "nadyn/run.hpp"
 #include "nadyn/sweep.hpp"
@@ -165,7 +166,13 @@ int density_sweep(const sweep_command_options& o, bool bar) {
 
 // Whether the command line names a density solver's experiment or sweep file.
 bool is_density_sweep(const sweep_command_options& o) {
-    if (!o.resume.empty()) return meanfield::is_density_sweep_file(o.resume);
+    if (!o.resume.empty()) {
+        try {
+            return meanfield::is_density_sweep_file(o.resume);
+        } catch (const io_error&) {
+            return false; // the particles' path says what is wrong with the file
+        }
+    }
     if (o.experiment_path.empty()) return false;
     return experiment_model(read_experiment_text(o.experiment_path), o.experiment_path,
                             o.overrides) == "meanfield";
@@ -224,7 +231,14 @@ command add_sweep(CLI::App& app) {
                 throw input_error("--resume runs the experiment recorded in its FILE; give no "
                                   "EXPERIMENT, --set or --out with it");
             path = o->resume;
-            const experiment e = sweep_experiment(path);
+            const experiment e = [&] {
+                try {
+                    return sweep_experiment(path);
+                } catch (const std::exception&) {
+                    refuse_empty_output(path); // a stub left at creation: say so
+                    throw;
+                }
+            }();
             if (o->dry_run) {
                 std::printf("%s\n", describe_plan(e, plan_sweep(e, o->jobs)).c_str());
                 return 0;

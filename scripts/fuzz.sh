@@ -16,7 +16,7 @@ fi
 
 # The packages of scripts/setup.sh that the build needs, clang with its sanitizer runtimes
 # (libFuzzer) and the OpenMP runtime clang links against; only the missing ones install.
-packages=(build-essential cmake libboost-dev libeigen3-dev libhdf5-dev libcli11-dev libtomlplusplus-dev
+packages=(build-essential cmake libboost-dev libeigen3-dev libhdf5-dev libcli11-dev libtomlplusplus-dev libfftw3-dev libsharp-dev
           clang libclang-rt-14-dev libomp-dev)
 source "$root/scripts/lib/install_missing.sh"
 install_missing "${packages[@]}"

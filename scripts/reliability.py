@@ -1091,9 +1091,11 @@ class Report:
                              ["--n", "128", "--d", "16", "--T", "40", "--dt", "0.01", "--every",
                               "40", "--integrator", "dopri5", "--rtol", "1e-12", "--atol",
                               "1e-14", "--weights", "random"])
+        # 20000 layers (about 2.5 s): long enough that a poller on a loaded machine sees its
+        # third frame before the run ends (4000 layers took 0.5 s and could finish first).
         self.stop_and_resume("4 SIGINT, then --resume (layers)", signal.SIGINT,
-                             ["--n", "128", "--d", "16", "--T", "40", "--dt", "0.01", "--every",
-                              "40", "--integrator", "layers", "--weights", "random-per-layer",
+                             ["--n", "128", "--d", "16", "--T", "200", "--dt", "0.01", "--every",
+                              "200", "--integrator", "layers", "--weights", "random-per-layer",
                               "--scheme", "mix-ln"])
         small = ["--n", "64", "--d", "8", "--T", "5", "--dt", "0.01", "--every", "10"]
         self.rerun("rk4, random weights", small + ["--weights", "random"])

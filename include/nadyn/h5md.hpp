@@ -198,6 +198,14 @@ void verify_readable(const std::string& path);
 // themselves. Never touches a file a live nadyn writer or another HDF5 writer holds.
 bool clear_dead_writer_mark(const std::string& path);
 
+// Whether the file at `path` holds no result of nadyn's: what a run or sweep leaves when it is
+// stopped before its first frame or run, down to a stub of the first bytes of an HDF5 file
+// killed before its first flush. A new run with that output replaces such a file; inspect and
+// --resume say so instead of reporting a damaged file.
+bool holds_no_results(const std::string& path);
+// input_error naming `path` when it holds no result (for inspect and --resume).
+void refuse_empty_output(const std::string& path);
+
 // For a program that is nadyn alone (the command line): HDF5 prints no error stack anywhere
 // in the process, at exit included (where it reports a damaged file it could not close).
 // The library itself only silences HDF5 around its own calls (detail::hdf5_guard), so a

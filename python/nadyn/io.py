@@ -20,6 +20,7 @@ for netCDF readers and is opened with xarray's h5netcdf engine.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from typing import Any
 
@@ -89,6 +90,10 @@ def _open_h5(path: str | os.PathLike) -> h5py.File:
     because a writer holds them for the whole run: a reader would be refused in the moments the
     writer is outside SWMR mode (creating the layout, writing the final attributes) and on any
     --no-swmr run, whose flushed frames are readable all the same."""
+    # A FIFO (or a device) blocks HDF5's open forever, beyond the reach of Ctrl-C: refused.
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValueError(f"cannot open '{os.fspath(path)}': it is not a regular file (a FIFO, "
+                         "a socket or a device); give an HDF5 file")
     first_error: Exception | None = None
     # Without SWMR first: a file no writer holds opens so whenever it is not marked open for
     # writing. A SWMR reader retries a metadata read whose checksum fails up to 100 times with

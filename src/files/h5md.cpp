@@ -8,6 +8,7 @@
 #include "nadyn/version.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1127,8 +1128,38 @@ void silence_hdf5_error_stacks() {
     detail::hdf5_guard::set_process_default(nullptr, nullptr);
 }
 
+namespace {
+
+// A file killed between HDF5's creation and its first flush: the superblock's first bytes (48
+// for the 1.10 format) or nothing. No complete HDF5 file is that small (an empty one takes
+// about 800 bytes), so such a file cannot be anybody's data.
+bool is_creation_stub(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec || size >= 512) return false;
+    if (size == 0) return true;
+    static constexpr unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8] = {};
+    std::ifstream file(path, std::ios::binary);
+    if (!file.read(reinterpret_cast<char*>(head), sizeof head)) return false;
+    return std::equal(std::begin(head), std::end(head), std::begin(signature));
+}
+
+} // namespace
+
+bool holds_no_results(const std::string& path) {
+    return detail::holds_no_results(path);
+}
+
+void refuse_empty_output(const std::string& path) {
+    if (detail::holds_no_results(path))
+        throw input_error("'" + path + "' holds no result: a run or sweep was stopped right after "
+                          "creating it; a new run with the same output replaces it");
+}
+
 bool detail::holds_no_results(const std::string& path) {
     try {
+        if (is_creation_stub(path)) return true;
         const auto guard = detail::hdf5_lock();
         if (!hdf5_file::is_hdf5(path)) return false;
         try {

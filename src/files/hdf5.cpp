@@ -772,7 +772,12 @@ hdf5_file hdf5_file::create(const std::string& path, bool swmr_format) {
     const hdf5_id access = writer_access(what, swmr_format ? H5F_LIBVER_V110 : H5F_LIBVER_V18);
     const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
     if (id < 0) throw io_error(what + ": " + creation_failure(path));
-    return {hdf5_id(id, H5Fclose), path, "/"};
+    hdf5_file file{hdf5_id(id, H5Fclose), path, "/"};
+    // On disk at once as a whole empty file: a writer killed in its first milliseconds then
+    // leaves a file that holds_no_results() recognises (and a new run replaces), not the
+    // superblock's first 48 bytes, which no reader opens.
+    check(H5Fflush(id, H5F_SCOPE_LOCAL), what);
+    return file;
 }
 
 bool hdf5_file::is_hdf5(const std::string& path) {
@@ -783,6 +788,13 @@ bool hdf5_file::is_hdf5(const std::string& path) {
     if (!exists) throw input_error("cannot open '" + path + "': no such file");
     if (fs::is_directory(path, ec))
         throw input_error("cannot open '" + path + "': it is a directory");
+    // HDF5 opens whatever the path names: a FIFO blocks it forever in open() (no writer comes),
+    // beyond the reach of any stop request, and a device reads without end. Only regular files
+    // (symbolic links followed) are read.
+    if (!fs::is_regular_file(path, ec))
+        throw input_error("cannot open '" + path +
+                          "': it is not a regular file (a FIFO, a socket or a device); give an "
+                          "HDF5 file");
     return check(H5Fis_hdf5(path.c_str()), "cannot open '" + path + "'") > 0;
 }
 

@@ -459,3 +459,12 @@ def test_file_left_marked_by_a_killed_resume(tmp_path):
         expected = nadyn.open(reference)
         np.testing.assert_array_equal(ds.theta.values, expected.theta.values)
         np.testing.assert_array_equal(ds.time.values, expected.time.values)
+
+
+def test_open_refuses_a_fifo_at_once(tmp_path):
+    # A FIFO would block HDF5's open forever (no writer comes), beyond Ctrl-C's reach.
+    import os
+    fifo = tmp_path / "pipe.h5"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        nadyn.open(fifo)
