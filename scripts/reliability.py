@@ -1074,6 +1074,45 @@ class Report:
                      self.runner.clean(first_line(res.err)) or "(empty)",
                      "%s → %s" % (frames_before, frames_of(path)), "0", check.problems))
 
+    # ---- 23-24. a stub left at creation; a FIFO as an input ----
+    def creation_stub(self):
+        check = Check()
+        cwd = self.case_dir("creation_stub")
+        source = os.path.join(REPO, "tests", "regression", "data", "sweep_killed_8ms.h5")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 8\nT = 0.5\n[sweep]\nseed = [1, 2]\n")
+        shutil.copyfile(source, os.path.join(cwd, "i.h5"))
+        inspected = self.runner.run(["inspect", "i.h5"], cwd)
+        check(inspected.status == 2 and "holds no" in inspected.err,
+              "inspect: exit %s: %s" % (status_text(inspected.status), first_line(inspected.err)))
+        shutil.copyfile(source, os.path.join(cwd, "s.h5"))
+        args = ["sweep", "e.toml", "--out", "s.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        check(res.status == 0, "sweep over the stub: %s" % first_line(res.err))
+        self.add(Row("23 a 48-byte stub of a sweep killed at 8 ms: inspect, then a new sweep",
+                     "nadyn inspect i.h5; " + self.runner.show(args), "2, 0",
+                     "%s, %s" % (status_text(inspected.status), status_text(res.status)),
+                     self.runner.clean(first_line(inspected.err)), "—", "—", check.problems))
+
+    def fifo_inputs(self):
+        check = Check()
+        cwd = self.case_dir("fifo_inputs")
+        fifo = os.path.join(cwd, "pipe.h5")
+        os.mkfifo(fifo)
+        statuses, line = [], ""
+        commands = [["inspect", "pipe.h5"], ["simulate", "--resume", "pipe.h5"],
+                    ["simulate", "--n", "8", "--T", "0.1", "--init", "file:pipe.h5", "--out",
+                     "x.h5"]]
+        for args in commands:
+            res = self.runner.run(args, cwd)
+            statuses.append(status_text(res.status))
+            check(res.status == 2 and "not a regular file" in res.err,
+                  "%s: exit %s: %s" % (args[0], status_text(res.status), first_line(res.err)))
+            line = line or self.runner.clean(first_line(res.err))
+        self.add(Row("24 a FIFO as inspect's file, --resume's, and --init file:",
+                     "; ".join(self.runner.show(a) for a in commands), "2, 2, 2",
+                     ", ".join(statuses), line, "—", "—", check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1120,6 +1159,8 @@ class Report:
         self.step_counts()
         self.changed_inputs()
         self.resume_killed_early()
+        self.creation_stub()
+        self.fifo_inputs()
 
 
 def cell(text):
