@@ -172,8 +172,11 @@ def live_frames(path):
         with h5py.File(path, "r", swmr=True) as f:
             lengths = []
 
+            # The frame series' steps; /cluster_history/merges/step counts merge events, not
+            # frames (a run without a merger keeps it at 0).
             def visit(name, obj):
-                if isinstance(obj, h5py.Dataset) and name.endswith("/step"):
+                if (isinstance(obj, h5py.Dataset) and name.endswith("/step")
+                        and not name.startswith("cluster_history/")):
                     lengths.append(obj.shape[0])
 
             f.visititems(visit)
@@ -1130,8 +1133,8 @@ class Report:
                              ["--n", "128", "--d", "16", "--T", "40", "--dt", "0.01", "--every",
                               "40", "--integrator", "dopri5", "--rtol", "1e-12", "--atol",
                               "1e-14", "--weights", "random"])
-        # 20000 layers (about 2.5 s): long enough that a poller on a loaded machine sees its
-        # third frame before the run ends (4000 layers took 0.5 s and could finish first).
+        # 20000 layers (about 2.5 s): time for a poller on a loaded machine to see the third
+        # frame before the run ends.
         self.stop_and_resume("4 SIGINT, then --resume (layers)", signal.SIGINT,
                              ["--n", "128", "--d", "16", "--T", "200", "--dt", "0.01", "--every",
                               "200", "--integrator", "layers", "--weights", "random-per-layer",
