@@ -405,7 +405,7 @@ def figure(table, data, path):
                     if init != INFINITE_N:
                         continue
                     values = [r[index] for r in runs if np.isfinite(r[index])]
-                    for v, n in pd.Series(values).value_counts().items():
+                    for v, n in pd.Series(values, dtype=float).value_counts().items():
                         xs.append(beta * (1 + offset))
                         ys.append(v)
                         sizes.append(12 + 6 * n)
