@@ -15,7 +15,7 @@ A study is a folder (``studies/<name>/`` in the source tree) holding
     figure's file name, default ``<name>.png``) and ``figure(table, data, path)`` writing
     the figure to ``path``; ``QUICK`` (a list of ``KEY=VALUE`` settings, as ``--set`` takes
     them: the study's quick form, run by ``--quick``, for a check in seconds rather than
-    minutes); ``PAGE_TABLES`` (extra tables shown on the Markdown page too, each under its
+    minutes; ``LABEL:KEY=VALUE`` applies to the experiment ``experiments/LABEL.toml`` only); ``PAGE_TABLES`` (extra tables shown on the Markdown page too, each under its
     heading: ``{"<key>": "heading"}``; the others are CSV files only);
 ``README.md``
     what the study measures, the claim it checks and where the claim comes from.
@@ -184,12 +184,33 @@ def run_sweep(experiment: pathlib.Path, sweep_file: pathlib.Path, sets: Sequence
         raise subprocess.CalledProcessError(completed.returncode, command)
 
 
+def experiment_settings(study: Study, label: str, sets: Sequence[str] = ()) -> list[str]:
+    """The settings of ``sets`` that apply to the experiment ``label``: ``KEY=VALUE`` applies to
+    every experiment, ``LABEL:KEY=VALUE`` to the experiment ``experiments/LABEL.toml`` only
+    (experiments of different models take different keys: a particle sweep's ``run.n`` is no
+    key of a density sweep). StudyError names an unknown label."""
+    chosen = []
+    for setting in sets:
+        key = setting.partition("=")[0]
+        if ":" in key:
+            target, _, setting = setting.partition(":")
+            if target.strip() not in study.experiments:
+                raise StudyError(f"{study.name}: --set {target}:{setting}: no experiment "
+                                 f"'{target}' (its experiments: "
+                                 f"{', '.join(l for l in study.experiments if l) or 'experiment.toml'})")
+            if target.strip() != label:
+                continue
+        chosen.append(setting)
+    return chosen
+
+
 def check_experiment(study: Study, sets: Sequence[str] = (), nadyn: str | None = None) -> None:
     """``nadyn sweep --dry-run`` on every experiment: a bad key or value fails here, before
-    any file is made. ``sets`` apply to each experiment."""
-    for experiment in study.experiments.values():
+    any file is made. ``sets`` apply to each experiment (``LABEL:KEY=VALUE`` to one only,
+    :func:`experiment_settings`)."""
+    for label, experiment in study.experiments.items():
         command = [nadyn_program(nadyn), "sweep", str(experiment), "--dry-run"]
-        for setting in sets:
+        for setting in experiment_settings(study, label, sets):
             command += ["--set", setting]
         completed = subprocess.run(command, stdout=subprocess.DEVNULL)
         if completed.returncode != 0:
@@ -382,7 +403,8 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
         (out / "data").mkdir(parents=True, exist_ok=True)
         sweep_files = study.sweep_files(out)
         for label, experiment in study.experiments.items():
-            run_sweep(experiment, sweep_files[label], sets, nadyn=nadyn, quiet=quiet)
+            run_sweep(experiment, sweep_files[label], experiment_settings(study, label, sets),
+                      nadyn=nadyn, quiet=quiet)
     else:
         if sets:
             raise StudyError("--set applies to the experiment; with a given sweep file "

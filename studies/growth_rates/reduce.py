@@ -1,4 +1,5 @@
-"""Mode growth rates of the uniform measure: particles against the mean-field linearisation."""
+"""Mode growth rates of the uniform measure: particles and the density solver against the
+mean-field linearisation."""
 import itertools
 
 import numpy as np
@@ -7,10 +8,17 @@ import pandas as pd
 import nadyn.closed_forms as closed
 from nadyn.study import run_parameters
 
-TITLE = "Growth rates of the modes from a uniform start: particles against the mean-field rates"
+TITLE = ("Growth rates of the modes from a uniform start: particles and the density solver "
+         "against the mean-field rates")
 # The quick form: 1024 tokens, one seed (the agreement is then only to ~10-20 %: the
-# neglected quadratic terms scale like k_max / sqrt(n)).
-QUICK = ["run.n=1024", "sweep.seed.range=[1,1]"]
+# neglected quadratic terms scale like k_max / sqrt(n)); the density solver's experiment takes
+# well under a second as it is, and runs whole.
+QUICK = ["rates:run.n=1024", "rates:sweep.seed.range=[1,1]",
+         "schemes:run.n=1024", "schemes:sweep.seed.range=[1,1]"]
+# The density solver's start whose rates fill the `solver` columns (experiments/density.toml):
+# white noise of amplitude 1e-8 in every degree 1..12. The others of its init axis show how
+# the difference scales with the amplitude.
+SOLVER_INIT = "noise:1e-8,12"
 # The fit window of a run ends where the fastest compared mode's m_k has grown by exp(GROWTH)
 # over its value at t = 0.
 GROWTH = 2.0
@@ -27,9 +35,28 @@ runs from t = 0 to the first frame where one of the compared modes has grown by
 exp({GROWTH:g}) in m_k (at least {MIN_FRAMES} frames; `t_end`: its mean over the seeds).
 Compared modes: predicted rate at least {MIN_RATE_FRACTION:g} of the fastest. `naive`
 (scheme rows): the same fit against t instead of tau, what one would measure ignoring the
-clock. `k_max`: the fastest predicted mode.
+clock. `k_max`: the fastest predicted mode. `solver` (post-ln rows): the same fit on the
+density solver's run from white noise of amplitude 1e-8 (experiments/density.toml, the
+mean-field equation at n = infinity, docs/model.md §16), over all its 11 frames (t = 0 to 1);
+`solver_rel_diff` = solver / predicted - 1.
+
+`growth_rates_solver.csv`, on this page below: the solver's rate for every mode k = 1..12,
+its relative difference to lambda_k (`rel_diff`), and the same from white noise of amplitude
+1e-6 and 1e-10 with the same seed (`rel_diff_eps1e-6`, `rel_diff_eps1e-10`): the quadratic
+terms the linearisation drops add a difference proportional to the amplitude, the round-off
+of a density near 1 one that grows as the amplitude falls. `extrap_rel_diff` and
+`extrap_abs_diff`: the difference of the rate with its part proportional to the amplitude
+removed, (100 r(1e-8) - r(1e-6)) / 99 (the same seed draws the same noise at every
+amplitude, so r(EPS) = lambda_k + c EPS + O(EPS^2) + round-off); `extrap_abs_diff` is in
+the rate's units (per unit time).
 """
-FORMATS = {"d": "d", "k": "d", "k_max": "d", "seeds": "d"}
+FORMATS = {"d": "d", "k": "d", "k_max": "d", "seeds": "d", "solver_rel_diff": ".2e",
+           "rel_diff_solver": ".2e"}
+TABLE_FORMATS = {"growth_rates_solver": {"d": "d", "k": "d", "k_max": "d", "predicted": ".9e",
+                                          "solver": ".9e", "rel_diff": ".2e",
+                                          "rel_diff_eps1e-6": ".2e", "rel_diff_eps1e-10": ".2e",
+                                          "extrap_rel_diff": ".2e", "extrap_abs_diff": ".2e"}}
+PAGE_TABLES = {"growth_rates_solver": "The density solver, every mode (experiments/density.toml)"}
 
 
 def run_value(data, name, point):
@@ -109,17 +136,73 @@ def table_of(data, group_axes):
     return pd.DataFrame(rows)
 
 
+def amplitude(init):
+    """EPS of a start "noise:EPS,KMAX", as written."""
+    return init.split(":", 1)[1].split(",")[0]
+
+
+def solver_rates(data):
+    """{(d, beta, init): half the least-squares slope of log m_k against t over every frame,
+    per mode} of the density sweep (post-ln: tau = t)."""
+    if not (data.status == 1).all():
+        raise ValueError("the density sweep has runs that did not complete (or outgrew their grid)")
+    rates = {}
+    for d, beta, init in itertools.product(data.d.values, data.beta.values, data.init.values):
+        run = data.modes.sel(d=d, beta=beta, init=init).transpose("time", "mode")
+        log_m = np.log(run.values)
+        rates[int(d), float(beta), str(init)] = np.array(
+            [slope(run.time.values, log_m[:, i]) / 2 for i in range(log_m.shape[1])])
+    return rates
+
+
+def solver_table(data, rates):
+    """Per (d, beta, k), every mode: the solver's rate against lambda_k, from SOLVER_INIT and
+    from the other amplitudes of the init axis; and the rate with the part proportional to
+    the amplitude removed (the same seed draws the same xi at every amplitude, so the rate
+    measured at EPS is lambda_k + c EPS + O(EPS^2) + round-off: two amplitudes give c)."""
+    others = [str(i) for i in data.init.values if str(i) != SOLVER_INIT]
+    larger = [i for i in others if float(amplitude(i)) > float(amplitude(SOLVER_INIT))]
+    rows = []
+    for d, beta in itertools.product(data.d.values, data.beta.values):
+        d, beta = int(d), float(beta)
+        for i, k in enumerate(data.mode.values):
+            predicted = closed.growth_rate(int(k), beta, d)
+            measured = rates[d, beta, SOLVER_INIT][i]
+            row = {"d": d, "beta": beta, "k": int(k), "k_max": closed.fastest_mode(beta, d),
+                   "predicted": predicted, "solver": measured,
+                   "rel_diff": measured / predicted - 1.0}
+            for init in others:
+                row[f"rel_diff_eps{amplitude(init)}"] = rates[d, beta, init][i] / predicted - 1.0
+            if larger:
+                small, large = float(amplitude(SOLVER_INIT)), float(amplitude(larger[0]))
+                linear = ((large * measured - small * rates[d, beta, larger[0]][i])
+                          / (large - small))
+                row["extrap_rel_diff"] = linear / predicted - 1.0
+                row["extrap_abs_diff"] = linear - predicted
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def reduce(data):
     rates = table_of(data["rates"], ["d", "beta"])
     schemes = table_of(data["schemes"], ["scheme"])
     schemes = schemes[schemes.scheme != "post-ln"]  # post-ln at beta = 5, d = 2 is in rates
-    return pd.concat([rates, schemes], ignore_index=True)
+    density = data["density"]
+    if SOLVER_INIT not in [str(i) for i in density.init.values]:
+        raise ValueError(f"the density sweep has no run from {SOLVER_INIT}")
+    solver = solver_rates(density)
+    position = {int(k): i for i, k in enumerate(density.mode.values)}
+    rates["solver"] = [solver[int(r.d), float(r.beta), SOLVER_INIT][position[int(r.k)]]
+                       for r in rates.itertuples()]
+    rates["solver_rel_diff"] = rates.solver / rates.predicted - 1.0
+    return {"growth_rates": pd.concat([rates, schemes], ignore_index=True),
+            "growth_rates_solver": solver_table(density, solver)}
 
 
 def figure(table, data, path):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
     post = table[table.scheme == "post-ln"]
     for ax, d in zip(axes[:2], (2, 3)):
         for beta, rows in post[post.d == d].groupby("beta"):
@@ -143,6 +226,17 @@ def figure(table, data, path):
     ax.set_xlabel("mode k")
     ax.set_ylabel("ratio")
     ax.legend(fontsize=6, ncol=2)
+    ax = axes[3]
+    solver = solver_table(data["density"], solver_rates(data["density"]))
+    for (d, beta), rows in solver.groupby(["d", "beta"]):
+        ax.semilogy(rows.k, np.abs(rows.rel_diff), "o-" if d == 2 else "s--", ms=3, lw=0.8,
+                    label=f"d = {d}, beta = {beta:g}")
+    particles = table[table.scheme == "post-ln"]
+    ax.semilogy(particles.k, np.abs(particles.rel_diff), "k.", alpha=0.4, label="particles")
+    ax.set_title("|measured / predicted - 1|\ndensity solver (EPS = 1e-8) and particles",
+                 fontsize=9)
+    ax.set_xlabel("mode k")
+    ax.legend(fontsize=5, ncol=2, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

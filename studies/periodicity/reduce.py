@@ -8,9 +8,13 @@ import nadyn
 import nadyn.closed_forms as closed
 
 TITLE = "Periodicity of the first metastable state: dominant mode and clusters against k_max(beta)"
-# The quick form: small n, one beta on the circle, two seeds; it applies to both experiments
-# alike (run.T stays: the schemes' frame times run to their own horizon).
-QUICK = ["run.n=512", "sweep.seed.range=[1,2]", "sweep.d=[2]", "sweep.beta=[5]"]
+# The quick form: small n, one beta on the circle, two seeds; it applies to the particle
+# experiments alike (run.T stays: the schemes' frame times run to their own horizon). The
+# density's: beta = 5 and 20 on a grid of 1024 points (which follows the bumps for about one
+# time unit less than 4096), two seeds.
+QUICK = ([f"{e}:{s}" for e in ("plateaus", "fast", "slow")
+          for s in ("run.n=512", "sweep.d=[2]", "sweep.beta=[5]")]
+         + ["sweep.seed.range=[1,2]", "density:sweep.beta=[5,20]", "density:run.points=1024"])
 # The schemes that are post-ln on another clock whatever the configuration: a speed divisor
 # common to all tokens and independent of the state (docs/model.md §2.6, §2.7).
 PURE_TIME_CHANGES = ("post-ln", "sqrt-scaling")
@@ -20,9 +24,26 @@ DOMINANT_LEVEL = 0.05
 # A plateau: a maximal run of frames with the same cluster count lasting at least this long,
 # after the linear phase has ended (the count of a dense uniform start can sit still too).
 PLATEAU_LENGTH = 3.0
-FORMATS = {"d": "d", "k_max": "d", "seeds": "d", "plateaus": "d"}
+# The density's first metastable state: its peak count (the `peaks` observable, strict local
+# maxima above twice the uniform density) on the run's last frames, once it has held for at
+# least this long before the run stopped (a formed bump narrows like exp(-t) and its peak
+# rises like exp(t): over one time unit every counted bump has risen e-fold). A run whose
+# count changed less than STABLE before it stopped, or that never had a peak, is censored.
+STABLE = 1.0
+# Peaks of the final density closer than the particles' single-linkage distance (cluster_eps
+# = 1e-3: cosine >= 1 - 1e-3, an angle of 0.0447) form one group: the density's analogue of
+# the particles' cluster count, which merges the sub-peaks a noisy start leaves inside a bump.
+GROUP_ANGLE = float(np.arccos(1.0 - 1e-3))
+# The start whose runs give the n = infinity columns (experiments/density.toml): EPS = 1e-4,
+# n = 1e8 tokens' worth of noise.
+INFINITE_N = "noise:1e-4,24"
+# The two-sided 95 % normal quantile of the Wilson intervals.
+Z95 = 1.959963984540054
+FORMATS = {"d": "d", "k_max": "d", "seeds": "d", "plateaus": "d", "censored_inf": "d",
+           "censored": "d", "n_equiv": ".4g"}
 # The rows per scheme (point 5 of the claim) on the page as well as in their CSV.
-PAGE_TABLES = {"periodicity_schemes": "Per scheme (d = 2, beta = 5; experiments fast.toml and slow.toml)"}
+PAGE_TABLES = {"periodicity_density": "The density, n = infinity and n = 1024 (d = 2; experiments/density.toml)",
+               "periodicity_schemes": "Per scheme (d = 2, beta = 5; experiments fast.toml and slow.toml)"}
 NOTE = f"""\
 Per run: the dominant mode is argmax_k m_k at the first frame where max_k m_k >=
 {DOMINANT_LEVEL:g} (the end of the linear phase); the plateau count is the cluster count
@@ -31,6 +52,27 @@ units of constant count) that starts after that frame. `mode` and `clusters` lis
 seeds' values; `mode_agree` / `clusters_agree`: the fraction of seeds equal to k_max,
 `mode_within_1` the fraction within one of it. On S^2
 the number of clusters of a degree-k state is not k, so only the mode is compared there.
+`*_95`: Wilson 95 % intervals of the fractions.
+
+The n = infinity columns (`*_inf`, d = 2): the density solver (experiments/density.toml)
+from white noise of amplitude EPS = 1e-4 in the modes 1..24, 16 seeds. `mode_agree_inf`:
+the fraction of seeds whose dominant mode (as above, from the density's m_k) is k_max;
+`peaks_agree_inf`: the fraction of the uncensored seeds whose first metastable state has
+k_max peaks, its count being the `peaks` observable (strict local maxima of the density
+above twice the uniform level) on the run's last frames, provided it has held for at least
+{STABLE:g} time unit before the run stopped (every run stops when its bumps have narrowed past
+what the grid of 4096 points holds); `censored_inf`: the seeds whose count changed less than
+{STABLE:g} before the stop, or that never had a peak. `clusters_eq_mode`: the fraction of
+seeds whose plateau count equals their own dominant mode.
+
+`periodicity_density.csv`, on this page below: the density's values per amplitude, EPS =
+1e-4 (n_equiv = 1/EPS^2 = 1e8) and EPS = 1/32 (the noise of n = 1024 tokens), as histograms
+over the 16 seeds ("4x12 5x4": twelve seeds at 4, four at 5; "-": censored);
+`peaks_agree` over the uncensored seeds, `peaks_eq_mode` the fraction of those whose count
+equals their own dominant mode, `held_min` the shortest time a run's last count held.
+`groups`: the peaks of each run's last (resolved) density joined when closer than the
+particles' single-linkage distance (angle {GROUP_ANGLE:.4f}, cluster_eps = 1e-3), the density's
+analogue of the particles' cluster count; `groups_agree` its fraction equal to k_max.
 
 `periodicity_schemes.csv` (experiments/fast.toml and slow.toml): the same measurement for every scheme
 on the circle, the plateau's length taken on the scheme's clock at the uniform state
@@ -70,10 +112,147 @@ def measure(modes, clusters, times):
     return dominant, (plateau[2] if plateau else np.nan), float(times[frame])
 
 
+def wilson(successes, trials, z=Z95):
+    """The Wilson score interval (lo, hi) of a binomial fraction; (nan, nan) for no trials."""
+    if trials == 0:
+        return np.nan, np.nan
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def interval(successes, trials):
+    lo, hi = wilson(successes, trials)
+    return "-" if np.isnan(lo) else f"{lo:.2f}-{hi:.2f}"
+
+
+def histogram(values):
+    """Seeds' values as "value x count", most frequent first ("-": censored or none)."""
+    labels = ["-" if np.isnan(v) else str(int(v)) for v in values]
+    counts = pd.Series(labels).value_counts(sort=False)
+    order = sorted(counts.index, key=lambda v: (-counts[v], v == "-", int(v) if v != "-" else 0))
+    return " ".join(f"{v}x{counts[v]}" for v in order)
+
+
+def density_measure(times, modes, peaks, stable=STABLE):
+    """(dominant mode, peak count of the first metastable state or nan (censored), t at the
+    end of the linear phase, how long the last count held before the run stopped) of one
+    density run; its frames are those up to its last resolved one."""
+    ok = np.isfinite(peaks)
+    times, modes, peaks = times[ok], modes[ok], peaks[ok]
+    above = np.flatnonzero(modes.max(axis=1) >= DOMINANT_LEVEL)
+    if above.size == 0:
+        return np.nan, np.nan, np.nan, np.nan
+    dominant = int(np.argmax(modes[above[0]])) + 1
+    changed = np.flatnonzero(peaks != peaks[-1])
+    start = times[changed[-1] + 1] if changed.size else times[0]
+    held = float(times[-1] - start)
+    count = float(peaks[-1]) if held >= stable and peaks[-1] >= 1 else np.nan
+    return dominant, count, float(times[above[0]]), held
+
+
+def peak_groups(density, floor=2.0, angle=GROUP_ANGLE):
+    """The number of groups of the density's peaks on the circle's equispaced grid (strict
+    local maxima above `floor`, as the `peaks` observable), peaks closer than `angle` (along
+    the circle) joined by single linkage; nan for a density with no peak."""
+    rho = np.asarray(density, float)
+    if not np.isfinite(rho).all():
+        return np.nan
+    n = len(rho)
+    where = np.flatnonzero((rho > np.roll(rho, 1)) & (rho > np.roll(rho, -1)) & (rho > floor))
+    if where.size == 0:
+        return np.nan
+    positions = 2 * np.pi * where / n
+    gaps = np.diff(np.concatenate([positions, [positions[0] + 2 * np.pi]]))
+    return float(max(1, np.sum(gaps > angle)))
+
+
+def density_runs(data):
+    """{(init, beta): [(dominant, count, t_linear, held) per seed]} of the density sweep."""
+    bad = ~data.status.isin([1, 4])  # complete, or stopped when the grid gave out
+    if bad.any():
+        raise ValueError("the density sweep has runs that were not run, interrupted or failed")
+    found = {}
+    for init in data.init.values:
+        for beta in data.beta.values:
+            found[str(init), float(beta)] = [
+                density_measure(data.time.values,
+                                data.modes.sel(init=init, beta=beta, seed=seed)
+                                .transpose("time", "mode").values,
+                                data.peaks.sel(init=init, beta=beta, seed=seed).values)
+                + (peak_groups(data.density.sel(init=init, beta=beta, seed=seed).values),)
+                for seed in data.seed.values]
+    return found
+
+
+def amplitude(init):
+    """EPS of a start "noise:EPS,KMAX"."""
+    return float(init.split(":", 1)[1].split(",")[0])
+
+
+def density_table(data, found):
+    """Per (EPS, beta): the seeds' dominant modes and first-state peak counts against k_max."""
+    rows = []
+    for init in data.init.values:
+        eps = amplitude(str(init))
+        for beta in data.beta.values:
+            k_max = closed.fastest_mode(float(beta), 2)
+            runs = found[str(init), float(beta)]
+            dominant = np.array([r[0] for r in runs], float)
+            counts = np.array([r[1] for r in runs], float)
+            groups = np.array([r[4] for r in runs], float)
+            measured = np.isfinite(counts)
+            rows.append({
+                "eps": eps, "n_equiv": 1.0 / eps ** 2, "beta": float(beta), "k_max": k_max,
+                "mode": histogram(dominant),
+                "mode_agree": float(np.mean(dominant == k_max)),
+                "mode_agree_95": interval(int(np.sum(dominant == k_max)), len(runs)),
+                "peaks": histogram(counts),
+                "peaks_agree": (float(np.mean(counts[measured] == k_max)) if measured.any()
+                                else np.nan),
+                "peaks_agree_95": interval(int(np.sum(counts[measured] == k_max)),
+                                           int(measured.sum())),
+                "censored": int((~measured).sum()),
+                "peaks_eq_mode": (float(np.mean(counts[measured] == dominant[measured]))
+                                  if measured.any() else np.nan),
+                "groups": histogram(groups),
+                "groups_agree": float(np.mean(groups == k_max)),
+                "groups_agree_95": interval(int(np.sum(groups == k_max)), len(runs)),
+                "t_linear": float(np.nanmean([r[2] for r in runs])),
+                "held_min": float(np.nanmin([r[3] for r in runs])),
+                "seeds": len(runs),
+            })
+    return pd.DataFrame(rows)
+
+
 def reduce(data):
-    """The table per (d, beta) of experiments/plateaus.toml, and the rows per scheme of
-    experiments/fast.toml and slow.toml as the extra file periodicity_schemes.csv."""
-    return {"periodicity": plateau_table(data["plateaus"]),
+    """The table per (d, beta) of experiments/plateaus.toml with the n = infinity columns of
+    experiments/density.toml, the density's rows per amplitude (periodicity_density.csv),
+    and the rows per scheme of experiments/fast.toml and slow.toml (periodicity_schemes.csv)."""
+    density = data["density"]
+    if INFINITE_N not in [str(i) for i in density.init.values]:
+        raise ValueError(f"the density sweep has no run from {INFINITE_N}")
+    found = density_runs(density)
+    table = plateau_table(data["plateaus"])
+    for column in ("mode_agree_inf", "mode_agree_inf_95", "peaks_agree_inf", "peaks_agree_inf_95",
+                   "censored_inf"):
+        table[column] = pd.Series([np.nan] * len(table), dtype=object)
+    for i, row in table.iterrows():
+        runs = found.get((INFINITE_N, float(row["beta"])))
+        if row["d"] != 2 or runs is None:
+            continue
+        dominant = np.array([r[0] for r in runs], float)
+        counts = np.array([r[1] for r in runs], float)
+        measured = np.isfinite(counts)
+        agree = int(np.sum(counts[measured] == row["k_max"]))
+        table.at[i, "mode_agree_inf"] = float(np.mean(dominant == row["k_max"]))
+        table.at[i, "mode_agree_inf_95"] = interval(int(np.sum(dominant == row["k_max"])), len(runs))
+        table.at[i, "peaks_agree_inf"] = agree / measured.sum() if measured.any() else np.nan
+        table.at[i, "peaks_agree_inf_95"] = interval(agree, int(measured.sum()))
+        table.at[i, "censored_inf"] = int((~measured).sum())
+    return {"periodicity": table,
+            "periodicity_density": density_table(density, found),
             "periodicity_schemes": scheme_table([data["fast"], data["slow"]])}
 
 
@@ -96,9 +275,13 @@ def plateau_table(data):
                 "d": int(d), "beta": float(beta), "k_max": k_max,
                 "mode": " ".join("-" if np.isnan(v) else str(int(v)) for v in dominant),
                 "mode_agree": float(np.mean(dominant == k_max)),
+                "mode_agree_95": interval(int(np.sum(dominant == k_max)), len(found)),
                 "mode_within_1": float(np.mean(np.abs(dominant - k_max) <= 1)),
                 "clusters": " ".join("-" if np.isnan(v) else str(int(v)) for v in counts),
                 "clusters_agree": float(np.mean(counts == k_max)) if int(d) == 2 else np.nan,
+                "clusters_agree_95": (interval(int(np.sum(counts == k_max)), len(found))
+                                      if int(d) == 2 else "-"),
+                "clusters_eq_mode": float(np.mean(counts == dominant)) if int(d) == 2 else np.nan,
                 "t_linear": float(np.nanmean([f[2] for f in found])),
                 "seeds": len(found),
             })
@@ -192,6 +375,7 @@ def scheme_table(sweeps):
 def figure(table, data, path):
     import matplotlib.pyplot as plt
 
+    everything = data
     data = data["plateaus"]
 
     fig, axes = plt.subplots(1, len(data.d.values), figsize=(5.5 * len(data.d.values), 4),
@@ -212,6 +396,20 @@ def figure(table, data, path):
                         xs.append(row["beta"] * (1 + offset))
                         ys.append(int(v))
             ax.plot(xs, ys, marker, alpha=0.6, label=label)
+        if int(d) == 2 and "density" in everything:
+            found = density_runs(everything["density"])
+            for offset, index, marker, label in ((-0.16, 0, "^", "density (EPS = 1e-4): mode"),
+                                                 (0.16, 1, "v", "density (EPS = 1e-4): peaks")):
+                xs, ys, sizes = [], [], []  # marker area grows with the number of seeds
+                for (init, beta), runs in found.items():
+                    if init != INFINITE_N:
+                        continue
+                    values = [r[index] for r in runs if np.isfinite(r[index])]
+                    for v, n in pd.Series(values, dtype=float).value_counts().items():
+                        xs.append(beta * (1 + offset))
+                        ys.append(v)
+                        sizes.append(12 + 6 * n)
+                ax.scatter(xs, ys, s=sizes, marker=marker, alpha=0.5, label=label)
         ax.set_xscale("log")
         ax.set_xlabel("beta")
         ax.set_ylabel("k")

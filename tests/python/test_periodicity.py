@@ -38,6 +38,24 @@ def test_first_long_plateau():
     assert plateau(t, counts, 0, 6.0) is None
 
 
+def test_density_measure():
+    measure = reduce_module().density_measure
+    t = np.round(np.arange(0.0, 4.0, 0.1), 10)  # 40 frames, the last at 3.9
+    modes = np.full((40, 4), 1e-4)
+    modes[25:, 2] = 0.06  # mode 3 reaches 0.05 at t = 2.5
+    modes[30:, 1] = 0.5   # later the harmonics take over: the dominant mode is read at 2.5
+    peaks = np.zeros(40)
+    peaks[26:] = 2
+    peaks[28:] = 3        # 3 from t = 2.8 to the last frame, 3.9: held 1.1
+    assert measure(t, modes, peaks, 1.0) == (3, 3.0, 2.5, pytest.approx(1.1))
+    assert np.isnan(measure(t, modes, peaks, 1.2)[1])  # held too short: censored
+    peaks[35:] = np.nan   # the run stopped at 3.4 (unresolved): 3 held 0.6
+    assert np.isnan(measure(t, modes, peaks, 1.0)[1])
+    assert np.isnan(measure(t, modes, np.zeros(40), 1.0)[1])  # no peak ever: censored
+    assert reduce_module().wilson(16, 16)[0] == pytest.approx(0.806, abs=1e-3)
+    assert reduce_module().wilson(0, 16)[1] == pytest.approx(0.194, abs=1e-3)
+
+
 def test_quick_form_against_the_sweep(quick_twice, tmp_path):
     result = quick_twice(PERIODICITY, figures=True)
     table = result.table
@@ -55,6 +73,43 @@ def test_quick_form_against_the_sweep(quick_twice, tmp_path):
         assert row["mode"] == " ".join(modes)
     # The paper's example: three-fold at beta = 5 on the circle, in both seeds.
     assert table.loc[table.beta == 5.0, "mode"].item() == "3 3"
+
+    # The density (experiments/density.toml): re-read apart from reduce.py. Every run stops
+    # when its grid gives out (status 4) or at T; the mass stays 1 (docs/model.md §16.2); the
+    # `peaks` of the last frame are the strict local maxima above 2 of the final density.
+    density = nadyn.open(result.sweep_files["density"])
+    assert set(np.unique(density.status.values)) <= {1, 4}
+    assert np.nanmax(np.abs(density.mass.values - 1.0)) < 1e-10
+    rows = pd.read_csv(tmp_path / "a" / "periodicity_density.csv")
+    assert sorted(set(rows.beta)) == [5.0, 20.0] and (rows.seeds == 2).all()
+    for _, row in rows.iterrows():
+        init = next(i for i in density.init.values if float(i.split(":")[1].split(",")[0]) == row["eps"])
+        modes, counts = [], []
+        for seed in density.seed.values:
+            point = {"init": init, "beta": row["beta"], "seed": seed}
+            m = density.modes.sel(point).transpose("time", "mode").values
+            p = density.peaks.sel(point).values
+            t = density.time.values
+            last = np.flatnonzero(np.isfinite(p))[-1]
+            rho = density.density.sel(point).values
+            local = (rho > np.roll(rho, 1)) & (rho > np.roll(rho, -1)) & (rho > 2.0)
+            assert p[last] == local.sum()
+            first = next(i for i in range(len(m)) if np.nanmax(m[i]) >= 0.05)
+            modes.append(1 + int(np.argmax(m[first])))
+            j = last
+            while j > 0 and p[j - 1] == p[last]:
+                j -= 1
+            counts.append(int(p[last]) if t[last] - t[j] >= 1.0 and p[last] >= 1 else None)
+        k_max = closed.fastest_mode(row["beta"], 2)
+        assert row["k_max"] == k_max
+        assert row["mode_agree"] == np.mean([m == k_max for m in modes])
+        assert row["censored"] == sum(c is None for c in counts)
+        measured = [c for c in counts if c is not None]
+        if measured:
+            assert row["peaks_agree"] == pytest.approx(np.mean([c == k_max for c in measured]))
+    # The n = infinity columns of the main table are the EPS = 1e-4 rows.
+    infinite = rows[rows.eps == 1e-4].set_index("beta")
+    assert table.loc[table.beta == 5.0, "mode_agree_inf"].item() == infinite.loc[5.0, "mode_agree"]
 
     # The rows per scheme (experiments/fast.toml, slow.toml). sqrt-scaling is post-ln on the clock
     # tau(t) = 2 (sqrt(t + 1) - 1) for every configuration (docs/model.md §2.6): the same path,

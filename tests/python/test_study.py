@@ -134,6 +134,51 @@ def test_quick_form_applies_its_settings_before_set(cli, tmp_path):
     assert not (tmp_path / "none").exists()
 
 
+def test_a_setting_can_name_its_experiment(cli, tmp_path):
+    """LABEL:KEY=VALUE applies to experiments/LABEL.toml only: a density sweep has no run.n."""
+    folder = tmp_path / "studies" / "two_models"
+    (folder / "experiments").mkdir(parents=True)
+    (folder / "experiments" / "particles.toml").write_text(textwrap.dedent("""\
+        [run]
+        n = 16
+        d = 2
+        T = 1
+        dt = 0.1
+        positions = "none"
+        [sweep]
+        seed = [1, 2]
+        """))
+    (folder / "experiments" / "density.toml").write_text(textwrap.dedent("""\
+        [run]
+        model = "meanfield"
+        points = 64
+        init = "noise:1e-3,4"
+        T = 1
+        dt = 0.1
+        density = "none"
+        [sweep]
+        seed = [1, 2]
+        """))
+    (folder / "reduce.py").write_text(textwrap.dedent('''\
+        import pandas as pd
+        QUICK = ["particles:run.n=8", "sweep.seed=[3]"]
+        def reduce(data):
+            return pd.DataFrame({"label": list(data),
+                                 "seeds": [data[l].seed.values.tolist() for l in data]})
+        '''))
+    (folder / "README.md").write_text("# Two models\n")
+    result = study.run(folder, tmp_path / "out", quick=True, figures=False, nadyn=cli)
+    assert result.table.seeds.tolist() == [[3], [3]]  # an unlabelled setting: every experiment
+    particles = nadyn.open(result.sweep_files["particles"])
+    assert study.run_parameters(particles, seed=3)["n"] == "8"
+    with pytest.raises(study.StudyError, match="no experiment 'gas'"):
+        study.run(folder, tmp_path / "none", ["gas:run.n=4"], figures=False, nadyn=cli)
+    assert not (tmp_path / "none").exists()
+    # Unlabelled, the particles' key reaches the density sweep, which refuses it (exit 2).
+    with pytest.raises(subprocess.CalledProcessError):
+        study.run(folder, tmp_path / "none", ["run.n=4"], figures=False, nadyn=cli)
+
+
 def test_page_tables_put_extra_tables_on_the_page(cli, tmp_path):
     folder = write_study(tmp_path / "studies" / "final_cos")
     with (folder / "reduce.py").open("a") as f:
