@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds nadyn as users get it and as the portable build makes it, and runs every benchmark
 # on both in one run: results/performance.md (and results/performance.json), after
-# bench/ensemble.py's ensembles of small runs (results/ensemble.md, quoted in performance.md).
+# bench/ensemble.py's ensembles of small runs (results/ensemble.md, quoted in performance.md)
+# and bench/meanfield.py's density-solver costs (results/meanfield.md).
 #
 #   bash scripts/benchmark.sh            # the full run (both builds; the report gives its duration)
 #   bash scripts/benchmark.sh --quick    # fewer repetitions, n <= 4096 (several minutes)
@@ -98,6 +99,11 @@ if [[ " $* " != *" --smoke "* ]]; then
     ensemble+=(--observables "$root/results/observables.md")
     # What a command costs before it works (results/startup.md).
     /usr/bin/python3 "$root/bench/startup.py" --build "$root/build" --out "$root/results/startup.md"
+    # What the density solver costs, against the grid and against particles of the same
+    # accuracy, and the mean-field issue's two speed targets (results/meanfield.md); it reads
+    # c of W1 = c n^-1/2 from the study mean_field_limit's table (results/mean_field_limit.csv).
+    /usr/bin/python3 "$root/bench/meanfield.py" --build "$root/build" \
+        --out "$root/results/meanfield.md" "${quick[@]}"
     if [[ -n "$simuformer" ]]; then
         if [[ -z "$samples" ]]; then
             samples=40
