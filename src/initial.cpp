@@ -214,6 +214,7 @@ void centred_start(const initial_spec& spec, std::size_t n, std::size_t d, rando
         break;
     case initial_kind::perturbed: // refused by make_initial
     case initial_kind::vonmises:
+    case initial_kind::noise:
     case initial_kind::file:
         break;
     }
@@ -407,11 +408,28 @@ initial_spec initial_spec::parse(const std::string& text) {
                               "centres and a finite concentration KAPPA >= 0");
         return *spec;
     }
+    if (text.rfind("noise:", 0) == 0) {
+        // noise:EPS or noise:EPS,KMAX (the circle's white noise, start_density.hpp).
+        const std::string value = text.substr(6);
+        const auto comma = value.find(',');
+        const auto eps = number_of(value.substr(0, comma));
+        const auto kmax = comma == std::string::npos ? std::optional<std::size_t>(default_noise_modes)
+                                                     : count_of(value.substr(comma + 1));
+        if (!eps || !(*eps >= 0.0) || !kmax)
+            throw input_error("invalid noise start in '" + text +
+                              "'; expected noise:EPS[,KMAX] with EPS >= 0 and a whole number "
+                              "KMAX >= 1 (the circle only)");
+        initial_spec spec;
+        spec.kind = initial_kind::noise;
+        spec.amplitude = *eps;
+        spec.degree = *kmax;
+        return spec;
+    }
     if (text.rfind("file:", 0) == 0 && text.size() > 5)
         return spec_of(initial_kind::file, 0.0, 0, text.substr(5));
     throw input_error("unknown init '" + text +
                       "'; valid choices: uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], "
-                      "perturbed:K,EPS, vonmises:Q,KAPPA, file:PATH");
+                      "perturbed:K,EPS, vonmises:Q,KAPPA, noise:EPS[,KMAX], file:PATH");
 }
 
 std::string initial_spec::to_string() const {
@@ -436,6 +454,12 @@ std::string initial_spec::to_string() const {
         text.append(std::to_string(degree)).append(",").append(number_text(amplitude));
         return text;
     }
+    case initial_kind::noise:
+    {
+        std::string text = "noise:";
+        text.append(number_text(amplitude)).append(",").append(std::to_string(degree));
+        return text;
+    }
     case initial_kind::file:
         return "file:" + path;
     }
@@ -453,8 +477,9 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         throw input_error("norm 'layernorm' needs d >= 3 (the directions live on the "
                           "(d-2)-sphere), got d = " +
                           std::to_string(d));
-    const bool density_start =
-        spec.kind == initial_kind::perturbed || spec.kind == initial_kind::vonmises;
+    const bool density_start = spec.kind == initial_kind::perturbed ||
+                               spec.kind == initial_kind::vonmises ||
+                               spec.kind == initial_kind::noise;
     if (density_start && centred)
         throw input_error(layernorm_density_start_refusal(spec));
     if (density_start && d < 2)
@@ -500,6 +525,31 @@ initial_state make_initial(const initial_spec& spec, std::size_t n, std::size_t 
         for (std::size_t k = 0; k < n; ++k)
             draw_vonmises(source, spec.degree, spec.amplitude, d, &state.theta[k * d]);
         break;
+    case initial_kind::noise: {
+        if (d != 2)
+            throw input_error("init '" + spec.to_string() +
+                              "': the noise start of particles is the circle's (d = 2), got d = " +
+                              std::to_string(d) + "; on S^{d-1} take perturbed or vonmises");
+        // The coefficients first, from the start's stream, as the density solver draws them;
+        // then the tokens by rejection from the uniform angle.
+        const std::vector<double> coefficients = draw_circle_noise(source, spec.degree);
+        if (circle_noise_minimum(coefficients, spec.amplitude) < 0.0)
+            throw input_error("init '" + spec.to_string() +
+                              "' gives a negative density; take a smaller EPS or KMAX");
+        const double bound = circle_noise_bound(coefficients, spec.amplitude);
+        for (std::size_t k = 0; k < n; ++k) {
+            for (;;) {
+                const double theta = 2.0 * std::numbers::pi * source.uniform();
+                if (source.uniform() * bound <=
+                    circle_noise_density(coefficients, spec.amplitude, theta)) {
+                    state.theta[2 * k] = std::cos(theta);
+                    state.theta[2 * k + 1] = std::sin(theta);
+                    break;
+                }
+            }
+        }
+        break;
+    }
     case initial_kind::file: {
         if (!spec.contents)
             throw std::logic_error("init '" + spec.to_string() +

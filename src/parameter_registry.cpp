@@ -320,13 +320,13 @@ const std::array registry{
     parameter_spec{
         "init", "--init", value_type::name,
         "Initial directions: uniform | orthogonal | cap:EPS | caps:K,EPS[,DELTA] | "
-        "perturbed:K,EPS | vonmises:Q,KAPPA | file:PATH",
+        "perturbed:K,EPS | vonmises:Q,KAPPA | noise:EPS[,KMAX] (d = 2) | file:PATH",
         "initial directions: uniform on the sphere, orthogonal (theta_k = e_k; with norm "
         "layernorm the Helmert basis of the hyperplane sum_c x_c = 0), a cap of angular radius "
         "EPS around a random pole, K such caps around centres 90 or 180 degrees apart or "
         "(caps:K,EPS,DELTA) at pairwise angle DELTA, i.i.d. from the density solver's "
         "densities 1 + EPS G_K(x_d) (perturbed) or sum_j exp(KAPPA (<x, c_j> - 1)) at Q "
-        "centres c_j (vonmises), or read from an HDF5 file (with norm layernorm: in that "
+        "centres c_j (vonmises) or the circle's white noise of the seed (noise), or read from an HDF5 file (with norm layernorm: in that "
         "hyperplane; docs/model.md section 10)",
         "", "", false, true, "",
         [](run_config& c, std::string_view t) { c.init = initial_spec::parse(std::string(t)); },
@@ -343,8 +343,13 @@ const std::array registry{
                     "of the hyperplane sum_c x_c = 0), got n = " +
                         std::to_string(c.n) + ", d = " + std::to_string(c.d));
             if (c.norm == norm_kind::layernorm && (c.init.kind == initial_kind::perturbed ||
-                                                   c.init.kind == initial_kind::vonmises))
+                                                   c.init.kind == initial_kind::vonmises ||
+                                                   c.init.kind == initial_kind::noise))
                 throw input_error(layernorm_density_start_refusal(c.init));
+            require(c.init.kind != initial_kind::noise || c.d == 2,
+                    "init '" + c.init.to_string() +
+                        "': the noise start of particles is the circle's (d = 2), got d = " +
+                        std::to_string(c.d) + "; on S^{d-1} take perturbed or vonmises");
         }},
     parameter_spec{
         "weights", "--weights", value_type::name,

@@ -1,5 +1,7 @@
 #include "nadyn/start_density.hpp"
 
+#include <limits>
+
 #include "nadyn/random.hpp"
 
 #include <algorithm>
@@ -140,6 +142,37 @@ void draw_vonmises(random_source& source, std::size_t centres, double kappa, std
     const double inverse = 1.0 / std::sqrt(length2);
     for (std::size_t a = 0; a < d; ++a)
         x[a] *= inverse;
+}
+
+std::vector<double> draw_circle_noise(random_source& source, std::size_t kmax) {
+    std::vector<double> coefficients(2 * kmax);
+    for (double& c : coefficients) c = source.normal();
+    return coefficients;
+}
+
+double circle_noise_density(const std::vector<double>& coefficients, double eps, double theta) {
+    double sum = 0.0;
+    for (std::size_t k = 1; 2 * k <= coefficients.size(); ++k) {
+        const double phase = static_cast<double>(k) * theta;
+        sum += coefficients[2 * k - 2] * std::cos(phase) + coefficients[2 * k - 1] * std::sin(phase);
+    }
+    return 1.0 + eps * std::numbers::sqrt2 * sum;
+}
+
+double circle_noise_bound(const std::vector<double>& coefficients, double eps) {
+    double sum = 0.0;
+    for (const double c : coefficients) sum += std::abs(c);
+    return 1.0 + std::abs(eps) * std::numbers::sqrt2 * sum;
+}
+
+double circle_noise_minimum(const std::vector<double>& coefficients, double eps) {
+    const std::size_t samples = std::max<std::size_t>(64, 16 * coefficients.size());
+    double lowest = std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < samples; ++j)
+        lowest = std::min(lowest, circle_noise_density(coefficients, eps,
+                                                       2.0 * std::numbers::pi * double(j) /
+                                                           double(samples)));
+    return lowest;
 }
 
 } // namespace nadyn

@@ -38,7 +38,7 @@
 
 namespace nadyn {
 
-enum class initial_kind { uniform, orthogonal, cap, caps, perturbed, vonmises, file };
+enum class initial_kind { uniform, orthogonal, cap, caps, perturbed, vonmises, noise, file };
 
 // The numbers of an init file (file:PATH) as stored. The model takes numbers, not files:
 // read_input_files (nadyn/input_files.hpp, the file layer) reads them into the spec.
@@ -53,8 +53,8 @@ struct initial_spec {
     double cap_radius = 0.0; // radians, for cap and caps
     std::size_t caps = 0;    // the number of caps, for caps
     double separation = 0.0; // caps: the centres' pairwise angle DELTA; 0: +-u_1, +-u_2, ...
-    std::size_t degree = 0;  // perturbed: K; vonmises: Q, the number of centres
-    double amplitude = 0.0;  // perturbed: EPS; vonmises: KAPPA
+    std::size_t degree = 0;  // perturbed: K; vonmises: Q, the number of centres; noise: KMAX
+    double amplitude = 0.0;  // perturbed: EPS; vonmises: KAPPA; noise: EPS
     std::string path;        // for file
     // For file: the file's numbers (shared by the copies of a spec; not part of to_string).
     std::shared_ptr<const initial_file_contents> contents;

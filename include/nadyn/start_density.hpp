@@ -24,7 +24,16 @@
 // x = w c_j + sqrt(1 - w^2) v with v uniform on the unit sphere orthogonal to c_j. Every step
 // is written with 1 - w rather than w, so large KAPPA (1e4 and beyond) keeps its relative
 // accuracy, and nothing overflows for any d. O(d) per draw.
+//   noise:EPS[,KMAX]   on the circle (d = 2) only: rho(x) = 1 + EPS sum_{k<=KMAX} sqrt 2
+//                      (a_k cos k theta + b_k sin k theta), theta the angle of x from e_1,
+//                      (a_k, b_k) standard normal drawn a_1 b_1 a_2 b_2 ... first from the
+//                      start's stream (KMAX default 64): the white noise of the density
+//                      solver's circle (meanfield/circle.hpp), which draws the same numbers
+//                      from the same stream, so the two pictures share the very realisation.
+//                      Sampled by rejection from sigma with the bound 1 + EPS sqrt 2 sum
+//                      (|a_k| + |b_k|); refused when rho < 0 somewhere.
 #include <cstddef>
+#include <vector>
 
 namespace nadyn {
 
@@ -52,5 +61,16 @@ void draw_perturbed(random_source& source, std::size_t degree, double amplitude,
 // One draw from vonmises:centres,kappa on S^{d-1} into x (d >= 2; kappa = 0 is uniform).
 void draw_vonmises(random_source& source, std::size_t centres, double kappa, std::size_t d,
                    double* x);
+
+// The noise start's KMAX when none is given.
+inline constexpr std::size_t default_noise_modes = 64;
+// (a_1, b_1, ..., a_kmax, b_kmax), standard normal, in that order from `source`.
+std::vector<double> draw_circle_noise(random_source& source, std::size_t kmax);
+// 1 + eps sum_k sqrt 2 (a_k cos k theta + b_k sin k theta) at the angle theta.
+double circle_noise_density(const std::vector<double>& coefficients, double eps, double theta);
+// The rejection bound 1 + eps sqrt 2 sum (|a_k| + |b_k|), and the density's least value on
+// 32 KMAX equispaced angles (the check that it is a density).
+double circle_noise_bound(const std::vector<double>& coefficients, double eps);
+double circle_noise_minimum(const std::vector<double>& coefficients, double eps);
 
 } // namespace nadyn

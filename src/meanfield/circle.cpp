@@ -4,6 +4,7 @@
 #include "nadyn/error.hpp"
 #include "nadyn/funk_hecke.hpp"
 #include "nadyn/random.hpp"
+#include "nadyn/start_density.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -208,11 +209,13 @@ std::size_t circle_geometry::peaks(const double* rho, double floor) const {
 
 void circle_geometry::add_white_noise(std::uint64_t seed, double eps, std::size_t kmax,
                                       double* rho) const {
-    // Y_{k,1} = sqrt 2 cos k theta, Y_{k,2} = sqrt 2 sin k theta, orthonormal in L^2(sigma).
+    // Y_{k,1} = sqrt 2 cos k theta, Y_{k,2} = sqrt 2 sin k theta, orthonormal in L^2(sigma);
+    // the coefficients are the particles' noise start's (start_density.hpp), same stream.
     random_source random(seed);
+    const std::vector<double> coefficients = draw_circle_noise(random, kmax);
     const std::size_t n = size();
     for (std::size_t k = 1; k <= kmax; ++k) {
-        const double a = random.normal(), b = random.normal();
+        const double a = coefficients[2 * k - 2], b = coefficients[2 * k - 1];
         for (std::size_t j = 0; j < n; ++j) {
             const double phase = 2.0 * std::numbers::pi *
                                  static_cast<double>((k * j) % n) / static_cast<double>(n);

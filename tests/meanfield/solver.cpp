@@ -4,6 +4,9 @@
 // refinement, and bitwise resume.
 #include "nadyn/error.hpp"
 #include "nadyn/growth_rates.hpp"
+#include "nadyn/initial.hpp"
+#include "nadyn/random.hpp"
+#include "nadyn/start_density.hpp"
 #include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/meanfield/density_run.hpp"
 
@@ -384,4 +387,40 @@ TEST_CASE("the zonal geometry integrates coefficients: d = 512 runs, and resumes
     }
     CHECK(resume_file(parted, nullptr).outcome == density_outcome::complete);
     CHECK(read_density_file(whole).value == read_density_file(parted).value);
+}
+
+TEST_CASE("the circle's noise start: the particles are drawn from the solver's very density") {
+    // The same seed gives the same coefficients to both pictures: the solver's frame-0
+    // density is circle_noise_density at its nodes, and the particles' empirical Fourier
+    // coefficients match eps a_k / sqrt 2 within 5 standard errors (n = 200000).
+    const double eps = 0.05;
+    const std::size_t kmax = 6;
+    meanfield_config c = base(2, geometry_kind::circle, 3.0, "noise:0.05,6");
+    c.seed = 7;
+    density_solver solver(c);
+    random_source replay(stream_seed(7, initial_stream));
+    const std::vector<double> coefficients = draw_circle_noise(replay, kmax);
+    const auto& points = solver.geometry().points();
+    for (std::size_t j = 0; j < solver.geometry().size(); ++j) {
+        const double theta = std::atan2(points[2 * j + 1], points[2 * j]);
+        CHECK(std::abs(solver.initial_density()[j] -
+                       circle_noise_density(coefficients, eps, theta)) < 1e-13);
+    }
+    const std::size_t n = 200000;
+    const initial_state particles = make_initial(initial_spec::parse("noise:0.05,6"), n, 2, 7, 1.0);
+    for (std::size_t k = 1; k <= kmax; ++k) {
+        double cosine = 0.0, sine = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double theta = std::atan2(particles.theta[2 * i + 1], particles.theta[2 * i]);
+            cosine += std::cos(double(k) * theta) / double(n);
+            sine += std::sin(double(k) * theta) / double(n);
+        }
+        // Var cos(k theta) is about 1/2 under a near-uniform density.
+        const double error = 5.0 * std::sqrt(0.5 / double(n));
+        CHECK(std::abs(cosine - eps * coefficients[2 * k - 2] / std::sqrt(2.0)) < error);
+        CHECK(std::abs(sine - eps * coefficients[2 * k - 1] / std::sqrt(2.0)) < error);
+    }
+    CHECK_THROWS_WITH_AS(make_initial(initial_spec::parse("noise:0.05"), 8, 3, 1, 1.0),
+                         doctest::Contains("circle"), input_error);
+    CHECK_THROWS_AS(make_initial(initial_spec::parse("noise:0.9,60"), 8, 2, 1, 1.0), input_error);
 }
