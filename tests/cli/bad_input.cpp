@@ -80,7 +80,7 @@ void check_all(const std::string& group, const std::vector<bad_case>& cases) {
 const std::string scheme_list = "post-ln, pre-ln, mix-ln, peri-ln, ngpt, sqrt-scaling";
 const std::string integrator_list = "rk4, dopri5, euler, layers";
 const std::string init_list = "uniform, orthogonal, cap:EPS, caps:K,EPS[,DELTA], "
-                              "perturbed:K,EPS, vonmises:Q,KAPPA, file:PATH";
+                              "perturbed:K,EPS, vonmises:Q,KAPPA, noise:EPS[,KMAX], file:PATH";
 const std::string weights_list = "identity, gaussian, orthogonal, gpt2, symmetric, "
                                  "interaction-product, interaction-symmetric, interaction-gpt2 "
                                  "(each also NAME-per-layer), random, random-per-layer, file:PATH";
