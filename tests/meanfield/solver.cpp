@@ -130,7 +130,10 @@ TEST_CASE("the uniform density is stationary") {
         c.every = 100;
         density_solver solver(c);
         const recorded r = run_in_memory(solver);
-        for (const double v : r.values.back()) CHECK(std::abs(v - 1.0) < 1e-12);
+        // The rate of the uniform density is 0 up to the transforms' round-off (about 1e-16 per
+        // evaluation); over the run's evaluations it adds to about 1e-12, with the instruction
+        // set deciding the last bits (the sanitizer build measured 1.1e-12).
+        for (const double v : r.values.back()) CHECK(std::abs(v - 1.0) < 1e-11);
     }
 }
 
