@@ -214,6 +214,22 @@ std::string parameter_key(std::string_view key) {
     return name;
 }
 
+// toml++ keeps a table's keys sorted; a sweep's axes follow the file's order (keys that only
+// --set added come last, in name order).
+std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const toml::table& table) {
+    std::vector<std::pair<const toml::key*, const toml::node*>> ordered;
+    for (const auto& [key, node] : table)
+        ordered.emplace_back(&key, &node);
+    auto line = [](const toml::key* key) {
+        const auto l = key->source().begin.line;
+        return l == 0 ? std::numeric_limits<std::uint32_t>::max() : l;
+    };
+    std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+        return line(a.first) < line(b.first);
+    });
+    return ordered;
+}
+
 void apply_override(toml::table& root, const std::string& assignment) {
     const auto equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0)
@@ -246,6 +262,22 @@ void apply_override(toml::table& root, const std::string& assignment) {
     }
     table->insert_or_assign(parts.back(), std::move(*parsed.get("value")));
 }
+
+toml::table parse_with_overrides(const std::string& text, const std::string& source,
+                                 const std::vector<std::string>& overrides) {
+    toml::table root;
+    try {
+        root = toml::parse(text, source);
+    } catch (const toml::parse_error& error) {
+        const auto line = error.source().begin.line;
+        throw input_error(source + (line ? ":" + std::to_string(line) : std::string()) + ": " +
+                          std::string(error.description()));
+    }
+    for (const std::string& assignment : overrides)
+        apply_override(root, assignment);
+    return root;
+}
+
 
 } // namespace
 
@@ -284,16 +316,7 @@ experiment parse_experiment(const std::string& text, const std::string& source,
     e.source = source;
     e.text = text;
     e.overrides = overrides;
-    toml::table root;
-    try {
-        root = toml::parse(text, source);
-    } catch (const toml::parse_error& error) {
-        const auto line = error.source().begin.line;
-        throw input_error(source + (line ? ":" + std::to_string(line) : std::string()) + ": " +
-                          std::string(error.description()));
-    }
-    for (const std::string& assignment : overrides)
-        apply_override(root, assignment);
+    const toml::table root = parse_with_overrides(text, source, overrides);
     const locator where(source, overrides);
 
     for (const auto& [key, node] : root) {
@@ -361,19 +384,7 @@ experiment parse_experiment(const std::string& text, const std::string& source,
         }
     }
     if (const toml::table* sweep = root["sweep"].as_table()) {
-        // toml++ keeps a table's keys sorted; the axes follow the file's order (keys that only
-        // --set added come last, in name order).
-        std::vector<std::pair<const toml::key*, const toml::node*>> ordered;
-        for (const auto& [key, node] : *sweep)
-            ordered.emplace_back(&key, &node);
-        auto line = [](const toml::key* key) {
-            const auto l = key->source().begin.line;
-            return l == 0 ? std::numeric_limits<std::uint32_t>::max() : l;
-        };
-        std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
-            return line(a.first) < line(b.first);
-        });
-        for (const auto& [key_pointer, node_pointer] : ordered) {
+        for (const auto& [key_pointer, node_pointer] : in_file_order(*sweep)) {
             const toml::key& key = *key_pointer;
             const toml::node& node = *node_pointer;
             const std::string at = where.at("sweep", key.str(), key.source());
@@ -466,24 +477,6 @@ experiment experiment::load(const std::string& path, const std::vector<std::stri
     return parse(read_experiment_text(path), path, overrides);
 }
 
-namespace {
-
-toml::table parse_with_overrides(const std::string& text, const std::string& source,
-                                 const std::vector<std::string>& overrides) {
-    toml::table root;
-    try {
-        root = toml::parse(text, source);
-    } catch (const toml::parse_error& error) {
-        const auto line = error.source().begin.line;
-        throw input_error(source + (line ? ":" + std::to_string(line) : std::string()) + ": " +
-                          std::string(error.description()));
-    }
-    for (const std::string& assignment : overrides)
-        apply_override(root, assignment);
-    return root;
-}
-
-} // namespace
 
 std::string experiment_model(const std::string& text, const std::string& source,
                              const std::vector<std::string>& overrides) {
@@ -540,17 +533,7 @@ parse_experiment_tables(const std::string& text, const std::string& source,
                 tables.run.emplace_back(name, scalar_text(node, at, "run." + name));
             }
         if (const toml::table* sweep = root["sweep"].as_table()) {
-            std::vector<std::pair<const toml::key*, const toml::node*>> ordered;
-            for (const auto& [key, node] : *sweep)
-                ordered.emplace_back(&key, &node);
-            auto line = [](const toml::key* key) {
-                const auto l = key->source().begin.line;
-                return l == 0 ? std::numeric_limits<std::uint32_t>::max() : l;
-            };
-            std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
-                return line(a.first) < line(b.first);
-            });
-            for (const auto& [key, node] : ordered) {
+            for (const auto& [key, node] : in_file_order(*sweep)) {
                 const std::string at = where.at("sweep", key->str(), key->source());
                 const std::string name = parameter_key(key->str());
                 const parameter_spec spec = typed(at, "sweep", key->str());
