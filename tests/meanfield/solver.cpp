@@ -62,6 +62,23 @@ std::string scratch(const std::string& name) {
     return path;
 }
 
+// Runs `c` into `path` and stops it once `frames` frames are written (the stop is polled
+// before each step): a file for --resume to continue. Returns the run's outcome.
+density_outcome run_stopped_after(const meanfield_config& c, const std::string& path,
+                                  std::size_t frames) {
+    density_solver solver(c);
+    density_writer writer(path, solver, false);
+    std::atomic<bool> stop{false};
+    const density_summary s = solver.run(
+        [&](const density_frame& frame, const std::vector<double>& rho) {
+            writer.write_frame(frame, rho);
+            if (writer.frames() == frames) stop = true;
+        },
+        &stop);
+    writer.finish(to_string(s.outcome), s);
+    return s.outcome;
+}
+
 } // namespace
 
 TEST_CASE("perturbed:3,1e-4 grows at lambda_3 through the integrator") {
@@ -236,20 +253,7 @@ TEST_CASE("a resumed run continues bit for bit") {
         density_solver solver(c);
         CHECK(run_to_file(solver, whole, false, nullptr).outcome == density_outcome::complete);
     }
-    {
-        // Stop after the fourth frame (the stop is polled before each step).
-        density_solver solver(c);
-        density_writer writer(parted, solver, false);
-        std::atomic<bool> stop{false};
-        const density_summary s = solver.run(
-            [&](const density_frame& frame, const std::vector<double>& rho) {
-                writer.write_frame(frame, rho);
-                if (writer.frames() == 4) stop = true;
-            },
-            &stop);
-        REQUIRE(s.outcome == density_outcome::interrupted);
-        writer.finish(to_string(s.outcome), s);
-    }
+    REQUIRE(run_stopped_after(c, parted, 4) == density_outcome::interrupted);
     CHECK(read_density_file(parted).frames < read_density_file(whole).frames);
     CHECK(resume_file(parted, nullptr).outcome == density_outcome::complete);
     const density_file a = read_density_file(whole), b = read_density_file(parted);
@@ -329,18 +333,7 @@ TEST_CASE("the kinetic form resumes bit for bit, its magnitudes included") {
         density_solver solver(c);
         REQUIRE(run_to_file(solver, whole, false, nullptr).outcome == density_outcome::complete);
     }
-    {
-        density_solver solver(c);
-        density_writer writer(parted, solver, false);
-        std::atomic<bool> stop{false};
-        const density_summary s = solver.run(
-            [&](const density_frame& frame, const std::vector<double>& rho) {
-                writer.write_frame(frame, rho);
-                if (writer.frames() == 5) stop = true;
-            },
-            &stop);
-        writer.finish(to_string(s.outcome), s);
-    }
+    run_stopped_after(c, parted, 5);
     CHECK(resume_file(parted, nullptr).outcome == density_outcome::complete);
     const density_file a = read_density_file(whole), b = read_density_file(parted);
     CHECK(a.value == b.value);
@@ -376,18 +369,7 @@ TEST_CASE("the zonal geometry integrates coefficients: d = 512 runs, and resumes
         density_solver solver(c);
         CHECK(run_to_file(solver, whole, false, nullptr).outcome == density_outcome::complete);
     }
-    {
-        density_solver solver(c);
-        density_writer writer(parted, solver, false);
-        std::atomic<bool> stop{false};
-        const density_summary s = solver.run(
-            [&](const density_frame& frame, const std::vector<double>& rho) {
-                writer.write_frame(frame, rho);
-                if (writer.frames() == 2) stop = true;
-            },
-            &stop);
-        writer.finish(to_string(s.outcome), s);
-    }
+    run_stopped_after(c, parted, 2);
     CHECK(resume_file(parted, nullptr).outcome == density_outcome::complete);
     CHECK(read_density_file(whole).value == read_density_file(parted).value);
 }
