@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace nadyn::meanfield {
@@ -49,6 +50,9 @@ circle_geometry::circle_geometry(std::size_t points, const field_parameters& fie
         m_points[2 * j + 1] = std::sin(theta);
     }
     m_velocity.assign(n, 0.0);
+    m_keys.assign(2 * n, 0.0);
+    m_values.assign(2 * n, 0.0);
+    m_attention_out.assign(2 * n, 0.0);
     m_ratios = kernel_ratios(field.beta, 2, n / 2 + 1);
     m_radial = radial_kernel_ratios(field.beta, 2, m_ratios, n / 2);
     m_fft = std::make_unique<fft>(n);
@@ -100,25 +104,30 @@ void circle_geometry::attention_by_quadrature(const double* rho, double t) {
         y0 = m(0, 0) * x0 + m(0, 1) * x1;
         y1 = m(1, 0) * x0 + m(1, 1) * x1;
     };
-    std::vector<double> keys(2 * n), values(2 * n), logits(n);
-    std::vector<double> attention(2 * n, 0.0);
+    // Buffers of the run (no allocation in the step); the logits are recomputed in the
+    // second pass rather than stored per thread.
+    std::vector<double>& keys = m_keys;
+    std::vector<double>& values = m_values;
+    std::vector<double>& attention = m_attention_out;
+    std::fill(attention.begin(), attention.end(), 0.0);
     for (const auto& h : m_attention.heads) {
         for (std::size_t j = 0; j < n; ++j) {
             apply(h.K, m_points[2 * j], m_points[2 * j + 1], keys[2 * j], keys[2 * j + 1]);
             apply(h.V, m_points[2 * j], m_points[2 * j + 1], values[2 * j], values[2 * j + 1]);
         }
-#pragma omp parallel for schedule(static) firstprivate(logits)
+#pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < n; ++i) {
             double q0, q1;
             apply(h.Q, m_points[2 * i], m_points[2 * i + 1], q0, q1);
+            q0 *= beta;
+            q1 *= beta;
             double top = -std::numeric_limits<double>::infinity();
-            for (std::size_t j = 0; j < n; ++j) {
-                logits[j] = beta * (q0 * keys[2 * j] + q1 * keys[2 * j + 1]);
-                if (rho[j] > 0.0) top = std::max(top, logits[j]);
-            }
+            for (std::size_t j = 0; j < n; ++j)
+                if (rho[j] > 0.0) top = std::max(top, q0 * keys[2 * j] + q1 * keys[2 * j + 1]);
             double z = 0.0, a0 = 0.0, a1 = 0.0;
             for (std::size_t j = 0; j < n; ++j) {
-                const double w = rho[j] * std::exp(logits[j] - top);
+                const double w =
+                    rho[j] * std::exp(q0 * keys[2 * j] + q1 * keys[2 * j + 1] - top);
                 z += w;
                 a0 += w * values[2 * j];
                 a1 += w * values[2 * j + 1];

@@ -200,3 +200,22 @@ TEST_CASE("zonal: modes against the double quadrature of G_k(<x, y>) over the sp
         CHECK(modes[k - 1] == doctest::Approx(single * single).epsilon(1e-12));
     }
 }
+
+TEST_CASE("circle: general weights by quadrature agree with the convolution") {
+    // Q = 2I, K = V = I at beta is the identity's kernel at 2 beta: the trapezoidal path
+    // (any 2 x 2 weights) against the FFT path, on a smooth density.
+    attention_weights weights;
+    weights.heads.front().Q = 2.0 * matrix::Identity(2, 2);
+    weights.heads.front().K = matrix::Identity(2, 2);
+    weights.heads.front().V = matrix::Identity(2, 2);
+    circle_geometry quadrature(128, field(1.5), weights);
+    circle_geometry convolution(128, field(3.0));
+    std::vector<double> rho(128), a(128), b(128);
+    for (std::size_t j = 0; j < 128; ++j) {
+        const double theta = 2.0 * std::numbers::pi * double(j) / 128.0;
+        rho[j] = std::exp(1.5 * std::cos(theta - 0.4)) + 0.3 * std::sin(2 * theta);
+    }
+    quadrature.rate(rho.data(), 0.0, a.data());
+    convolution.rate(rho.data(), 0.0, b.data());
+    for (std::size_t j = 0; j < 128; ++j) CHECK(std::abs(a[j] - b[j]) < 1e-12);
+}

@@ -44,6 +44,7 @@ class circle_geometry final : public density_geometry {
     bool m_identity;
     std::vector<double> m_ratios, m_radial; // w_k / w_0 and (dw_k/dbeta) / w_0
     std::vector<double> m_velocity;         // X at the nodes (tangential component)
+    std::vector<double> m_keys, m_values, m_attention_out; // the quadrature path's buffers
     std::unique_ptr<fft> m_fft;
 };
 
