@@ -4,7 +4,7 @@
 // command; the command-line fuzzer (fuzz/cli_parse.cpp) parses with it and only validates.
 #include "commands.hpp"
 
-#include "nadyn/run_config.hpp"
+#include "nadyn/experiment/run_config.hpp"
 
 #include <functional>
 #include <map>

@@ -1,8 +1,8 @@
 #pragma once
 // The subcommands of the nadyn program. Each registers its options on the CLI11 app and
 // returns the function that runs it (exit status).
-#include "nadyn/parallel_context.hpp"
-#include "nadyn/run_config.hpp"
+#include "nadyn/experiment/run_config.hpp"
+#include "nadyn/parallel/parallel_context.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,12 +1,12 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
+#include "nadyn/experiment/sweep.hpp"
+#include "nadyn/files/h5md.hpp"
 #include "nadyn/meanfield/density_file.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/plateaus.hpp"
-#include "nadyn/sweep.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/plateaus.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -162,8 +162,8 @@ std::optional<plateau_table> plateaus_of(const trajectory_reader& file, bool& co
 
 std::string plateau_heading(const plateau_table& table, bool computed) {
     char text[256];
-    std::snprintf(text, sizeof text, "lasting at least %.6g (plateau_min = %s)%s",
-                  table.min_length, table.plateau_min.c_str(),
+    std::snprintf(text, sizeof text, "lasting at least %.6g (plateau_min = %s)%s", table.min_length,
+                  table.plateau_min.c_str(),
                   computed ? "; computed from /observables/clusters (the file has no /plateaus)"
                            : "");
     return text;
@@ -193,7 +193,8 @@ int inspect(const inspect_options& options);
 
 command add_inspect(CLI::App& app) {
     auto o = std::make_shared<inspect_options>();
-    app.add_option("file", o->path, "Trajectory, sweep or density file written by nadyn")->required();
+    app.add_option("file", o->path, "Trajectory, sweep or density file written by nadyn")
+        ->required();
     app.add_flag("--csv", o->csv, "Every frame as CSV on stdout (step, time, every observable)");
     app.add_option("--rows", o->rows, "Rows of the summary table")->capture_default_str();
     app.add_flag("--describe", o->describe,
@@ -209,14 +210,15 @@ command add_inspect(CLI::App& app) {
     app.add_flag("--plateaus", o->plateaus,
                  "Print the metastable plateaus of the cluster count (start, end, length, "
                  "count; the file's /plateaus)");
-    app.footer("Examples:\n"
-               "  nadyn inspect run.h5               # parameters, status, observables over time\n"
-               "  nadyn inspect run.h5 --csv > run.csv\n"
-               "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
-               "  nadyn inspect run.h5 --merges      # merge events and clustering times t_k\n"
-               "  nadyn inspect beta.h5 --merges --point beta=4,seed=1\n"
-               "  nadyn inspect run.h5 --plateaus    # the metastable plateaus of the cluster count\n"
-               "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
+    app.footer(
+        "Examples:\n"
+        "  nadyn inspect run.h5               # parameters, status, observables over time\n"
+        "  nadyn inspect run.h5 --csv > run.csv\n"
+        "  nadyn inspect run.h5 --describe    # what each observable and parameter means\n"
+        "  nadyn inspect run.h5 --merges      # merge events and clustering times t_k\n"
+        "  nadyn inspect beta.h5 --merges --point beta=4,seed=1\n"
+        "  nadyn inspect run.h5 --plateaus    # the metastable plateaus of the cluster count\n"
+        "  nadyn inspect beta.h5              # a sweep file: axes and final observables");
 
     return [o]() {
         try {

@@ -3,12 +3,12 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
 #include "nadyn/meanfield/density_file.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <cstdio>
 
@@ -124,13 +124,13 @@ command add_meanfield(CLI::App& app) {
     run_option(app.add_option("--init", o->init,
                               "uniform | perturbed:K,EPS | vonmises:Q,KAPPA | noise:EPS[,KMAX]"))
         ->capture_default_str();
-    run_option(app.add_option("--weights", o->weights,
-                              "identity, or fixed weights (d = 2 only): " +
-                                  std::string(weights_names)))
+    run_option(
+        app.add_option("--weights", o->weights,
+                       "identity, or fixed weights (d = 2 only): " + std::string(weights_names)))
         ->capture_default_str();
     run_option(app.add_option("--heads", o->heads, "Attention heads"))->capture_default_str();
-    run_option(app.add_option("--value", o->value, "Value matrix family: " +
-                                                       std::string(value_names)))
+    run_option(
+        app.add_option("--value", o->value, "Value matrix family: " + std::string(value_names)))
         ->capture_default_str();
     run_option(app.add_option("--head-combine", o->combine, "mean | sum"))->capture_default_str();
     run_option(app.add_option("--seed", o->seed, "Seed of the noise start and random weights")

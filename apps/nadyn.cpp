@@ -6,10 +6,10 @@
 // same status.
 #include "app.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/parallel_context.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/parallel/parallel_context.hpp"
 
 #include <functional>
 #include <iostream>

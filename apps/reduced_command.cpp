@@ -1,9 +1,9 @@
 // nadyn reduced: the scalar ODE of the symmetric orthogonal start (docs/model.md §3).
 #include "commands.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/reduced_run.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/reduced_run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -2,9 +2,9 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/sweep.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/experiment/sweep.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <atomic>
 #include <cstdio>

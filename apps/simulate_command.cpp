@@ -2,14 +2,14 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/input_files.hpp"
-#include "nadyn/parallel_context.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/parallel/parallel_context.hpp"
 #ifdef NADYN_WITH_MPI
-#include "nadyn/mpi_token_exchange.hpp"
+#include "nadyn/parallel/mpi_token_exchange.hpp"
 #endif
 
 #include <unistd.h>

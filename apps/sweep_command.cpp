@@ -2,13 +2,13 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/experiment/sweep.hpp"
+#include "nadyn/files/h5md.hpp"
 #include "nadyn/meanfield/density_sweep.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/sweep.hpp"
+#include "nadyn/model/error.hpp"
 #if defined(NADYN_WITH_MPI)
-#include "nadyn/mpi_sweep.hpp"
+#include "nadyn/parallel/mpi_sweep.hpp"
 #endif
 
 #include <unistd.h>
@@ -151,10 +151,10 @@ int density_sweep(const sweep_command_options& o, bool bar) {
     const meanfield::density_sweep_summary s =
         meanfield::run_density_sweep(e, path, o.force, resume, stop, progress);
     if (bar) std::fprintf(stderr, "\n");
-    std::printf("%s: %zu runs complete, %zu unresolved, %zu interrupted, %zu failed, %.3f s\n%s %s\n",
-                s.stopped ? "interrupted" : "complete", s.complete, s.unresolved, s.interrupted,
-                s.failed, s.wall_seconds, s.stopped ? "kept the finished runs in" : "wrote",
-                path.c_str());
+    std::printf(
+        "%s: %zu runs complete, %zu unresolved, %zu interrupted, %zu failed, %.3f s\n%s %s\n",
+        s.stopped ? "interrupted" : "complete", s.complete, s.unresolved, s.interrupted, s.failed,
+        s.wall_seconds, s.stopped ? "kept the finished runs in" : "wrote", path.c_str());
     if (s.unresolved)
         std::fprintf(stderr,
                      "nadyn: %zu runs outgrew their grid before T (status 4, unresolved_time); "

@@ -3,9 +3,9 @@
 // python/nadyn/study.py.
 #include "commands.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/reduced.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -19,9 +19,9 @@
 //
 // The executable counts heap allocations (it interposes malloc), to report how many one
 // RK4 step makes once its workspaces exist.
-#include "nadyn/integrate.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/observables.hpp"
 
 #include <boost/numeric/odeint.hpp>
 #include <omp.h>
@@ -145,7 +145,7 @@ run_config bench_config(std::size_t n, std::size_t d, double beta, double dt, st
 }
 
 model_parameters model_of(const run_config& c) {
-    return {c.n, c.d, c.beta, c.causal, c.scheme_settings(), c.arithmetic, c.threads};
+    return c.model(c.threads);
 }
 
 // Integrates `steps` RK4 steps through the library's run loop (no observer work).

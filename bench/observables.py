@@ -40,7 +40,7 @@ RUN = dict(n=1024, d=64, beta=4.0, dt=0.01, steps=100, scheme="pre-ln")
 ENSEMBLE = dict(n=64, d=16, beta=4.0, dt=0.1, T=50.0, heads=8, steps=500)
 
 
-# The standard observables (include/nadyn/observables.hpp, observable_names), timed one by
+# The standard observables (include/nadyn/model/observables.hpp, observable_names), timed one by
 # one; step_size is recorded by every run, so `none` is the baseline frame.
 STANDARD = ["mean_cos", "gap", "velocity", "variance", "displacement", "r_mean", "r_min", "r_max",
             "min_cos", "clusters", "norm_error", "step_error", "argmax_flips",

@@ -9,7 +9,7 @@
 #
 # Sets NADYN_SIMD_LEVEL (the level used), NADYN_SIMD_FLAGS (a list) and
 # NADYN_SIMD_REQUIRED (the CPU features, as __builtin_cpu_supports names, that the flags let
-# the compiler use: checked when a program starts, src/cpu_check.cpp).
+# the compiler use: checked when a program starts, src/model/cpu_check.cpp).
 
 set(NADYN_SIMD "auto" CACHE STRING "Instruction set: auto, portable, avx2, avx512 or native")
 set_property(CACHE NADYN_SIMD PROPERTY STRINGS auto portable avx2 avx512 native)

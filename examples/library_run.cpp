@@ -1,6 +1,6 @@
 // nadyn as a library: configure a run, simulate it, read the observables of every frame.
 // This file is docs/library.md's example; ctest builds and runs it (examples/library_run).
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,7 @@
 // input_error; any other exception, a crash, a sanitizer report or a hang is a bug.
 #include "app.hpp"
 
-#include "nadyn/error.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #pragma once
 // What the file-reading fuzz targets share: a scratch file per process for the input, and the
 // rule that a malformed file ends in input_error or io_error, nothing else.
-#include "nadyn/error.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <unistd.h>
 

@@ -3,11 +3,11 @@
 // Input: byte 0 picks n in 1..8, byte 1 picks d in 2..9, the rest is written to a temporary
 // file that make_initial and make_weights read. A malformed file must end in input_error or
 // io_error; any other exception, a crash, a sanitizer report or a hang is a bug.
-#include "nadyn/input_files.hpp"
+#include "nadyn/files/input_files.hpp"
 #include "fuzz_support.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <unistd.h>
 

@@ -8,11 +8,11 @@
 // before a SWMR open (--resume reads through the same reader first). A damaged file must end in
 // input_error or io_error; any other exception, a crash, a sanitizer report or a hang (the
 // SWMR retry loop) is a bug.
-#include "fuzz_support.hpp"
 #include "files/output_claim.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/sweep.hpp"
+#include "fuzz_support.hpp"
+#include "nadyn/experiment/sweep.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <unistd.h>
 
@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "trajectory_reader");
     // Never throws: damage means "not an empty leftover".
     (void)nadyn::detail::holds_no_results(path);
-    expect_clean_failure([&] { nadyn::verify_readable(path); },
-                         "verify_readable");
+    expect_clean_failure([&] { nadyn::verify_readable(path); }, "verify_readable");
     expect_clean_failure(
         [&] {
             if (nadyn::is_sweep_file(path)) (void)nadyn::describe_sweep_file(path);

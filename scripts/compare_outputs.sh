@@ -7,7 +7,7 @@
 #
 #   bash scripts/compare_outputs.sh /tmp/nadyn-before build/bin/nadyn
 #
-# The configurations cover every path of the attention kernel (src/kernel/choose.hpp):
+# The configurations cover every path of the attention kernel (src/model/kernel/choose.hpp):
 # small and large n, small and large d, one and four heads, double and float, the
 # integrators and the layers; the input files (an init file with magnitudes, a weights file
 # of four heads, layernorm's gain and bias); and one sweep (examples/beta_sweep.toml, every

@@ -2,7 +2,7 @@
 // Shared by the suites that compare runs through their files (rerun, resume, frame times):
 // a scratch path per suite, a run stopped after a few frames, and the bitwise comparison of
 // every frame of two files.
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,9 @@
 #pragma once
 // Shared set-up for the numeric and invariant suites: the symmetric orthogonal start and
 // small random configurations, built through the library's public API.
-#include "nadyn/initial.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/system.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/system.hpp"
 
 #include <cmath>
 #include <vector>

@@ -3,7 +3,7 @@ growth rates of the uniform measure (§13, growth_rate, fastest_mode, uniform_cl
 
 n <= d tokens start at theta_k = e_k with Q = K = V = I and every magnitude r0; then every
 pairwise cosine equals gamma(t), gamma(0) = 0, and the initial slope gamma'(0) has a closed
-form per scheme. The formulas exist once, in the library (src/reduced.cpp); this module
+form per scheme. The formulas exist once, in the library (src/model/reduced.cpp); this module
 calls them through the compiled module ``nadyn._core`` (``nadyn.has_core``), the code behind
 ``nadyn table initial``.
 """

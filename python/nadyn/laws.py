@@ -6,7 +6,7 @@
 
 Each is a straight line in its own variables, so a fit is one linear regression. The theory
 predicts a = 2 for post-ln and ngpt (alpha = 1), p = 3 for pre-ln, mix-ln and peri-ln, and
-c = 4 for sqrt-scaling. The fits exist once, in the library (src/fit.cpp); this module calls
+c = 4 for sqrt-scaling. The fits exist once, in the library (src/model/fit.cpp); this module calls
 them through the compiled module ``nadyn._core.fits`` (``nadyn.has_core``), the code behind
 ``nadyn table terminal``, and adds the result type the plots use.
 """

@@ -100,7 +100,7 @@ class Trajectory:
         the recorded weights; ``attrs`` the parameters, their descriptions and the status."""
         import xarray as xr
 
-        from . import bindings
+        from . import _core  # the registry itself: bindings.py imports this module
 
         coords = {
             "time": ("time", self.ts, {"long_name": "continuous depth t"}),
@@ -125,7 +125,7 @@ class Trajectory:
         for name, values in self.weights.items():
             variables[name] = (_MATRIX_DIMS.get(name, (f"{name}_0", f"{name}_1")), values)
         attrs: dict[str, Any] = dict(self.parameters)
-        for row in bindings.parameters():
+        for row in _core.parameters():
             attrs[f"{row['name']}_description"] = row["description"]
         attrs["status"] = self.status
         attrs["frames_read"] = len(self)

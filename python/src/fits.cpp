@@ -1,9 +1,9 @@
-// nadyn._core.fits: the terminal-velocity laws and their least-squares fits (src/fit.cpp,
+// nadyn._core.fits: the terminal-velocity laws and their least-squares fits (src/model/fit.cpp,
 // docs/model.md §3.5), the one implementation the terminal study and nadyn.laws use.
 #include "common.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/fit.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/fit.hpp"
 
 #include <pybind11/stl.h>
 

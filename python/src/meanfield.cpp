@@ -1,13 +1,13 @@
 // nadyn._core._meanfield: one run of the density solver (`nadyn meanfield`) into a file.
 #include "common.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/experiment/run.hpp"
 #include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/meanfield/density_run.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/scheme.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/scheme.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <pybind11/stl.h>
 
@@ -31,18 +31,29 @@ struct keyword {
 };
 
 constexpr keyword keywords[] = {
-    {"geometry", keyword_type::text},        {"d", keyword_type::count},
-    {"points", keyword_type::count},         {"degree", keyword_type::count},
-    {"beta", keyword_type::number},          {"scheme", keyword_type::text},
+    {"geometry", keyword_type::text},
+    {"d", keyword_type::count},
+    {"points", keyword_type::count},
+    {"degree", keyword_type::count},
+    {"beta", keyword_type::number},
+    {"scheme", keyword_type::text},
     {"r0", keyword_type::number},
-    {"alpha", keyword_type::number},         {"t_switch", keyword_type::optional_number},
-    {"T", keyword_type::number},             {"dt", keyword_type::number},
-    {"every", keyword_type::integer},        {"rtol", keyword_type::number},
-    {"atol", keyword_type::number},          {"init", keyword_type::text},
-    {"weights", keyword_type::text},         {"heads", keyword_type::count},
-    {"value", keyword_type::text},           {"head_combine", keyword_type::text},
-    {"seed", keyword_type::seed},            {"mode_count", keyword_type::count},
-    {"resolution_tol", keyword_type::number}, {"peak_floor", keyword_type::number},
+    {"alpha", keyword_type::number},
+    {"t_switch", keyword_type::optional_number},
+    {"T", keyword_type::number},
+    {"dt", keyword_type::number},
+    {"every", keyword_type::integer},
+    {"rtol", keyword_type::number},
+    {"atol", keyword_type::number},
+    {"init", keyword_type::text},
+    {"weights", keyword_type::text},
+    {"heads", keyword_type::count},
+    {"value", keyword_type::text},
+    {"head_combine", keyword_type::text},
+    {"seed", keyword_type::seed},
+    {"mode_count", keyword_type::count},
+    {"resolution_tol", keyword_type::number},
+    {"peak_floor", keyword_type::number},
     {"threads", keyword_type::integer},
 };
 
@@ -102,8 +113,7 @@ long long integer_of(const std::string& name, const py::handle& value) {
     try {
         return value.cast<long long>();
     } catch (const py::cast_error&) {
-        throw input_error(flag_of(name) + " '" + std::string(py::str(value)) +
-                          "': out of range");
+        throw input_error(flag_of(name) + " '" + std::string(py::str(value)) + "': out of range");
     }
 }
 
@@ -117,8 +127,7 @@ double number_of(const std::string& name, const py::handle& value) {
 
 std::size_t count_of(const std::string& name, const py::handle& value) {
     const long long v = integer_of(name, value);
-    if (v < 0)
-        throw input_error(flag_of(name) + " '" + std::to_string(v) + "': must be >= 0");
+    if (v < 0) throw input_error(flag_of(name) + " '" + std::to_string(v) + "': must be >= 0");
     return static_cast<std::size_t>(v);
 }
 
@@ -129,10 +138,12 @@ meanfield_config config_of(const py::dict& values, const std::string& command_li
     for (const auto& [key, value] : values) {
         const std::string name = py::str(key);
         bool known = false;
-        for (const keyword& k : keywords) known = known || name == k.name;
+        for (const keyword& k : keywords)
+            known = known || name == k.name;
         if (!known) {
             std::string valid;
-            for (const keyword& k : keywords) valid += std::string(valid.empty() ? "" : ", ") + k.name;
+            for (const keyword& k : keywords)
+                valid += std::string(valid.empty() ? "" : ", ") + k.name;
             throw py::type_error("meanfield() got an unexpected keyword argument '" + name +
                                  "'; valid keywords: " + valid + ", out, force");
         }
@@ -140,7 +151,8 @@ meanfield_config config_of(const py::dict& values, const std::string& command_li
     }
     auto has = [&](const char* name) { return given.count(name) > 0; };
     meanfield_config c;
-    if (has("geometry")) c.geometry = meanfield::parse_geometry(text_of("geometry", given["geometry"]));
+    if (has("geometry"))
+        c.geometry = meanfield::parse_geometry(text_of("geometry", given["geometry"]));
     if (has("d")) c.d = count_of("d", given["d"]);
     if (has("points")) c.points = count_of("points", given["points"]);
     if (has("degree")) c.degree = count_of("degree", given["degree"]);
@@ -174,7 +186,8 @@ meanfield_config config_of(const py::dict& values, const std::string& command_li
         }
     }
     if (has("mode_count")) c.modes = count_of("mode_count", given["mode_count"]);
-    if (has("resolution_tol")) c.resolution_tol = number_of("resolution_tol", given["resolution_tol"]);
+    if (has("resolution_tol"))
+        c.resolution_tol = number_of("resolution_tol", given["resolution_tol"]);
     if (has("peak_floor")) c.peak_floor = number_of("peak_floor", given["peak_floor"]);
     if (has("threads")) {
         const long long threads = integer_of("threads", given["threads"]);
@@ -205,8 +218,8 @@ py::dict run(const py::dict& values, const std::string& out, bool force,
         }
     });
     py::dict answer;
-    answer["status"] = fault.empty() ? std::string(meanfield::to_string(summary.outcome))
-                                     : std::string("failed");
+    answer["status"] =
+        fault.empty() ? std::string(meanfield::to_string(summary.outcome)) : std::string("failed");
     answer["frames"] = summary.frames;
     answer["last_time"] = summary.last_time;
     answer["steps"] = summary.steps;

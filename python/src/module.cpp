@@ -2,15 +2,15 @@
 // nadyn.simulate, nadyn.sweep, nadyn.reduced, nadyn.table).
 #include "common.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/growth_rates.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/reduced.hpp"
-#include "nadyn/scheme.hpp"
-#include "nadyn/version.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/growth_rates.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/reduced.hpp"
+#include "nadyn/model/scheme.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <pybind11/stl.h>
 

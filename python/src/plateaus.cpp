@@ -1,8 +1,8 @@
-// nadyn._core: the metastable plateaus of a cluster-count series (src/plateaus.cpp,
+// nadyn._core: the metastable plateaus of a cluster-count series (src/model/plateaus.cpp,
 // docs/model.md §5.3), the one implementation the files, nadyn inspect and nadyn.plateaus use.
 #include "common.hpp"
 
-#include "nadyn/plateaus.hpp"
+#include "nadyn/model/plateaus.hpp"
 
 #include <pybind11/stl.h>
 
@@ -14,8 +14,7 @@ namespace nadyn::python {
 void bind_plateaus(py::module_& m) {
     m.def(
         "find_plateaus",
-        [](const std::vector<double>& times, const std::vector<double>& counts,
-           double min_length) {
+        [](const std::vector<double>& times, const std::vector<double>& counts, double min_length) {
             const std::vector<plateau> table = find_plateaus(times, counts, min_length);
             std::vector<double> start, end;
             std::vector<std::int64_t> clusters;

@@ -1,10 +1,10 @@
 // nadyn._core._simulate: one run from the registry's parameters, in memory or to a file.
 #include "common.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <pybind11/stl.h>
 

@@ -1,7 +1,7 @@
 // nadyn._core._sweep: an experiment run through the library's sweep engine.
 #include "common.hpp"
 
-#include "nadyn/sweep.hpp"
+#include "nadyn/experiment/sweep.hpp"
 
 #include <pybind11/stl.h>
 

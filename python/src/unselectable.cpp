@@ -3,8 +3,8 @@
 // studies/unselectable use.
 #include "common.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/unselectable.hpp"
+#include "nadyn/experiment/unselectable.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -1,18 +1,18 @@
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/scheme.hpp"
-#include "nadyn/version.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/scheme.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -363,8 +363,9 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
         const hsize_t count = levels.size();
         hdf5_dataset k = history.create_dataset("k", H5T_STD_I64LE, {count});
         k.write_all(H5T_NATIVE_INT64, levels.data());
-        k.write_attribute("description",
-                          std::string("the cluster counts k of clustering_time: 1, 2, 4, ... <= n"));
+        k.write_attribute(
+            "description",
+            std::string("the cluster counts k of clustering_time: 1, 2, 4, ... <= n"));
         k.make_scale("k");
         const double nan = std::numeric_limits<double>::quiet_NaN();
         clustering_time =
@@ -666,8 +667,8 @@ void write_plateau_table(hdf5_file& file, const plateau_request& request) {
     const hdf5_group clusters = file.open_group("observables/clusters");
     const hdf5_dataset value = clusters.open_dataset("value");
     const hdf5_dataset time = clusters.open_dataset("time");
-    const std::size_t frames = static_cast<std::size_t>(
-        std::min(value.shape().at(0), time.shape().at(0)));
+    const std::size_t frames =
+        static_cast<std::size_t>(std::min(value.shape().at(0), time.shape().at(0)));
     std::vector<double> counts(frames), times(frames);
     if (frames > 0) {
         value.read_rows(0, frames, H5T_NATIVE_DOUBLE, counts.data());
@@ -728,9 +729,9 @@ void trajectory_writer::finish(run_status status, const parameter_list& statisti
     // table takes at most four numbers per frame and its headers.
     const std::uintmax_t table_bytes =
         plateaus ? (std::uintmax_t{16} << 10) + 32 * std::uintmax_t{m_frames} : 0;
-    m_claim->reserve(finish_margin + table_bytes,
-                     "no space to close '" + m_path + "' (its frames, " +
-                         std::to_string(m_frames) + ", are intact; its status stays 'running')");
+    m_claim->reserve(finish_margin + table_bytes, "no space to close '" + m_path +
+                                                      "' (its frames, " + std::to_string(m_frames) +
+                                                      ", are intact; its status stays 'running')");
     if (m_swmr_started) {
         // SWMR forbids attribute writes: end it by closing every handle, then reopen.
         m_impl.reset();
@@ -867,7 +868,9 @@ std::vector<double> trajectory_reader::times() const {
     return times;
 }
 
-bool trajectory_reader::has_cluster_history() const { return m_file->has(merges_path); }
+bool trajectory_reader::has_cluster_history() const {
+    return m_file->has(merges_path);
+}
 
 std::vector<std::int64_t> trajectory_reader::cluster_labels(std::size_t frame) const {
     if (!m_file->has(std::string(label_path) + "/value"))
@@ -875,8 +878,8 @@ std::vector<std::int64_t> trajectory_reader::cluster_labels(std::size_t frame) c
                           "' has no cluster labels (they are recorded with the positions, by "
                           "nadyn with cluster histories)");
     if (frame >= m_frames)
-        throw input_error("frame " + std::to_string(frame) + " is not in '" +
-                          m_file->file_path() + "' (" + std::to_string(m_frames) + " frames)");
+        throw input_error("frame " + std::to_string(frame) + " is not in '" + m_file->file_path() +
+                          "' (" + std::to_string(m_frames) + " frames)");
     std::vector<std::int64_t> labels(m_n);
     m_file->open_dataset(std::string(label_path) + "/value")
         .read_rows(frame, 1, H5T_NATIVE_INT64, labels.data());
@@ -893,8 +896,7 @@ std::vector<merge_event> trajectory_reader::merge_events(std::size_t frames) con
     const hdf5_dataset value = g.open_dataset("value"), time = g.open_dataset("time"),
                        step = g.open_dataset("step");
     // Events whose three rows are all written (a writer stopped mid-frame leaves fewer).
-    const hsize_t rows =
-        std::min({value.shape().at(0), time.shape().at(0), step.shape().at(0)});
+    const hsize_t rows = std::min({value.shape().at(0), time.shape().at(0), step.shape().at(0)});
     std::vector<std::int64_t> columns(rows * merge_event_width), steps(rows);
     std::vector<double> times(rows);
     if (rows > 0) {
@@ -1147,13 +1149,18 @@ bool is_creation_stub(const std::string& path) {
 
 } // namespace
 
+void check_output_path(const std::string& path, bool overwrite) {
+    detail::output_claim::check(path, overwrite, detail::holds_no_results);
+}
+
 bool holds_no_results(const std::string& path) {
     return detail::holds_no_results(path);
 }
 
 void refuse_empty_output(const std::string& path) {
     if (detail::holds_no_results(path))
-        throw input_error("'" + path + "' holds no result: a run or sweep was stopped right after "
+        throw input_error("'" + path +
+                          "' holds no result: a run or sweep was stopped right after "
                           "creating it; a new run with the same output replaces it");
 }
 

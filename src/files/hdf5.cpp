@@ -2,7 +2,7 @@
 
 #include "files/output_claim.hpp"
 
-#include "nadyn/error.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <hdf5_hl.h>
 

@@ -3,7 +3,7 @@
 // checked; a failure throws io_error naming the file and the object, with the reason HDF5
 // gives (its own error stack printing is turned off, so users see only that one line).
 // Handles are move-only and close themselves; destructors never throw.
-#include "nadyn/parameters.hpp"
+#include "nadyn/model/parameters.hpp"
 
 #include <hdf5.h>
 

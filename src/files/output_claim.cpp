@@ -1,6 +1,6 @@
 #include "files/output_claim.hpp"
 
-#include "nadyn/error.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,10 +1,10 @@
 #include "nadyn/meanfield/circle.hpp"
 
 #include "fftw_plans.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/funk_hecke.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/start_density.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/start_density.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -126,8 +126,7 @@ void circle_geometry::attention_by_quadrature(const double* rho, double t) {
                 if (rho[j] > 0.0) top = std::max(top, q0 * keys[2 * j] + q1 * keys[2 * j + 1]);
             double z = 0.0, a0 = 0.0, a1 = 0.0;
             for (std::size_t j = 0; j < n; ++j) {
-                const double w =
-                    rho[j] * std::exp(q0 * keys[2 * j] + q1 * keys[2 * j + 1] - top);
+                const double w = rho[j] * std::exp(q0 * keys[2 * j] + q1 * keys[2 * j + 1] - top);
                 z += w;
                 a0 += w * values[2 * j];
                 a1 += w * values[2 * j + 1];
@@ -155,7 +154,8 @@ void circle_geometry::rate(const double* rho, double t, double* drho) {
     // is not a real function on the nodes, is dropped, as it is from the spectral space.
     fft& f = *m_fft;
     std::vector<double>& flux = f.work(0);
-    for (std::size_t j = 0; j < size(); ++j) flux[j] = rho[j] * m_velocity[j];
+    for (std::size_t j = 0; j < size(); ++j)
+        flux[j] = rho[j] * m_velocity[j];
     f.analyse(flux.data());
     f.derivative(-1.0, drho);
 }
@@ -226,8 +226,8 @@ void circle_geometry::add_white_noise(std::uint64_t seed, double eps, std::size_
     for (std::size_t k = 1; k <= kmax; ++k) {
         const double a = coefficients[2 * k - 2], b = coefficients[2 * k - 1];
         for (std::size_t j = 0; j < n; ++j) {
-            const double phase = 2.0 * std::numbers::pi *
-                                 static_cast<double>((k * j) % n) / static_cast<double>(n);
+            const double phase =
+                2.0 * std::numbers::pi * static_cast<double>((k * j) % n) / static_cast<double>(n);
             rho[j] += eps * std::numbers::sqrt2 * (a * std::cos(phase) + b * std::sin(phase));
         }
     }

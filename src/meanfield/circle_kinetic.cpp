@@ -1,9 +1,9 @@
 #include "nadyn/meanfield/circle_kinetic.hpp"
 
 #include "fftw_plans.hpp"
-#include "nadyn/error.hpp"
 #include "nadyn/meanfield/circle.hpp"
-#include "nadyn/funk_hecke.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,8 +55,8 @@ void circle_kinetic_geometry::rate(const double* state, double, double* rate) {
     for (std::size_t j = 0; j < n; ++j) {
         const double tangent = inv_beta * p.dz[j] / p.z[j];
         const double along = p.along[j] / p.z[j];
-        const double scale = std::exp(-log_r[j]) /
-                             (peri ? std::sqrt(along * along + tangent * tangent) : 1.0);
+        const double scale =
+            std::exp(-log_r[j]) / (peri ? std::sqrt(along * along + tangent * tangent) : 1.0);
         p.velocity[j] = tangent * scale;
         p.along[j] = along * scale; // now dS/dt's source term
         p.flux[j] = rho[j] * p.velocity[j];
@@ -85,7 +85,8 @@ double circle_kinetic_geometry::state_tail(const double* state) {
 double circle_kinetic_geometry::mean_magnitude(const double* state) const {
     const std::size_t n = size();
     double sum = 0.0;
-    for (std::size_t j = 0; j < n; ++j) sum += m_weights[j] * state[j] * std::exp(state[n + j]);
+    for (std::size_t j = 0; j < n; ++j)
+        sum += m_weights[j] * state[j] * std::exp(state[n + j]);
     return sum;
 }
 
@@ -95,7 +96,9 @@ void circle_kinetic_geometry::modes(const double* rho, std::size_t count, double
 double circle_kinetic_geometry::pair_integral(const double* rho) {
     return m_density->pair_integral(rho);
 }
-double circle_kinetic_geometry::tail(const double* rho) { return m_density->tail(rho); }
+double circle_kinetic_geometry::tail(const double* rho) {
+    return m_density->tail(rho);
+}
 std::size_t circle_kinetic_geometry::peaks(const double* rho, double floor) const {
     return m_density->peaks(rho, floor);
 }

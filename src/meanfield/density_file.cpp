@@ -2,8 +2,8 @@
 
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -27,7 +27,8 @@ series create_series(hdf5_group& parent, const std::string& name, hid_t type,
                      const std::string& unit) {
     hdf5_group group = parent.create_group(name);
     std::vector<hsize_t> chunk{64};
-    for (const hsize_t r : row) chunk.push_back(r);
+    for (const hsize_t r : row)
+        chunk.push_back(r);
     if (!row.empty()) chunk[0] = 1;
     series s{group.create_series("value", type, row, chunk, false),
              group.create_series("time", H5T_IEEE_F64LE, {}, {64}, false),
@@ -57,14 +58,16 @@ constexpr observable_row observable_rows[] = {
      "cosine"},
     {"r_mean", "integral r rho dsigma, the mean magnitude (r0 for the schemes without one)",
      "magnitude"},
-    {"energy", "(1/beta) log integral integral exp(beta <x, y>) rho(x) rho(y), the particles' "
-               "energy observable of the density",
+    {"energy",
+     "(1/beta) log integral integral exp(beta <x, y>) rho(x) rho(y), the particles' "
+     "energy observable of the density",
      "logit / beta"},
     {"modes", "m_k = integral integral G_k(<x, y>) rho rho, k = 1..K, from the coefficients",
      "fraction"},
     {"peaks", "strict local maxima of rho on the grid above peak_floor", "count"},
-    {"tail", "the resolution diagnostic: the largest coefficient in the top third of the grid's "
-             "degrees relative to the mean",
+    {"tail",
+     "the resolution diagnostic: the largest coefficient in the top third of the grid's "
+     "degrees relative to the mean",
      "fraction"},
     {"min_density", "min rho / max rho on the grid", "fraction"},
     {"step_size", "the step the adaptive integrator tries next", "time"},
@@ -81,9 +84,7 @@ struct density_writer::impl {
     std::vector<series> observables;
     std::size_t points = 0, modes = 0;
     bool swmr_started = false;
-    std::uintmax_t frame_bytes() const {
-        return (points + 16 + modes) * sizeof(double) * 3 + 4096;
-    }
+    std::uintmax_t frame_bytes() const { return (points + 16 + modes) * sizeof(double) * 3 + 4096; }
 };
 
 density_writer::density_writer(const std::string& path, const density_solver& solver,
@@ -97,8 +98,14 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         claim->reserve(margin, "no space for the header of '" + path + "'");
         const meanfield_config& c = solver.config();
         auto& geometry = const_cast<density_solver&>(solver).geometry();
-        m_impl = std::make_unique<impl>(
-            impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, std::nullopt, {}, geometry.size(), c.modes});
+        m_impl = std::make_unique<impl>(impl{std::move(claim),
+                                             std::move(file),
+                                             std::nullopt,
+                                             std::nullopt,
+                                             std::nullopt,
+                                             {},
+                                             geometry.size(),
+                                             c.modes});
         impl& f = *m_impl;
         f.file.write_attribute("nadyn_kind", std::string("density"));
         f.file.write_attribute("status", std::string("running"));
@@ -110,10 +117,11 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         const hsize_t n = geometry.size(), d = geometry.dimension();
         density.create_dataset("points", {n, d}, geometry.points().data());
         density.create_dataset("weights", {n}, geometry.weights().data());
-        f.density = series{density.create_series("value", H5T_IEEE_F64LE, {n},
-                                           {1, std::min<hsize_t>(n, hsize_t{1} << 17)}, false),
-                     density.create_series("time", H5T_IEEE_F64LE, {}, {64}, false),
-                     density.create_series("step", H5T_STD_I64LE, {}, {64}, false)};
+        f.density =
+            series{density.create_series("value", H5T_IEEE_F64LE, {n},
+                                         {1, std::min<hsize_t>(n, hsize_t{1} << 17)}, false),
+                   density.create_series("time", H5T_IEEE_F64LE, {}, {64}, false),
+                   density.create_series("step", H5T_STD_I64LE, {}, {64}, false)};
         f.density->value.write_attribute(
             "description", std::string("the density rho w.r.t. the uniform probability measure "
                                        "at the nodes /density/points"));
@@ -126,9 +134,9 @@ density_writer::density_writer(const std::string& path, const density_solver& so
                                            "f_k in the orthonormal p_k), for --resume"));
         }
         if (geometry.state_size() > geometry.size() && geometry.state_is_nodal()) {
-            f.log_magnitude = density.create_series(
-                "log_magnitude", H5T_IEEE_F64LE, {n}, {1, std::min<hsize_t>(n, hsize_t{1} << 17)},
-                false);
+            f.log_magnitude =
+                density.create_series("log_magnitude", H5T_IEEE_F64LE, {n},
+                                      {1, std::min<hsize_t>(n, hsize_t{1} << 17)}, false);
             f.log_magnitude->write_attribute(
                 "description", std::string("log r, the magnitude of the tokens at each node (the "
                                            "kinetic form, docs/model.md §16.7)"));
@@ -137,10 +145,10 @@ density_writer::density_writer(const std::string& path, const density_solver& so
         for (const observable_row& row : observable_rows) {
             const bool wide = std::string(row.name) == "modes";
             const bool count = std::string(row.name) == "peaks";
-            f.observables.push_back(create_series(
-                observables, row.name, count ? H5T_STD_I64LE : H5T_IEEE_F64LE,
-                wide ? std::vector<hsize_t>{c.modes} : std::vector<hsize_t>{}, row.description,
-                row.unit));
+            f.observables.push_back(
+                create_series(observables, row.name, count ? H5T_STD_I64LE : H5T_IEEE_F64LE,
+                              wide ? std::vector<hsize_t>{c.modes} : std::vector<hsize_t>{},
+                              row.description, row.unit));
         }
         f.file.flush();
     } catch (...) {
@@ -153,12 +161,12 @@ density_writer::density_writer(const std::string& path, const density_solver& so
     }
 }
 
-density_writer::density_writer(const std::string& path, std::size_t keep_frames)
-    : m_path(path) {
+density_writer::density_writer(const std::string& path, std::size_t keep_frames) : m_path(path) {
     auto claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
     claim->reserve(margin, "no space to reopen '" + path + "'");
     hdf5_file file = hdf5_file::open_read_write(path, true);
-    m_impl = std::make_unique<impl>(impl{std::move(claim), std::move(file), std::nullopt, std::nullopt, std::nullopt, {}, 0, 0});
+    m_impl = std::make_unique<impl>(impl{
+        std::move(claim), std::move(file), std::nullopt, std::nullopt, std::nullopt, {}, 0, 0});
     impl& f = *m_impl;
     f.density = open_series(f.file, "density");
     f.points = f.density->value.shape().at(1);
@@ -179,7 +187,8 @@ density_writer::density_writer(const std::string& path, std::size_t keep_frames)
     drop(*f.density);
     if (f.log_magnitude) f.log_magnitude->set_rows(keep_frames);
     if (f.state) f.state->set_rows(keep_frames);
-    for (series& s : f.observables) drop(s);
+    for (series& s : f.observables)
+        drop(s);
     f.file.flush();
     m_frames = keep_frames;
 }
@@ -217,20 +226,22 @@ void density_writer::write_frame(const density_frame& frame, const std::vector<d
             value.write_row(row, H5T_NATIVE_INT64, &frame.peaks);
             continue;
         }
-        const double scalar = name == "mass"       ? frame.mass
-                              : name == "mean_cos" ? frame.mean_cos
-                              : name == "r_mean"   ? frame.r_mean
-                              : name == "energy"   ? frame.energy
-                              : name == "tail"     ? frame.tail
+        const double scalar = name == "mass"          ? frame.mass
+                              : name == "mean_cos"    ? frame.mean_cos
+                              : name == "r_mean"      ? frame.r_mean
+                              : name == "energy"      ? frame.energy
+                              : name == "tail"        ? frame.tail
                               : name == "min_density" ? frame.min_density
                                                       : frame.step_size;
         value.write_row(row, H5T_NATIVE_DOUBLE, &scalar);
     }
     // Times and steps last: a reader counts a frame once every series has it.
     f.density->time.write_row(row, H5T_NATIVE_DOUBLE, &frame.time);
-    for (series& s : f.observables) s.time.write_row(row, H5T_NATIVE_DOUBLE, &frame.time);
+    for (series& s : f.observables)
+        s.time.write_row(row, H5T_NATIVE_DOUBLE, &frame.time);
     f.density->step.write_row(row, H5T_NATIVE_INT64, &step);
-    for (series& s : f.observables) s.step.write_row(row, H5T_NATIVE_INT64, &step);
+    for (series& s : f.observables)
+        s.step.write_row(row, H5T_NATIVE_INT64, &step);
     f.file.flush();
     ++m_frames;
 }
@@ -333,11 +344,10 @@ density_summary run_to_file(density_solver& solver, const std::string& path, boo
     density_writer writer(path, solver, overwrite);
     density_summary summary;
     try {
-        summary = solver.run(
-            [&](const density_frame& frame, const std::vector<double>& rho) {
-                writer.write_frame(frame, rho);
-            },
-            stop);
+        summary =
+            solver.run([&](const density_frame& frame,
+                           const std::vector<double>& rho) { writer.write_frame(frame, rho); },
+                       stop);
     } catch (const numerical_fault&) {
         summary.frames = writer.frames();
         writer.finish("failed", summary);
@@ -354,7 +364,8 @@ density_summary resume_file(const std::string& path, const std::atomic<bool>* st
         throw input_error("'" + path + "' is complete: nothing to resume");
     if (file.frames == 0)
         throw input_error("'" + path + "' holds no frame to resume from; run it again");
-    auto solver = std::make_unique<density_solver>(meanfield_config::from_parameters(file.parameters));
+    auto solver =
+        std::make_unique<density_solver>(meanfield_config::from_parameters(file.parameters));
     if (solver->geometry().size() != file.points)
         throw input_error("'" + path + "' does not match its own parameters (its grid has " +
                           std::to_string(file.points) + " points)");
@@ -362,7 +373,8 @@ density_summary resume_file(const std::string& path, const std::atomic<bool>* st
     // interrupted or unresolved run's extra last frame is dropped and recomputed).
     const std::vector<double> times = solver->frame_times();
     std::size_t keep = 0;
-    while (keep < file.frames && keep < times.size() && file.time[keep] == times[keep]) ++keep;
+    while (keep < file.frames && keep < times.size() && file.time[keep] == times[keep])
+        ++keep;
     if (keep == 0) throw input_error("'" + path + "' has no frame at t = 0 to resume from");
     density_start start;
     start.frame = keep - 1;
@@ -385,11 +397,10 @@ density_summary resume_file(const std::string& path, const std::atomic<bool>* st
     density_writer writer(path, keep);
     density_summary summary;
     try {
-        summary = solver->run(
-            [&](const density_frame& frame, const std::vector<double>& rho) {
-                writer.write_frame(frame, rho);
-            },
-            stop, start);
+        summary =
+            solver->run([&](const density_frame& frame,
+                            const std::vector<double>& rho) { writer.write_frame(frame, rho); },
+                        stop, start);
     } catch (const numerical_fault&) {
         writer.finish("failed", summary);
         throw;

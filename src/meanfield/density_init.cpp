@@ -1,9 +1,9 @@
 #include "nadyn/meanfield/density_init.hpp"
 
-#include "nadyn/error.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/meanfield/geometry.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/start_density.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/start_density.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,8 +36,9 @@ std::size_t parse_count(const std::string& text, const std::string& what) {
 density_init density_init::parse(const std::string& text) {
     const std::size_t colon = text.find(':');
     const std::string name = text.substr(0, colon);
-    const std::vector<std::string> args =
-        colon == std::string::npos ? std::vector<std::string>{} : split(text.substr(colon + 1), ',');
+    const std::vector<std::string> args = colon == std::string::npos
+                                              ? std::vector<std::string>{}
+                                              : split(text.substr(colon + 1), ',');
     density_init init;
     auto bad = [&](const std::string& why) {
         return input_error("--init " + text + ": " + why + " (valid: " + forms + ")");
@@ -146,16 +147,20 @@ std::vector<double> make_density(const density_init& init, density_geometry& geo
                               std::to_string(init.degree) + " needs a grid of degree at least " +
                               std::to_string((3 * init.degree + 1) / 2) + " (this one has " +
                               std::to_string(top) + "; raise " + grid + ")");
-        for (std::size_t i = 0; i < n; ++i) rho[i] = density_value(init, &geometry.points()[i * d], d);
+        for (std::size_t i = 0; i < n; ++i)
+            rho[i] = density_value(init, &geometry.points()[i * d], d);
         break;
     case density_init::kind::vonmises: {
         if (geometry.name() == "zonal" && init.degree > 2)
             throw input_error("--init " + init.to_string() +
                               ": a zonal density has at most 2 von Mises centres (the poles)");
-        for (std::size_t i = 0; i < n; ++i) rho[i] = density_value(init, &geometry.points()[i * d], d);
+        for (std::size_t i = 0; i < n; ++i)
+            rho[i] = density_value(init, &geometry.points()[i * d], d);
         double mass = 0.0;
-        for (std::size_t i = 0; i < n; ++i) mass += geometry.weights()[i] * rho[i];
-        for (double& v : rho) v /= mass;
+        for (std::size_t i = 0; i < n; ++i)
+            mass += geometry.weights()[i] * rho[i];
+        for (double& v : rho)
+            v /= mass;
         break;
     }
     case density_init::kind::noise: {

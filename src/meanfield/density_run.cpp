@@ -1,16 +1,16 @@
 #include "nadyn/meanfield/density_run.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/input_files.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/files/input_files.hpp"
 #include "nadyn/meanfield/circle.hpp"
 #include "nadyn/meanfield/circle_kinetic.hpp"
-#include "nadyn/funk_hecke.hpp"
 #include "nadyn/meanfield/sphere_factory.hpp"
 #include "nadyn/meanfield/zonal.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/version.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <boost/numeric/odeint.hpp>
 
@@ -102,8 +102,7 @@ void meanfield_config::validate() const {
     if (!(r0 > 0.0) || !std::isfinite(r0)) throw input_error("--r0 must be a finite number > 0");
     if (scheme.id == scheme::ngpt && (!(scheme.alpha > 0.0) || !std::isfinite(scheme.alpha)))
         throw input_error("--alpha must be a finite number > 0");
-    if (!(T >= 0.0) || !std::isfinite(T))
-        throw input_error("--T must be a finite number >= 0");
+    if (!(T >= 0.0) || !std::isfinite(T)) throw input_error("--T must be a finite number >= 0");
     if (!(dt > 0.0) || !std::isfinite(dt)) throw input_error("--dt must be a finite number > 0");
     if (every < 1) throw input_error("--every must be >= 1");
     const double frames = T / (static_cast<double>(every) * dt);
@@ -137,15 +136,16 @@ void meanfield_config::validate() const {
     const std::size_t top = g == geometry_kind::circle ? points / 2 - 1 : degree;
     const auto ratios = kernel_ratios(beta, d, 4 * top + 64);
     std::size_t needed = 0;
-    while (needed + 1 < ratios.size() && ratios[needed] > resolution_tol / 100.0) ++needed;
+    while (needed + 1 < ratios.size() && ratios[needed] > resolution_tol / 100.0)
+        ++needed;
     if (3 * needed > 2 * top + 2) {
         const std::size_t least = (3 * needed + 1) / 2;
-        throw input_error(
-            "the grid is too small for beta = " + std::to_string(beta) +
-            ": the kernel's multipliers reach resolution_tol / 100 only at degree " +
-            std::to_string(needed) + "; raise " +
-            (g == geometry_kind::circle ? "--points to at least " + std::to_string(2 * least + 2)
-                                        : "--degree to at least " + std::to_string(least)));
+        throw input_error("the grid is too small for beta = " + std::to_string(beta) +
+                          ": the kernel's multipliers reach resolution_tol / 100 only at degree " +
+                          std::to_string(needed) + "; raise " +
+                          (g == geometry_kind::circle
+                               ? "--points to at least " + std::to_string(2 * least + 2)
+                               : "--degree to at least " + std::to_string(least)));
     }
 }
 
@@ -336,12 +336,15 @@ density_frame density_solver::observe(const std::vector<double>& state, double t
     for (std::size_t i = 0; i < n; ++i) {
         const double w = g.weights()[i] * rho[i];
         f.mass += w;
-        for (std::size_t c = 0; c < d; ++c) moment[c] += w * g.points()[i * d + c];
+        for (std::size_t c = 0; c < d; ++c)
+            moment[c] += w * g.points()[i * d + c];
     }
     // A zonal density's first moment is along e_d only (its nodes stand for whole rings).
     if (g.name() == "zonal")
-        for (std::size_t c = 0; c + 1 < d; ++c) moment[c] = 0.0;
-    for (const double m : moment) f.mean_cos += m * m;
+        for (std::size_t c = 0; c + 1 < d; ++c)
+            moment[c] = 0.0;
+    for (const double m : moment)
+        f.mean_cos += m * m;
     f.r_mean = g.mean_magnitude(state.data());
     if (std::isnan(f.r_mean)) f.r_mean = m_config.r0;
     f.energy = (m_log_w0 + std::log(g.pair_integral(rho))) / m_config.beta;
@@ -355,8 +358,7 @@ density_frame density_solver::observe(const std::vector<double>& state, double t
 }
 
 bool density_solver::resolved(const density_frame& frame) const {
-    return frame.tail <= m_config.resolution_tol &&
-           frame.min_density >= -m_config.resolution_tol;
+    return frame.tail <= m_config.resolution_tol && frame.min_density >= -m_config.resolution_tol;
 }
 
 namespace {
@@ -390,8 +392,7 @@ bool state_resolved(density_geometry& g, const state& x, state& nodal, double to
 
 } // namespace
 
-density_summary density_solver::run(const density_frame_sink& sink,
-                                    const std::atomic<bool>* stop,
+density_summary density_solver::run(const density_frame_sink& sink, const std::atomic<bool>* stop,
                                     const std::optional<density_start>& start) {
     namespace odeint = boost::numeric::odeint;
     const auto began = std::chrono::steady_clock::now();
@@ -429,8 +430,8 @@ density_summary density_solver::run(const density_frame_sink& sink,
         sink(first, nodal_values(rho));
         ++summary.frames;
     }
-    auto stepper = odeint::make_controlled(m_config.atol, m_config.rtol,
-                                           odeint::runge_kutta_dopri5<state>());
+    auto stepper =
+        odeint::make_controlled(m_config.atol, m_config.rtol, odeint::runge_kutta_dopri5<state>());
     state dxdt(rho.size()), previous(rho.size()), nodal(m_geometry->size());
     for (std::size_t next = frame + 1; next < times.size(); ++next) {
         const double target = times[next];
@@ -456,7 +457,8 @@ density_summary density_solver::run(const density_frame_sink& sink,
                 step = h;
                 if (!(step > 1e-14 * std::max(1.0, std::abs(t))))
                     throw numerical_fault("the step size of the density solver fell below "
-                                          "round-off at t = " + std::to_string(t));
+                                          "round-off at t = " +
+                                          std::to_string(t));
                 continue;
             }
             ++summary.steps;

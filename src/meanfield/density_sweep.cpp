@@ -2,9 +2,9 @@
 
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/parameter_registry.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -36,36 +36,68 @@ std::size_t count(const std::string& text, const char* what) {
 }
 
 constexpr density_key density_keys[] = {
-    {"geometry", value_type::name, [](meanfield_config& c, const std::string& t) { c.geometry = parse_geometry(t); }},
-    {"d", value_type::integer, [](meanfield_config& c, const std::string& t) { c.d = count(t, "d"); }},
-    {"points", value_type::integer, [](meanfield_config& c, const std::string& t) { c.points = count(t, "points"); }},
-    {"degree", value_type::integer, [](meanfield_config& c, const std::string& t) { c.degree = count(t, "degree"); }},
-    {"beta", value_type::number, [](meanfield_config& c, const std::string& t) { c.beta = parse_number(t, "beta"); }},
-    {"r0", value_type::number, [](meanfield_config& c, const std::string& t) { c.r0 = parse_number(t, "r0"); }},
-    {"scheme", value_type::name, [](meanfield_config& c, const std::string& t) { c.scheme.id = parse_scheme(t); }},
-    {"alpha", value_type::number, [](meanfield_config& c, const std::string& t) { c.scheme.alpha = parse_number(t, "alpha"); }},
-    {"t_switch", value_type::number, [](meanfield_config& c, const std::string& t) { c.t_switch = parse_number(t, "t_switch"); }},
-    {"T", value_type::number, [](meanfield_config& c, const std::string& t) { c.T = parse_number(t, "T"); }},
-    {"dt", value_type::number, [](meanfield_config& c, const std::string& t) { c.dt = parse_number(t, "dt"); }},
-    {"every", value_type::integer, [](meanfield_config& c, const std::string& t) { c.every = parse_integer(t, "every"); }},
-    {"rtol", value_type::number, [](meanfield_config& c, const std::string& t) { c.rtol = parse_number(t, "rtol"); }},
-    {"atol", value_type::number, [](meanfield_config& c, const std::string& t) { c.atol = parse_number(t, "atol"); }},
-    {"init", value_type::name, [](meanfield_config& c, const std::string& t) { c.init = density_init::parse(t); }},
-    {"weights", value_type::name, [](meanfield_config& c, const std::string& t) {
+    {"geometry", value_type::name,
+     [](meanfield_config& c, const std::string& t) { c.geometry = parse_geometry(t); }},
+    {"d", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.d = count(t, "d"); }},
+    {"points", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.points = count(t, "points"); }},
+    {"degree", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.degree = count(t, "degree"); }},
+    {"beta", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.beta = parse_number(t, "beta"); }},
+    {"r0", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.r0 = parse_number(t, "r0"); }},
+    {"scheme", value_type::name,
+     [](meanfield_config& c, const std::string& t) { c.scheme.id = parse_scheme(t); }},
+    {"alpha", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.scheme.alpha = parse_number(t, "alpha"); }},
+    {"t_switch", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.t_switch = parse_number(t, "t_switch"); }},
+    {"T", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.T = parse_number(t, "T"); }},
+    {"dt", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.dt = parse_number(t, "dt"); }},
+    {"every", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.every = parse_integer(t, "every"); }},
+    {"rtol", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.rtol = parse_number(t, "rtol"); }},
+    {"atol", value_type::number,
+     [](meanfield_config& c, const std::string& t) { c.atol = parse_number(t, "atol"); }},
+    {"init", value_type::name,
+     [](meanfield_config& c, const std::string& t) { c.init = density_init::parse(t); }},
+    {"weights", value_type::name,
+     [](meanfield_config& c, const std::string& t) {
          const std::size_t heads = c.weights.heads;
          const value_family value = c.weights.value;
          c.weights = weights_spec::parse(t);
          c.weights.heads = heads;
          c.weights.value = value;
      }},
-    {"heads", value_type::integer, [](meanfield_config& c, const std::string& t) { c.weights.heads = count(t, "heads"); }},
-    {"value", value_type::name, [](meanfield_config& c, const std::string& t) { c.weights.value = parse_value_family(t); }},
-    {"head_combine", value_type::name, [](meanfield_config& c, const std::string& t) { c.combine = parse_head_combine(t); }},
-    {"seed", value_type::integer, [](meanfield_config& c, const std::string& t) { c.seed = static_cast<std::uint64_t>(count(t, "seed")); }},
-    {"mode_count", value_type::integer, [](meanfield_config& c, const std::string& t) { c.modes = count(t, "mode_count"); }},
-    {"resolution_tol", value_type::number, [](meanfield_config& c, const std::string& t) { c.resolution_tol = parse_number(t, "resolution_tol"); }},
-    {"peak_floor", value_type::number, [](meanfield_config& c, const std::string& t) { c.peak_floor = parse_number(t, "peak_floor"); }},
-    {"threads", value_type::integer, [](meanfield_config& c, const std::string& t) { c.threads = static_cast<int>(count(t, "threads")); }},
+    {"heads", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.weights.heads = count(t, "heads"); }},
+    {"value", value_type::name,
+     [](meanfield_config& c, const std::string& t) { c.weights.value = parse_value_family(t); }},
+    {"head_combine", value_type::name,
+     [](meanfield_config& c, const std::string& t) { c.combine = parse_head_combine(t); }},
+    {"seed", value_type::integer,
+     [](meanfield_config& c, const std::string& t) {
+         c.seed = static_cast<std::uint64_t>(count(t, "seed"));
+     }},
+    {"mode_count", value_type::integer,
+     [](meanfield_config& c, const std::string& t) { c.modes = count(t, "mode_count"); }},
+    {"resolution_tol", value_type::number,
+     [](meanfield_config& c, const std::string& t) {
+         c.resolution_tol = parse_number(t, "resolution_tol");
+     }},
+    {"peak_floor", value_type::number,
+     [](meanfield_config& c, const std::string& t) {
+         c.peak_floor = parse_number(t, "peak_floor");
+     }},
+    {"threads", value_type::integer,
+     [](meanfield_config& c, const std::string& t) {
+         c.threads = static_cast<int>(count(t, "threads"));
+     }},
 };
 
 const density_key* find_key(std::string_view name) {
@@ -75,24 +107,34 @@ const density_key* find_key(std::string_view name) {
 }
 
 // Axes that change a run's frame times, or its grid.
-bool moves_times(const std::string& axis) { return axis == "T" || axis == "dt" || axis == "every"; }
+bool moves_times(const std::string& axis) {
+    return axis == "T" || axis == "dt" || axis == "every";
+}
 bool moves_grid(const std::string& axis) {
     return axis == "geometry" || axis == "d" || axis == "points" || axis == "degree";
 }
 
 // Scalars of each frame, in file order (modes is written apart, with its width).
-constexpr const char* scalar_names[] = {"mass", "mean_cos", "r_mean", "energy", "peaks",
-                                        "tail", "min_density", "step_size"};
+constexpr const char* scalar_names[] = {"mass",  "mean_cos", "r_mean",      "energy",
+                                        "peaks", "tail",     "min_density", "step_size"};
 double scalar_of(const density_frame& f, std::size_t i) {
     switch (i) {
-    case 0: return f.mass;
-    case 1: return f.mean_cos;
-    case 2: return f.r_mean;
-    case 3: return f.energy;
-    case 4: return static_cast<double>(f.peaks);
-    case 5: return f.tail;
-    case 6: return f.min_density;
-    default: return f.step_size;
+    case 0:
+        return f.mass;
+    case 1:
+        return f.mean_cos;
+    case 2:
+        return f.r_mean;
+    case 3:
+        return f.energy;
+    case 4:
+        return static_cast<double>(f.peaks);
+    case 5:
+        return f.tail;
+    case 6:
+        return f.min_density;
+    default:
+        return f.step_size;
     }
 }
 
@@ -101,14 +143,20 @@ std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsize_t>& 
     return a;
 }
 
-enum : signed char { not_run = 0, run_complete = 1, run_interrupted = 2, run_failed = 3,
-                     run_unresolved = 4 };
+enum : signed char {
+    not_run = 0,
+    run_complete = 1,
+    run_interrupted = 2,
+    run_failed = 3,
+    run_unresolved = 4
+};
 
 } // namespace
 
 std::string density_experiment_keys() {
     std::string names;
-    for (const density_key& k : density_keys) names += std::string(names.empty() ? "" : ", ") + k.name;
+    for (const density_key& k : density_keys)
+        names += std::string(names.empty() ? "" : ", ") + k.name;
     return names + ", density (none, final, all), model";
 }
 
@@ -127,11 +175,15 @@ density_experiment density_experiment::parse(const std::string& text, const std:
         parse_experiment_tables(text, source, overrides, key_type, density_experiment_keys());
     for (const auto& [name, value] : tables.run) {
         if (name == "density") {
-            if (value == "none") e.density = sweep_density::none;
-            else if (value == "final") e.density = sweep_density::final;
-            else if (value == "all") e.density = sweep_density::all;
-            else throw input_error(source + ": key 'run.density': unknown value '" + value +
-                                   "'; valid values: none, final, all");
+            if (value == "none")
+                e.density = sweep_density::none;
+            else if (value == "final")
+                e.density = sweep_density::final;
+            else if (value == "all")
+                e.density = sweep_density::all;
+            else
+                throw input_error(source + ": key 'run.density': unknown value '" + value +
+                                  "'; valid values: none, final, all");
             continue;
         }
         try {
@@ -157,7 +209,8 @@ density_experiment density_experiment::parse(const std::string& text, const std:
     }
     // Every run must be valid before anything is written.
     bool grid_varies = false;
-    for (const auto& axis : e.axes) grid_varies = grid_varies || moves_grid(axis.name);
+    for (const auto& axis : e.axes)
+        grid_varies = grid_varies || moves_grid(axis.name);
     if (grid_varies && e.density != sweep_density::none)
         throw input_error(source + ": the runs' grids differ (an axis of geometry, d, points or "
                                    "degree), so their densities share no array; set "
@@ -201,7 +254,8 @@ density_experiment density_experiment::from_file(const std::string& path) {
 
 std::size_t density_experiment::size() const {
     std::size_t n = 1;
-    for (const auto& axis : axes) n *= axis.values.size();
+    for (const auto& axis : axes)
+        n *= axis.values.size();
     return n;
 }
 
@@ -225,7 +279,8 @@ std::string density_experiment::label(std::size_t index) const {
         parts[a] = axes[a].name + "=" + axes[a].values[rest % length];
         rest /= length;
     }
-    for (const auto& p : parts) text += (text.empty() ? "" : " ") + p;
+    for (const auto& p : parts)
+        text += (text.empty() ? "" : " ") + p;
     return text.empty() ? "the run" : text;
 }
 
@@ -283,15 +338,18 @@ class density_sweep_file {
         : m_layout(layout) {
         if (resume) {
             m_claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
-            m_claim->reserve(detail::output_claim::metadata_margin, "no space to reopen '" + path + "'");
+            m_claim->reserve(detail::output_claim::metadata_margin,
+                             "no space to reopen '" + path + "'");
             m_file.emplace(hdf5_file::open_read_write(path, true));
             const auto text = m_file->read_attribute("experiment");
             const auto given = m_file->read_attribute("overrides_text");
             std::string overrides;
-            for (const auto& o : e.overrides) overrides += o + "\n";
+            for (const auto& o : e.overrides)
+                overrides += o + "\n";
             if (!text || !given || std::get<std::string>(*text) != e.text ||
                 std::get<std::string>(*given) != overrides)
-                throw input_error("'" + path + "' was made by another experiment (its recorded "
+                throw input_error("'" + path +
+                                  "' was made by another experiment (its recorded "
                                   "experiment text or --set overrides differ); resume it with "
                                   "the same file and overrides");
             m_status.assign(e.size(), not_run);
@@ -319,11 +377,12 @@ class density_sweep_file {
 
     void write_run(const density_experiment& e, std::size_t run, signed char outcome,
                    const std::vector<density_frame>& frames,
-                   const std::vector<std::vector<double>>& values,
-                   const density_summary& summary, const std::string& parameters) {
+                   const std::vector<std::vector<double>>& values, const density_summary& summary,
+                   const std::string& parameters) {
         const density_layout& L = m_layout;
         const std::uintmax_t bytes =
-            (L.frames * (8 + L.modes) + (values.empty() ? 0 : values.size() * L.points)) * 8 + 65536;
+            (L.frames * (8 + L.modes) + (values.empty() ? 0 : values.size() * L.points)) * 8 +
+            65536;
         m_claim->reserve(bytes, "no space for run " + std::to_string(run) + " of the sweep");
         const std::vector<hsize_t> point = coordinates(e, run);
         const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -331,7 +390,8 @@ class density_sweep_file {
         if (count) {
             std::vector<double> series(count);
             for (std::size_t i = 0; i < std::size(scalar_names); ++i) {
-                for (hsize_t f = 0; f < count; ++f) series[f] = scalar_of(frames[f], i);
+                for (hsize_t f = 0; f < count; ++f)
+                    series[f] = scalar_of(frames[f], i);
                 write(scalar_names[i], point, {count}, series.data(), H5T_NATIVE_DOUBLE);
             }
             std::vector<double> modes(count * L.modes, nan);
@@ -340,14 +400,16 @@ class density_sweep_file {
                           modes.begin() + static_cast<std::ptrdiff_t>(f * L.modes));
             write("modes", point, {count, L.modes}, modes.data(), H5T_NATIVE_DOUBLE);
             if (!L.shared_times) {
-                for (hsize_t f = 0; f < count; ++f) series[f] = frames[f].time;
+                for (hsize_t f = 0; f < count; ++f)
+                    series[f] = frames[f].time;
                 write("time", point, {count}, series.data(), H5T_NATIVE_DOUBLE);
             }
             if (!values.empty() && values.size() == 1)
                 write("density", point, {L.points}, values.front().data(), H5T_NATIVE_DOUBLE);
             else if (!values.empty()) {
                 std::vector<double> all;
-                for (const auto& v : values) all.insert(all.end(), v.begin(), v.end());
+                for (const auto& v : values)
+                    all.insert(all.end(), v.begin(), v.end());
                 write("density", point, {values.size(), L.points}, all.data(), H5T_NATIVE_DOUBLE);
             }
         }
@@ -355,8 +417,7 @@ class density_sweep_file {
         write("frames", point, {}, &frame_count, H5T_NATIVE_INT64);
         write("evaluations", point, {}, &summary.evaluations, H5T_NATIVE_INT64);
         write("wall_time", point, {}, &summary.wall_seconds, H5T_NATIVE_DOUBLE);
-        const double unresolved =
-            outcome == run_unresolved ? summary.unresolved_time : nan;
+        const double unresolved = outcome == run_unresolved ? summary.unresolved_time : nan;
         write("unresolved_time", point, {}, &unresolved, H5T_NATIVE_DOUBLE);
         const char* text = parameters.c_str();
         write("parameters", point, {}, &text, hdf5_string_type());
@@ -394,8 +455,8 @@ class density_sweep_file {
         m_file->open_dataset(name).write_block(start, count, type, data);
     }
 
-    hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length,
-                       const void* values, const std::string& text) {
+    hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length, const void* values,
+                       const std::string& text) {
         hdf5_dataset dataset = m_file->create_dataset(name, type, {hsize_t(length)});
         if (length > 0) dataset.write_all(type, values);
         dataset.make_scale(name);
@@ -411,10 +472,12 @@ class density_sweep_file {
         file.write_attribute("experiment", e.text);
         file.write_attribute("experiment_path", e.source);
         std::string overrides;
-        for (const auto& o : e.overrides) overrides += o + "\n";
+        for (const auto& o : e.overrides)
+            overrides += o + "\n";
         file.write_attribute("overrides_text", overrides);
         std::vector<std::string> axis_names;
-        for (const auto& axis : e.axes) axis_names.push_back(axis.name);
+        for (const auto& axis : e.axes)
+            axis_names.push_back(axis.name);
         if (!axis_names.empty()) file.write_attribute("axes", axis_names);
         file.write_attribute("density", std::string(e.density == sweep_density::none    ? "none"
                                                     : e.density == sweep_density::final ? "final"
@@ -426,16 +489,22 @@ class density_sweep_file {
             const std::string text = "sweep axis: nadyn meanfield's " + axis.name;
             if (type == value_type::integer) {
                 std::vector<std::int64_t> values;
-                for (const auto& v : axis.values) values.push_back(parse_integer(v, axis.name));
-                axis_scales.push_back(scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text));
+                for (const auto& v : axis.values)
+                    values.push_back(parse_integer(v, axis.name));
+                axis_scales.push_back(
+                    scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text));
             } else if (type == value_type::number) {
                 std::vector<double> values;
-                for (const auto& v : axis.values) values.push_back(parse_number(v, axis.name));
-                axis_scales.push_back(scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text));
+                for (const auto& v : axis.values)
+                    values.push_back(parse_number(v, axis.name));
+                axis_scales.push_back(
+                    scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text));
             } else {
                 std::vector<const char*> values;
-                for (const auto& v : axis.values) values.push_back(v.c_str());
-                axis_scales.push_back(scale(axis.name, hdf5_string_type(), values.size(), values.data(), text));
+                for (const auto& v : axis.values)
+                    values.push_back(v.c_str());
+                axis_scales.push_back(
+                    scale(axis.name, hdf5_string_type(), values.size(), values.data(), text));
             }
         }
         const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -463,7 +532,8 @@ class density_sweep_file {
             std::iota(dims.begin(), dims.end(), 0);
             const hdf5_dataset dim_scale =
                 scale("dim", H5T_NATIVE_INT64, L.dims, dims.data(), "coordinate index");
-            hdf5_dataset points = file.create_dataset("points", H5T_NATIVE_DOUBLE, {L.points, L.dims});
+            hdf5_dataset points =
+                file.create_dataset("points", H5T_NATIVE_DOUBLE, {L.points, L.dims});
             points.write_all(H5T_NATIVE_DOUBLE, L.node_points.data());
             points.attach_scale(*point_scale, 0);
             points.attach_scale(dim_scale, 1);
@@ -478,29 +548,32 @@ class density_sweep_file {
         auto variable = [&](const std::string& name, hid_t type, const std::vector<hsize_t>& rest,
                             const std::vector<const hdf5_dataset*>& rest_scales, const void* fill,
                             const std::string& text) {
-            hdf5_dataset dataset = file.create_dataset(name, type, concat(L.axes, rest),
-                                                       concat(ones, rest), fill);
+            hdf5_dataset dataset =
+                file.create_dataset(name, type, concat(L.axes, rest), concat(ones, rest), fill);
             for (std::size_t i = 0; i < axis_scales.size(); ++i)
                 dataset.attach_scale(axis_scales[i], static_cast<unsigned>(i));
             for (std::size_t i = 0; i < rest_scales.size(); ++i)
-                dataset.attach_scale(*rest_scales[i], static_cast<unsigned>(axis_scales.size() + i));
+                dataset.attach_scale(*rest_scales[i],
+                                     static_cast<unsigned>(axis_scales.size() + i));
             dataset.write_attribute("description", text);
         };
         const std::vector<const hdf5_dataset*> by_time{&*time_scale};
         if (!L.shared_times)
             variable("time", H5T_NATIVE_DOUBLE, {L.frames}, by_time, &nan,
                      "frame time t of each run (NaN after its last frame)");
-        const char* descriptions[] = {
-            "integral rho dsigma", "‖integral x rho dsigma‖^2", "integral r rho dsigma",
-            "(1/beta) log integral integral exp(beta <x, y>) rho rho",
-            "local maxima of rho above peak_floor",
-            "the resolution diagnostic (top-third coefficients / mean)", "min rho / max rho",
-            "the step the integrator tries next"};
+        const char* descriptions[] = {"integral rho dsigma",
+                                      "‖integral x rho dsigma‖^2",
+                                      "integral r rho dsigma",
+                                      "(1/beta) log integral integral exp(beta <x, y>) rho rho",
+                                      "local maxima of rho above peak_floor",
+                                      "the resolution diagnostic (top-third coefficients / mean)",
+                                      "min rho / max rho",
+                                      "the step the integrator tries next"};
         for (std::size_t i = 0; i < std::size(scalar_names); ++i)
             variable(scalar_names[i], H5T_NATIVE_DOUBLE, {L.frames}, by_time, &nan,
                      std::string(descriptions[i]) + " (docs/model.md §16.6; NaN: no such frame)");
-        variable("modes", H5T_NATIVE_DOUBLE, {L.frames, L.modes}, {&*time_scale, &mode_scale},
-                 &nan, "m_k = integral integral G_k(<x, y>) rho rho (docs/model.md §16.6)");
+        variable("modes", H5T_NATIVE_DOUBLE, {L.frames, L.modes}, {&*time_scale, &mode_scale}, &nan,
+                 "m_k = integral integral G_k(<x, y>) rho rho (docs/model.md §16.6)");
         if (e.density == sweep_density::final)
             variable("density", H5T_NATIVE_DOUBLE, {L.points}, {&*point_scale}, &nan,
                      "rho at the nodes at each run's last frame");
@@ -574,18 +647,27 @@ density_sweep_summary run_density_sweep(
                     }
                 },
                 stop);
-            outcome = s.outcome == density_outcome::complete      ? run_complete
-                      : s.outcome == density_outcome::unresolved  ? run_unresolved
-                                                                  : run_interrupted;
+            outcome = s.outcome == density_outcome::complete     ? run_complete
+                      : s.outcome == density_outcome::unresolved ? run_unresolved
+                                                                 : run_interrupted;
         } catch (const numerical_fault&) {
             outcome = run_failed;
         }
         file.write_run(e, run, outcome, frames, values, s, parameter_text(solver.config()));
         switch (outcome) {
-        case run_complete: ++summary.complete; break;
-        case run_unresolved: ++summary.unresolved; break;
-        case run_failed: ++summary.failed; break;
-        default: ++summary.interrupted; summary.stopped = true; break;
+        case run_complete:
+            ++summary.complete;
+            break;
+        case run_unresolved:
+            ++summary.unresolved;
+            break;
+        case run_failed:
+            ++summary.failed;
+            break;
+        default:
+            ++summary.interrupted;
+            summary.stopped = true;
+            break;
         }
         if (progress) progress(run + 1, e.size(), e.label(run));
         if (summary.stopped) break;

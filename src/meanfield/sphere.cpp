@@ -1,8 +1,8 @@
 #include "nadyn/meanfield/sphere.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/funk_hecke.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <libsharp/sharp.h>
 #include <libsharp/sharp_almhelpers.h>
@@ -73,8 +73,8 @@ sphere_geometry::sphere_geometry(std::size_t max_degree, const field_parameters&
     : m_max_degree(max_degree), m_field(field),
       m_reads_attention_norm(info(field.scheme.id).uses_attention_norm) {
     if (max_degree < 2 || max_degree > largest_degree)
-        throw input_error("the sphere's max_degree must be in 2.." + std::to_string(largest_degree) +
-                          ", not " + std::to_string(max_degree));
+        throw input_error("the sphere's max_degree must be in 2.." +
+                          std::to_string(largest_degree) + ", not " + std::to_string(max_degree));
     if (!(field.beta >= 0.0) || !std::isfinite(field.beta))
         throw input_error("the sphere's density solver needs a finite beta >= 0");
     const std::size_t L = max_degree;
@@ -84,8 +84,8 @@ sphere_geometry::sphere_geometry(std::size_t max_degree, const field_parameters&
     for (std::size_t l = 0; l <= L; ++l)
         // w_1 / w_0 = beta / 3 + O(beta^3) and w_l / w_0 = O(beta^l): at beta = 0 only degree 1
         // keeps a gradient, the mean of y (A = integral y rho dsigma).
-        m_gradient_scale[l] = field.beta > 0.0 ? m_kernel_ratios[l] / field.beta
-                                               : (l == 1 ? 1.0 / 3.0 : 0.0);
+        m_gradient_scale[l] =
+            field.beta > 0.0 ? m_kernel_ratios[l] / field.beta : (l == 1 ? 1.0 / 3.0 : 0.0);
 
     m_transforms = std::make_unique<transforms>(static_cast<int>(L));
     const std::size_t nphi = ring_size();
@@ -102,9 +102,8 @@ sphere_geometry::sphere_geometry(std::size_t max_degree, const field_parameters&
             if (ring->nph <= 0) continue; // the equator ring of an odd count has no partner
             const auto start = static_cast<std::size_t>(ring->ofs);
             for (std::size_t j = 0; j < nphi; ++j) {
-                const double phi =
-                    ring->phi0 + 2.0 * std::numbers::pi * static_cast<double>(j) /
-                                     static_cast<double>(nphi);
+                const double phi = ring->phi0 + 2.0 * std::numbers::pi * static_cast<double>(j) /
+                                                    static_cast<double>(nphi);
                 double* x = &m_points[3 * (start + j)];
                 x[0] = ring->sth * std::cos(phi);
                 x[1] = ring->sth * std::sin(phi);
@@ -114,7 +113,8 @@ sphere_geometry::sphere_geometry(std::size_t max_degree, const field_parameters&
             }
         }
     // libsharp's weights sum to 4 pi (the area); sigma's to 1.
-    for (double& w : m_weights) w /= total;
+    for (double& w : m_weights)
+        w /= total;
 
     m_map.resize(n);
     m_kernel_map.resize(n);
@@ -142,7 +142,8 @@ void sphere_geometry::degree_power(std::vector<double>& out) const {
         out[l] += (m == 0 ? 1.0 : 2.0) * std::norm(m_rho_alm[i]);
     });
     const double per_sigma = 1.0 / (sharp_per_sigma * sharp_per_sigma);
-    for (double& p : out) p *= per_sigma;
+    for (double& p : out)
+        p *= per_sigma;
 }
 
 void sphere_geometry::rate(const double* rho, double t, double* drho) {
@@ -160,8 +161,7 @@ void sphere_geometry::rate(const double* rho, double t, double* drho) {
     sht.execute(SHARP_ALM2MAP_DERIV1, 1, m_gradient_alm.data(), nullptr, m_theta_map.data(),
                 m_phi_map.data());
     if (m_reads_attention_norm)
-        sht.execute(SHARP_ALM2MAP, 0, m_radial_alm.data(), nullptr, m_radial_map.data(),
-                    nullptr);
+        sht.execute(SHARP_ALM2MAP, 0, m_radial_alm.data(), nullptr, m_radial_map.data(), nullptr);
 
     // The flux rho X in place of the gradient. Only ngpt and peri-ln read ‖A‖; the other
     // schemes' divisor is the same at every node.
@@ -199,15 +199,15 @@ void sphere_geometry::modes(const double* rho, std::size_t count, double* out) {
     analyse(rho);
     degree_power(m_power);
     for (std::size_t k = 1; k <= count; ++k)
-        out[k - 1] =
-            k <= m_max_degree ? m_power[k] / (2.0 * static_cast<double>(k) + 1.0) : 0.0;
+        out[k - 1] = k <= m_max_degree ? m_power[k] / (2.0 * static_cast<double>(k) + 1.0) : 0.0;
 }
 
 double sphere_geometry::pair_integral(const double* rho) {
     analyse(rho);
     degree_power(m_power);
     double sum = 0.0;
-    for (std::size_t l = 0; l <= m_max_degree; ++l) sum += m_kernel_ratios[l] * m_power[l];
+    for (std::size_t l = 0; l <= m_max_degree; ++l)
+        sum += m_kernel_ratios[l] * m_power[l];
     return sum; // relative to w_0 = sinh(beta) / beta, which overflows past beta = 710
 }
 
@@ -236,8 +236,8 @@ std::size_t sphere_geometry::peaks(const double* rho, double floor) const {
                 above_ring(v, r - 1, j) && above_ring(v, r + 1, j))
                 ++count;
         }
-    for (const auto& [r, next] : {std::pair{std::size_t{0}, std::size_t{1}},
-                                 std::pair{rings - 1, rings - 2}}) {
+    for (const auto& [r, next] :
+         {std::pair{std::size_t{0}, std::size_t{1}}, std::pair{rings - 1, rings - 2}}) {
         // The first of the ring's largest values stands for them all.
         std::size_t best = 0;
         for (std::size_t j = 1; j < nphi; ++j)

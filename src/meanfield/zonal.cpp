@@ -1,14 +1,14 @@
 #include "nadyn/meanfield/zonal.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/funk_hecke.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace nadyn::meanfield {
@@ -40,8 +40,10 @@ zonal_geometry::zonal_geometry(std::size_t d, std::size_t degree, const field_pa
     Eigen::VectorXd diagonal = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(nodes));
     Eigen::VectorXd sub(static_cast<Eigen::Index>(nodes - 1));
     std::vector<double> root_b(nodes + 1);
-    for (std::size_t k = 1; k <= nodes; ++k) root_b[k] = std::sqrt(recurrence_b(k, lambda));
-    for (std::size_t k = 1; k < nodes; ++k) sub[static_cast<Eigen::Index>(k - 1)] = root_b[k];
+    for (std::size_t k = 1; k <= nodes; ++k)
+        root_b[k] = std::sqrt(recurrence_b(k, lambda));
+    for (std::size_t k = 1; k < nodes; ++k)
+        sub[static_cast<Eigen::Index>(k - 1)] = root_b[k];
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver;
     solver.computeFromTridiagonal(diagonal, sub, Eigen::EigenvaluesOnly);
     m_cosines.assign(solver.eigenvalues().data(), solver.eigenvalues().data() + nodes);
@@ -82,15 +84,17 @@ zonal_geometry::zonal_geometry(std::size_t d, std::size_t degree, const field_pa
         }
         m_weights[i] = 1.0 / sum;
         if (!std::isfinite(sum) || !(m_weights[i] > 1e-300))
-            throw input_error("--degree " + std::to_string(degree) + " is too high for d = " +
-                              std::to_string(d) +
+            throw input_error("--degree " + std::to_string(degree) +
+                              " is too high for d = " + std::to_string(d) +
                               ": the outer Gauss nodes' weights underflow; take a lower degree");
     }
     // The Christoffel numbers of a normalised weight sum to 1; renormalising removes the
     // nodes' last rounding from the mass.
     double total = 0.0;
-    for (const double w : m_weights) total += w;
-    for (double& w : m_weights) w /= total;
+    for (const double w : m_weights)
+        total += w;
+    for (double& w : m_weights)
+        w /= total;
 
     m_points.assign(nodes * d, 0.0);
     for (std::size_t i = 0; i < nodes; ++i) {
@@ -239,7 +243,8 @@ void zonal_geometry::add_white_noise(std::uint64_t seed, double eps, std::size_t
     for (std::size_t k = 1; k <= std::min(kmax, m_degree); ++k) {
         const double xi = random.normal();
         for (std::size_t i = 0; i < n; ++i)
-            rho[i] += eps * xi * m_basis(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(i));
+            rho[i] +=
+                eps * xi * m_basis(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(i));
     }
 }
 

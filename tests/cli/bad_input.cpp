@@ -3,7 +3,7 @@
 // existing one left byte for byte and in its modification time as it was).
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 
@@ -123,49 +123,49 @@ TEST_CASE("sizes out of range are refused") {
 }
 
 TEST_CASE("numbers that are not finite or out of range are refused") {
-    check_all("numbers",
-              {
-                  {{"--beta", "nan"}, {"beta must be a finite number", "nan"}},
-                  {{"--beta", "inf"}, {"beta must be a finite number", "inf"}},
-                  {{"--beta", "-inf"}, {"beta must be a finite number", "-inf"}},
-                  {{"--T", "nan"}, {"T must be a finite number >= 0", "nan"}, false},
-                  {{"--T", "inf"}, {"T must be a finite number >= 0", "inf"}, false},
-                  {{"--T", "-1"}, {"T must be a finite number >= 0", "got -1"}, false},
-                  {{"--dt", "nan"}, {"dt must be a finite number > 0", "nan"}},
-                  {{"--dt", "inf"}, {"dt must be a finite number > 0", "inf"}},
-                  {{"--dt", "0"}, {"dt must be a finite number > 0", "got 0"}},
-                  {{"--dt", "-0.5"}, {"dt must be a finite number > 0", "got -0.5"}},
-                  {{"--r0", "0"}, {"r0 must be a finite number > 0", "got 0"}},
-                  {{"--r0", "-1"}, {"r0 must be a finite number > 0", "got -1"}},
-                  {{"--r0", "inf"}, {"r0 must be a finite number > 0", "inf"}},
-                  {{"--alpha", "0"}, {"alpha must be a finite number > 0", "got 0"}},
-                  {{"--alpha", "-2"}, {"alpha must be a finite number > 0", "got -2"}},
-                  {{"--init", "cap:0"}, {"'cap:0'", "0 < EPS <= pi"}},
-                  {{"--init", "cap:abc"}, {"'cap:abc'", "0 < EPS <= pi"}},
-                  {{"--init", "cap:-0.1"}, {"'cap:-0.1'", "0 < EPS <= pi"}},
-                  {{"--init", "cap:4"}, {"'cap:4'", "0 < EPS <= pi"}},
-                  {{"--init", "cap:0.1x"}, {"'cap:0.1x'", "0 < EPS <= pi"}},
-                  {{"--init", "perturbed:0,0.5"}, {"'perturbed:0,0.5'", "perturbed:K,EPS", "K >= 1"}},
-                  {{"--init", "perturbed:3,2"}, {"'perturbed:3,2'", "-1 <= EPS <= 1"}},
-                  {{"--init", "vonmises:0,1"}, {"'vonmises:0,1'", "vonmises:Q,KAPPA", "Q >= 1"}},
-                  {{"--init", "vonmises:2,-1"}, {"'vonmises:2,-1'", "KAPPA >= 0"}},
-                  {{"--init", "vonmises:2,20", "--norm", "layernorm"},
-                   {"'vonmises:2,20'", "layernorm"}},
-                  {{"--rtol", "0"}, {"rtol must be a finite number > 0", "got 0"}},
-                  {{"--atol", "-1"}, {"atol must be a finite number >= 0", "got -1"}},
-                  {{"--cluster-eps", "0"}, {"cluster-eps must be in (0, 2]", "got 0"}},
-                  {{"--cluster-eps", "3"}, {"cluster-eps must be in (0, 2]", "got 3"}},
-                  {{"--threads", "-1"}, {"threads must be >= 0", "got -1"}},
-                  {{"--every", "-1"}, {"every must be at least 1", "got -1"}},
-                  {{"--every", "0"}, {"every must be at least 1", "got 0"}},
-                  // -1 was once the "not given" sentinel of --t-switch and slipped through.
-                  {{"--t-switch", "-1"}, {"t-switch must be a finite number >= 0", "got -1"}},
-                  {{"--t-switch", "-2"}, {"t-switch must be a finite number >= 0", "got -2"}},
-                  {{"--t-switch", "nan"}, {"t-switch must be a finite number >= 0", "nan"}},
-                  // A negative seed used to wrap silently to 2^64 - 1.
-                  {{"--seed", "-1"}, {"--seed", "'-1'", "whole number >= 0"}},
-                  {{"--seed", "18446744073709551616"}, {"--seed", "out of range"}},
-              });
+    check_all(
+        "numbers",
+        {
+            {{"--beta", "nan"}, {"beta must be a finite number", "nan"}},
+            {{"--beta", "inf"}, {"beta must be a finite number", "inf"}},
+            {{"--beta", "-inf"}, {"beta must be a finite number", "-inf"}},
+            {{"--T", "nan"}, {"T must be a finite number >= 0", "nan"}, false},
+            {{"--T", "inf"}, {"T must be a finite number >= 0", "inf"}, false},
+            {{"--T", "-1"}, {"T must be a finite number >= 0", "got -1"}, false},
+            {{"--dt", "nan"}, {"dt must be a finite number > 0", "nan"}},
+            {{"--dt", "inf"}, {"dt must be a finite number > 0", "inf"}},
+            {{"--dt", "0"}, {"dt must be a finite number > 0", "got 0"}},
+            {{"--dt", "-0.5"}, {"dt must be a finite number > 0", "got -0.5"}},
+            {{"--r0", "0"}, {"r0 must be a finite number > 0", "got 0"}},
+            {{"--r0", "-1"}, {"r0 must be a finite number > 0", "got -1"}},
+            {{"--r0", "inf"}, {"r0 must be a finite number > 0", "inf"}},
+            {{"--alpha", "0"}, {"alpha must be a finite number > 0", "got 0"}},
+            {{"--alpha", "-2"}, {"alpha must be a finite number > 0", "got -2"}},
+            {{"--init", "cap:0"}, {"'cap:0'", "0 < EPS <= pi"}},
+            {{"--init", "cap:abc"}, {"'cap:abc'", "0 < EPS <= pi"}},
+            {{"--init", "cap:-0.1"}, {"'cap:-0.1'", "0 < EPS <= pi"}},
+            {{"--init", "cap:4"}, {"'cap:4'", "0 < EPS <= pi"}},
+            {{"--init", "cap:0.1x"}, {"'cap:0.1x'", "0 < EPS <= pi"}},
+            {{"--init", "perturbed:0,0.5"}, {"'perturbed:0,0.5'", "perturbed:K,EPS", "K >= 1"}},
+            {{"--init", "perturbed:3,2"}, {"'perturbed:3,2'", "-1 <= EPS <= 1"}},
+            {{"--init", "vonmises:0,1"}, {"'vonmises:0,1'", "vonmises:Q,KAPPA", "Q >= 1"}},
+            {{"--init", "vonmises:2,-1"}, {"'vonmises:2,-1'", "KAPPA >= 0"}},
+            {{"--init", "vonmises:2,20", "--norm", "layernorm"}, {"'vonmises:2,20'", "layernorm"}},
+            {{"--rtol", "0"}, {"rtol must be a finite number > 0", "got 0"}},
+            {{"--atol", "-1"}, {"atol must be a finite number >= 0", "got -1"}},
+            {{"--cluster-eps", "0"}, {"cluster-eps must be in (0, 2]", "got 0"}},
+            {{"--cluster-eps", "3"}, {"cluster-eps must be in (0, 2]", "got 3"}},
+            {{"--threads", "-1"}, {"threads must be >= 0", "got -1"}},
+            {{"--every", "-1"}, {"every must be at least 1", "got -1"}},
+            {{"--every", "0"}, {"every must be at least 1", "got 0"}},
+            // -1 was once the "not given" sentinel of --t-switch and slipped through.
+            {{"--t-switch", "-1"}, {"t-switch must be a finite number >= 0", "got -1"}},
+            {{"--t-switch", "-2"}, {"t-switch must be a finite number >= 0", "got -2"}},
+            {{"--t-switch", "nan"}, {"t-switch must be a finite number >= 0", "nan"}},
+            // A negative seed used to wrap silently to 2^64 - 1.
+            {{"--seed", "-1"}, {"--seed", "'-1'", "whole number >= 0"}},
+            {{"--seed", "18446744073709551616"}, {"--seed", "out of range"}},
+        });
 }
 
 TEST_CASE("combinations that cannot work are refused") {

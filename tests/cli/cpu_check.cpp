@@ -1,10 +1,10 @@
 // A binary compiled for an instruction set the CPU lacks refuses to start: exit status 2 and
 // one line naming the missing extension and the build option to use, never SIGILL. The CPU
-// check (src/cpu_check.cpp) honours NADYN_FORCE_MISSING_CPU_FEATURE so the refusal can be
+// check (src/model/cpu_check.cpp) honours NADYN_FORCE_MISSING_CPU_FEATURE so the refusal can be
 // forced on a machine that has everything.
 #include "cli_support.hpp"
 
-#include "nadyn/version.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <doctest/doctest.h>
 

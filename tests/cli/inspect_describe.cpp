@@ -1,7 +1,7 @@
 // nadyn inspect --describe prints what every observable of the file means, from the file.
 #include "cli_support.hpp"
 
-#include "nadyn/observables.hpp"
+#include "nadyn/model/observables.hpp"
 
 #include <doctest/doctest.h>
 

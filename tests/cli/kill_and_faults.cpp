@@ -5,7 +5,7 @@
 // limit) is exit 1 with the frames so far readable, and rerun stops on SIGINT like simulate.
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,7 @@
 #include "cli_support.hpp"
 #include "run_files.hpp"
 
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // whose weights cannot fit is refused up front with status 2 instead of dying in bad_alloc.
 #include "cli_support.hpp"
 
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run_config.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run_config.hpp"
 
 #include <doctest/doctest.h>
 

@@ -8,8 +8,8 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/observables.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/observables.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,9 +5,9 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/plateaus.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/plateaus.hpp"
 
 #include <doctest/doctest.h>
 
@@ -34,9 +34,9 @@ std::vector<plateau> table_of(const std::string& path) {
 // after a time that grows with beta.
 std::vector<plateau> caps_run(const std::string& dir, const std::string& beta) {
     const std::string out = dir + "/caps_beta" + beta + ".h5";
-    const auto r = run_nadyn({"simulate", "--scheme", "post-ln", "--init", "caps:3,0.01", "--n",
-                              "12", "--d", "3", "--beta", beta, "--T", "40", "--seed", "2",
-                              "--quiet", "--out", out});
+    const auto r =
+        run_nadyn({"simulate", "--scheme", "post-ln", "--init", "caps:3,0.01", "--n", "12", "--d",
+                   "3", "--beta", beta, "--T", "40", "--seed", "2", "--quiet", "--out", out});
     REQUIRE_MESSAGE(r.status == 0, r.err);
     return table_of(out);
 }
@@ -86,9 +86,9 @@ TEST_CASE("the symmetric start collapses in one event: a plateau at n, then one 
     const std::string dir = scratch_dir("plateaus/simplex");
     const std::string out = dir + "/simplex.h5";
     // --plateau-min 0: every stretch of constant count is listed, so none is hidden.
-    const auto r = run_nadyn({"simulate", "--scheme", "post-ln", "--init", "orthogonal", "--n",
-                              "6", "--d", "6", "--beta", "1", "--T", "20", "--plateau-min", "0",
-                              "--quiet", "--out", out});
+    const auto r =
+        run_nadyn({"simulate", "--scheme", "post-ln", "--init", "orthogonal", "--n", "6", "--d",
+                   "6", "--beta", "1", "--T", "20", "--plateau-min", "0", "--quiet", "--out", out});
     REQUIRE_MESSAGE(r.status == 0, r.err);
     const auto table = table_of(out);
     REQUIRE(table.size() == 2);

@@ -3,7 +3,7 @@
 // unsupported combination refused with one line and status 2, no file written.
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,8 +3,8 @@
 // other HDF5 tools read the files, and that SIGINT/SIGTERM leave a complete, readable file.
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
-#include "nadyn/initial.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/initial.hpp"
 
 #include <doctest/doctest.h>
 

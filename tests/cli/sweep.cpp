@@ -4,8 +4,8 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/sweep.hpp"
+#include "nadyn/experiment/sweep.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,7 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
-#include "nadyn/unselectable.hpp"
+#include "nadyn/experiment/unselectable.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // file.
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // and the citation names this version and the paper whose model nadyn simulates.
 #include <doctest/doctest.h>
 
-#include "nadyn/version.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <algorithm>
 #include <filesystem>

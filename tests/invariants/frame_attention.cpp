@@ -4,10 +4,10 @@
 // what attention_observables gives for the frame's state, for every integrator.
 #include "test_support.hpp"
 
-#include "nadyn/attention_observables.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/attention_observables.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,10 +3,10 @@
 // steps a run with T at that time takes (bitwise), dopri5 lands on it (within its
 // tolerance); layers refuse a time that is not a whole number of layers; a stopped run
 // resumes bit for bit.
-#include "nadyn/error.hpp"
-#include "nadyn/experiment.hpp"
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/experiment.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 #include "run_files.hpp"
 
 #include <doctest/doctest.h>

@@ -4,8 +4,8 @@
 // agree with their definitions computed here from the naive attention.
 #include "test_support.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

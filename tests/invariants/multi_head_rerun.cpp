@@ -1,8 +1,8 @@
 // Multi-head runs (docs/model.md §7) rerun from their file alone and resumed after a stop
 // are bitwise identical to the uninterrupted run: /parameters holds every head (H x d x d
 // datasets) and per-layer weights are redrawn from the seed.
-#include "nadyn/error.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 #include "run_files.hpp"
 
 #include <doctest/doctest.h>

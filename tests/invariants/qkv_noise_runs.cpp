@@ -2,8 +2,8 @@
 // bit for bit, sigma = 0 is the noiseless run, the noise does not depend on the thread count,
 // resumed and rerun runs repeat it bit for bit, and RK4 keeps order 4 with the noise redrawn
 // per layer-time interval.
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
 #include "run_files.hpp"
 
 #include <doctest/doctest.h>

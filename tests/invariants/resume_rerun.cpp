@@ -1,8 +1,8 @@
 // A stopped run resumed from its file, and a run rerun from its file, are bitwise identical,
 // frame for frame, to the uninterrupted run (fixed steps, dopri5 with its controller state,
 // and the discrete layers with weights drawn per layer).
-#include "nadyn/error.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 #include "run_files.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // independent of the OpenMP thread count (bitwise), permutation and rotation invariance.
 #include "test_support.hpp"
 
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,9 +2,9 @@
 // the linear growth rates of docs/model.md §13 (exact in the Galerkin scheme up to the
 // O(eps) nonlinear remainder), mass conservation, the uniform density's stationarity, and
 // the observables against direct quadratures.
-#include "nadyn/growth_rates.hpp"
 #include "nadyn/meanfield/circle.hpp"
 #include "nadyn/meanfield/zonal.hpp"
+#include "nadyn/model/growth_rates.hpp"
 
 #include <doctest/doctest.h>
 
@@ -27,7 +27,8 @@ field_parameters field(double beta, scheme id = scheme::post_ln) {
 
 double weighted_sum(const density_geometry& g, const std::vector<double>& values) {
     double s = 0.0;
-    for (std::size_t i = 0; i < g.size(); ++i) s += g.weights()[i] * values[i];
+    for (std::size_t i = 0; i < g.size(); ++i)
+        s += g.weights()[i] * values[i];
     return s;
 }
 
@@ -48,9 +49,11 @@ double rate_along(density_geometry& g, const std::vector<double>& mode, double e
     std::vector<double> rho(g.size()), drho(g.size()), product(g.size());
     double result = 0.0;
     for (const double sign : {1.0, -1.0}) {
-        for (std::size_t i = 0; i < g.size(); ++i) rho[i] = 1.0 + sign * eps * mode[i];
+        for (std::size_t i = 0; i < g.size(); ++i)
+            rho[i] = 1.0 + sign * eps * mode[i];
         nodal_rate(g, rho, t, drho);
-        for (std::size_t i = 0; i < g.size(); ++i) product[i] = drho[i] * mode[i];
+        for (std::size_t i = 0; i < g.size(); ++i)
+            product[i] = drho[i] * mode[i];
         result += sign * weighted_sum(g, product) / (2.0 * eps);
     }
     return result;
@@ -72,7 +75,8 @@ TEST_CASE("circle: each Fourier mode grows at lambda_k = k^2 I_k / (beta I_0)") 
                 std::vector<double> mode(g.size());
                 for (std::size_t j = 0; j < g.size(); ++j) {
                     const double theta = std::atan2(g.points()[2 * j + 1], g.points()[2 * j]);
-                    mode[j] = std::numbers::sqrt2 * (sine ? std::sin(k * theta) : std::cos(k * theta));
+                    mode[j] =
+                        std::numbers::sqrt2 * (sine ? std::sin(k * theta) : std::cos(k * theta));
                 }
                 CAPTURE(beta);
                 CAPTURE(k);
@@ -98,16 +102,18 @@ TEST_CASE("zonal: each degree grows at lambda_k on S^{d-1}") {
                     const double dd = static_cast<double>(d);
                     for (std::size_t m = 1; m < k; ++m) {
                         const double mm = static_cast<double>(m);
-                        const double next = ((2 * mm + dd - 2) * t * cur - mm * prev) / (mm + dd - 2);
+                        const double next =
+                            ((2 * mm + dd - 2) * t * cur - mm * prev) / (mm + dd - 2);
                         prev = cur;
                         cur = next;
                     }
-                    const double nk = k == 0 ? 1.0
-                                             : (d == 2 ? 2.0
-                                                       : (2.0 * k + dd - 2.0) *
-                                                             std::exp(std::lgamma(k + dd - 2.0) -
-                                                                      std::lgamma(k + 1.0) -
-                                                                      std::lgamma(dd - 1.0)));
+                    const double nk =
+                        k == 0
+                            ? 1.0
+                            : (d == 2 ? 2.0
+                                      : (2.0 * k + dd - 2.0) *
+                                            std::exp(std::lgamma(k + dd - 2.0) -
+                                                     std::lgamma(k + 1.0) - std::lgamma(dd - 1.0)));
                     mode[i] = std::sqrt(nk) * cur;
                 }
                 CAPTURE(d);
@@ -137,11 +143,12 @@ TEST_CASE("the schemes' clocks divide the rates") {
 TEST_CASE("mass is conserved and the uniform density is stationary") {
     circle_geometry circle(512, field(3.0));
     zonal_geometry zonal(5, 64, field(3.0));
-    for (density_geometry* g : {static_cast<density_geometry*>(&circle),
-                                static_cast<density_geometry*>(&zonal)}) {
+    for (density_geometry* g :
+         {static_cast<density_geometry*>(&circle), static_cast<density_geometry*>(&zonal)}) {
         std::vector<double> rho(g->size(), 1.0), drho(g->size());
         nodal_rate(*g, rho, 0.0, drho);
-        for (const double v : drho) CHECK(std::abs(v) < 1e-13);
+        for (const double v : drho)
+            CHECK(std::abs(v) < 1e-13);
         // A smooth, far from uniform density: a von Mises bump at a generic point.
         const std::size_t d = g->dimension();
         for (std::size_t i = 0; i < g->size(); ++i) {
@@ -190,7 +197,8 @@ TEST_CASE("zonal: modes against the double quadrature of G_k(<x, y>) over the sp
     const double beta = 1.0;
     zonal_geometry g(3, 24, field(beta));
     std::vector<double> rho(g.size());
-    for (std::size_t i = 0; i < g.size(); ++i) rho[i] = std::exp(2.0 * g.cosines()[i]);
+    for (std::size_t i = 0; i < g.size(); ++i)
+        rho[i] = std::exp(2.0 * g.cosines()[i]);
     std::vector<double> modes(4);
     g.modes(rho.data(), 4, modes.data());
     for (std::size_t k = 1; k <= 4; ++k) {
@@ -217,5 +225,6 @@ TEST_CASE("circle: general weights by quadrature agree with the convolution") {
     }
     quadrature.rate(rho.data(), 0.0, a.data());
     convolution.rate(rho.data(), 0.0, b.data());
-    for (std::size_t j = 0; j < 128; ++j) CHECK(std::abs(a[j] - b[j]) < 1e-12);
+    for (std::size_t j = 0; j < 128; ++j)
+        CHECK(std::abs(a[j] - b[j]) < 1e-12);
 }

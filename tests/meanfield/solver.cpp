@@ -2,13 +2,13 @@
 // against the mean-field theory: linear growth through the integrator, conservation of mass,
 // positivity, stationary states, the energy's monotonicity, spectral convergence under grid
 // refinement, and bitwise resume.
-#include "nadyn/error.hpp"
-#include "nadyn/growth_rates.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/start_density.hpp"
 #include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/meanfield/density_run.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/growth_rates.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/start_density.hpp"
 
 #include <doctest/doctest.h>
 
@@ -88,10 +88,9 @@ TEST_CASE("perturbed:3,1e-4 grows at lambda_3 through the integrator") {
         std::size_t d;
         geometry_kind kind;
     };
-    for (const geometry_case g : {geometry_case{2, geometry_kind::circle},
-                                  geometry_case{3, geometry_kind::sphere},
-                                  geometry_case{5, geometry_kind::zonal},
-                                  geometry_case{64, geometry_kind::zonal}}) {
+    for (const geometry_case g :
+         {geometry_case{2, geometry_kind::circle}, geometry_case{3, geometry_kind::sphere},
+          geometry_case{5, geometry_kind::zonal}, geometry_case{64, geometry_kind::zonal}}) {
         const double beta = 4.0;
         meanfield_config c = base(g.d, g.kind, beta, "perturbed:3,1e-4");
         c.T = 1.0;
@@ -150,7 +149,8 @@ TEST_CASE("the uniform density is stationary") {
         // The rate of the uniform density is 0 up to the transforms' round-off (about 1e-16 per
         // evaluation); over the run's evaluations it adds to about 1e-12, with the instruction
         // set deciding the last bits (the sanitizer build measured 1.1e-12).
-        for (const double v : r.values.back()) CHECK(std::abs(v - 1.0) < 1e-11);
+        for (const double v : r.values.back())
+            CHECK(std::abs(v - 1.0) < 1e-11);
     }
 }
 
@@ -178,7 +178,8 @@ TEST_CASE("q equally spaced von Mises clusters keep their centres and masses") {
             const double a = 2.0 * std::numbers::pi * double(m) / double(q);
             double best = 0.0;
             for (const std::size_t j : tops)
-                best = std::max(best, points[2 * j] * std::sin(a) + points[2 * j + 1] * std::cos(a));
+                best =
+                    std::max(best, points[2 * j] * std::sin(a) + points[2 * j + 1] * std::cos(a));
             CHECK(best > std::cos(1.01 * std::numbers::pi / double(n)));
         }
     }
@@ -362,7 +363,8 @@ TEST_CASE("the zonal geometry integrates coefficients: d = 512 runs, and resumes
             CHECK(f.peaks == 0);
         }
         // lambda_1 at d = 512 from the first mode's growth: m_1 grows like exp(2 lambda_1 t).
-        const double measured = std::log(r.frames.back().modes[0] / r.frames.front().modes[0]) / (2.0 * c.T);
+        const double measured =
+            std::log(r.frames.back().modes[0] / r.frames.front().modes[0]) / (2.0 * c.T);
         CHECK(std::abs(measured / growth_rate(1, 5.0, 512, attention_kind::softmax) - 1.0) < 1e-2);
     }
     {

@@ -4,10 +4,10 @@
 // come from the standard library (std::sph_legendre), not from libsharp.
 #include "nadyn/meanfield/sphere.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/growth_rates.hpp"
-#include "nadyn/funk_hecke.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/growth_rates.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <doctest/doctest.h>
 
@@ -36,10 +36,10 @@ double real_harmonic(unsigned l, unsigned m, bool sine, const double* x) {
     return std::sqrt(8.0 * pi) * legendre * (sine ? std::sin(m * phi) : std::cos(m * phi));
 }
 
-std::vector<double> harmonic_at_nodes(const sphere_geometry& g, unsigned l, unsigned m,
-                                      bool sine) {
+std::vector<double> harmonic_at_nodes(const sphere_geometry& g, unsigned l, unsigned m, bool sine) {
     std::vector<double> y(g.size());
-    for (std::size_t i = 0; i < g.size(); ++i) y[i] = real_harmonic(l, m, sine, &g.points()[3 * i]);
+    for (std::size_t i = 0; i < g.size(); ++i)
+        y[i] = real_harmonic(l, m, sine, &g.points()[3 * i]);
     return y;
 }
 
@@ -47,17 +47,21 @@ std::vector<double> harmonic_at_nodes(const sphere_geometry& g, unsigned l, unsi
 double coefficient(const sphere_geometry& g, const std::vector<double>& f,
                    const std::vector<double>& y) {
     double sum = 0.0;
-    for (std::size_t i = 0; i < g.size(); ++i) sum += g.weights()[i] * f[i] * y[i];
+    for (std::size_t i = 0; i < g.size(); ++i)
+        sum += g.weights()[i] * f[i] * y[i];
     return sum;
 }
 
 double max_abs(const std::vector<double>& v) {
     double m = 0.0;
-    for (const double x : v) m = std::max(m, std::abs(x));
+    for (const double x : v)
+        m = std::max(m, std::abs(x));
     return m;
 }
 
-double dot(const double* x, const double* y) { return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]; }
+double dot(const double* x, const double* y) {
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
 
 // The von Mises density exp(kappa <x, c>) / (sinh(kappa) / kappa), whose mean over sigma is 1,
 // written as 2 kappa exp(kappa (<x, c> - 1)) / (1 - exp(-2 kappa)) to stay finite.
@@ -116,19 +120,19 @@ TEST_CASE("linear growth rates of the uniform density") {
         unsigned l, m;
         bool sine;
     };
-    const std::array<mode, 5> modes_checked{{{1, 0, false}, {2, 1, false}, {3, 2, true},
-                                             {5, 3, false}, {7, 7, true}}};
+    const std::array<mode, 5> modes_checked{
+        {{1, 0, false}, {2, 1, false}, {3, 2, true}, {5, 3, false}, {7, 7, true}}};
     const double eps = 1e-7;
     const double t = 3.0; // sqrt-scaling's divisor sqrt(t + 1) = 2
     for (const double beta : {1.0, 5.0, 20.0, 1000.0, 0.0})
-        for (const scheme id : {scheme::post_ln, scheme::sqrt_scaling, scheme::ngpt,
-                                scheme::peri_ln}) {
+        for (const scheme id :
+             {scheme::post_ln, scheme::sqrt_scaling, scheme::ngpt, scheme::peri_ln}) {
             if (beta == 0.0 && id != scheme::post_ln) continue;
             sphere_geometry g(12, field_of(beta, id));
             // The divisor at the uniform state (docs/model.md §13.3): ngpt's and peri-ln's
             // (r = 1) is ‖A‖ = a = w_1 / w_0.
             const double a = kernel_ratios(beta, 3, 1)[1];
-            const double divisor = id == scheme::sqrt_scaling ? 2.0
+            const double divisor = id == scheme::sqrt_scaling                      ? 2.0
                                    : (id == scheme::ngpt || id == scheme::peri_ln) ? a
                                                                                    : 1.0;
             if (beta > 0.0 && beta <= 700.0 && divisor == a)
@@ -184,7 +188,8 @@ TEST_CASE("mass is conserved and the uniform density is stationary") {
         CHECK(*std::min_element(rho.begin(), rho.end()) > 0.0);
         g.rate(rho.data(), 0.0, drho.data());
         double mass_rate = 0.0;
-        for (std::size_t i = 0; i < g.size(); ++i) mass_rate += g.weights()[i] * drho[i];
+        for (std::size_t i = 0; i < g.size(); ++i)
+            mass_rate += g.weights()[i] * drho[i];
         CAPTURE(max_abs(drho));
         CHECK(max_abs(drho) > 0.1); // the check below is not vacuous
         CHECK(std::abs(mass_rate) <= 1e-14);
@@ -201,8 +206,8 @@ TEST_CASE("mass is conserved and the uniform density is stationary") {
 // L = 64 and 4e-12 at L = 96, the spectral convergence of aliasing, not a defect of m != 0.
 TEST_CASE("the rate commutes with rotations") {
     const double kappa = 4.0;
-    for (const auto& [id, L] : {std::pair{scheme::post_ln, std::size_t{40}},
-                                std::pair{scheme::ngpt, std::size_t{96}}}) {
+    for (const auto& [id, L] :
+         {std::pair{scheme::post_ln, std::size_t{40}}, std::pair{scheme::ngpt, std::size_t{96}}}) {
         sphere_geometry g(L, field_of(5.0, id));
         const auto pole = von_mises(g, {0.0, 0.0, 1.0}, kappa);
         std::vector<double> drho_pole(g.size()), drho(g.size());
@@ -223,7 +228,8 @@ TEST_CASE("the rate commutes with rotations") {
         for (std::size_t i = 0; i < g.size(); ++i) {
             const double u = dot(&g.points()[3 * i], c.data());
             double expected = 0.0;
-            for (unsigned l = 0; l <= L; ++l) expected += legendre[l] * std::legendre(l, u);
+            for (unsigned l = 0; l <= L; ++l)
+                expected += legendre[l] * std::legendre(l, u);
             error = std::max(error, std::abs(drho[i] - expected));
         }
         CAPTURE(info(id).name);
@@ -251,7 +257,8 @@ TEST_CASE("modes and pair integral against direct double quadrature") {
             const double u = dot(&g.points()[3 * i], &g.points()[3 * j]);
             const double w = g.weights()[i] * g.weights()[j] * rho[i] * rho[j];
             pair += w * std::exp(beta * u);
-            for (unsigned k = 1; k <= 8; ++k) direct[k - 1] += w * std::legendre(k, u);
+            for (unsigned k = 1; k <= 8; ++k)
+                direct[k - 1] += w * std::legendre(k, u);
         }
     for (std::size_t k = 1; k <= count; ++k) {
         CAPTURE(k);
@@ -259,7 +266,8 @@ TEST_CASE("modes and pair integral against direct double quadrature") {
         if (k > 6) CHECK(std::abs(modes[k - 1]) < 1e-15);
     }
     CHECK(modes[0] > 1e-3);
-    CHECK(g.pair_integral(rho.data()) * std::sinh(beta) / beta == doctest::Approx(pair).epsilon(1e-12));
+    CHECK(g.pair_integral(rho.data()) * std::sinh(beta) / beta ==
+          doctest::Approx(pair).epsilon(1e-12));
     // The uniform density: w_0 = sinh(beta) / beta.
     const std::vector<double> uniform(g.size(), 1.0);
     CHECK(g.pair_integral(uniform.data()) == doctest::Approx(1.0).epsilon(1e-14));
@@ -289,7 +297,8 @@ TEST_CASE("peaks: strict local maxima above the floor") {
     const auto two = von_mises(g, c2, 20.0);
     CHECK(g.peaks(one.data(), 0.5) == 1);
     std::vector<double> both(g.size());
-    for (std::size_t i = 0; i < g.size(); ++i) both[i] = 0.5 * (one[i] + two[i]);
+    for (std::size_t i = 0; i < g.size(); ++i)
+        both[i] = 0.5 * (one[i] + two[i]);
     CHECK(g.peaks(both.data(), 0.5) == 2);
     CHECK(g.peaks(both.data(), 1e3) == 0); // above both bumps' heights (~20)
     // Centred on either pole, equal all around the polar ring: one peak each.
@@ -332,7 +341,8 @@ TEST_CASE("white noise: coefficients eps xi, modes eps^2 on average") {
         std::vector<double> rho(g.size(), 0.0);
         g.add_white_noise(seed, eps, kmax, rho.data());
         g.modes(rho.data(), kmax + 2, modes.data());
-        for (std::size_t k = 0; k < kmax + 2; ++k) mean[k] += modes[k] / (eps * eps * seeds);
+        for (std::size_t k = 0; k < kmax + 2; ++k)
+            mean[k] += modes[k] / (eps * eps * seeds);
     }
     double pooled = 0.0, dof = 0.0;
     for (std::size_t k = 1; k <= kmax; ++k) {
@@ -356,9 +366,9 @@ TEST_CASE("cost of one rate() (printed, not asserted)") {
         for (int run = 0; run < 3; ++run) {
             const auto start = std::chrono::steady_clock::now();
             g.rate(rho.data(), 0.0, drho.data());
-            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                                start)
-                                      .count());
+            best = std::min(
+                best,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
         MESSAGE("sphere rate() at L = " << L << " (" << g.size() << " nodes): " << best * 1e3
                                         << " ms (best of 3)");

@@ -1,8 +1,8 @@
 // Order of the fixed-step integrators and the accuracy of dopri5 (docs/model.md §6).
 #include "test_support.hpp"
 
-#include "nadyn/integrate.hpp"
-#include "nadyn/reduced.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 

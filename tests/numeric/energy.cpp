@@ -6,9 +6,9 @@
 // decreasing for V = -I.
 #include "test_support.hpp"
 
-#include "nadyn/observables.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <doctest/doctest.h>
 

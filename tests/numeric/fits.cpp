@@ -1,7 +1,7 @@
 // The terminal laws' fits (fit.hpp) recover the parameters of exact laws. (The tables that
 // use them are the studies studies/terminal/ and studies/random_weights/, tested in
 // tests/python/test_study.py.)
-#include "nadyn/fit.hpp"
+#include "nadyn/model/fit.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
-// The Funk-Hecke ratios w_k / w_0 = I_{k+nu}(beta) / I_nu(beta) (growth rates, the density solver) against
-// the standard library's Bessel functions where those are finite, and against the large-beta
-// expansion where w_0 overflows.
-#include "nadyn/funk_hecke.hpp"
+// The Funk-Hecke ratios w_k / w_0 = I_{k+nu}(beta) / I_nu(beta) (growth rates, the density solver)
+// against the standard library's Bessel functions where those are finite, and against the
+// large-beta expansion where w_0 overflows.
+#include "nadyn/model/funk_hecke.hpp"
 
 #include <doctest/doctest.h>
 
@@ -57,7 +57,7 @@ TEST_CASE("radial ratios are dw_k/dbeta / w_0") {
 TEST_CASE("harmonic dimensions N_k") {
     CHECK(harmonic_dimension(0, 2) == 1.0);
     CHECK(harmonic_dimension(5, 2) == 2.0);
-    CHECK(harmonic_dimension(4, 3) == doctest::Approx(9.0));   // 2k + 1
-    CHECK(harmonic_dimension(2, 4) == doctest::Approx(9.0));   // (k + 1)^2
-    CHECK(harmonic_dimension(3, 5) == doctest::Approx(30.0));  // (2k+3)(k+2)(k+1)/6
+    CHECK(harmonic_dimension(4, 3) == doctest::Approx(9.0));  // 2k + 1
+    CHECK(harmonic_dimension(2, 4) == doctest::Approx(9.0));  // (k + 1)^2
+    CHECK(harmonic_dimension(3, 5) == doctest::Approx(30.0)); // (2k+3)(k+2)(k+1)/6
 }

@@ -9,9 +9,9 @@
 //   lambda_k / (k (k+1)) times the gradient of P_k(<x, e_3>);
 // - k_max(beta) against the argmax of rates from a trapezoidal quadrature of the Fourier
 //   coefficients of exp(beta cos phi), and Bruno-Pasqualotto-Agazzi's beta = 5 -> 3.
-#include "nadyn/attention.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/growth_rates.hpp"
+#include "nadyn/model/growth_rates.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -98,16 +98,19 @@ double sphere_rate(std::size_t k, double beta, attention_kind kind) {
                 const double y[3] = {s * std::cos(phi), s * std::sin(phi), t};
                 const double w = weights[i] / static_cast<double>(m_phi) * density *
                                  std::exp(beta * (x[0] * y[0] + x[1] * y[1] + x[2] * y[2]));
-                for (int c = 0; c < 3; ++c) num[c] += w * y[c];
+                for (int c = 0; c < 3; ++c)
+                    num[c] += w * y[c];
                 z += w;
             }
         }
         const double scale = kind == attention_kind::softmax ? 1.0 / z : 1.0;
         // The tangent part's component along P_x(e_3) (<x, tangent> = 0, so projecting A on
         // the tangent direction is projecting its tangent part).
-        for (int c = 0; c < 3; ++c) component[side] += scale * num[c] * tangent[c];
+        for (int c = 0; c < 3; ++c)
+            component[side] += scale * num[c] * tangent[c];
     }
-    const double tangent_sq = tangent[0] * tangent[0] + tangent[1] * tangent[1] + tangent[2] * tangent[2];
+    const double tangent_sq =
+        tangent[0] * tangent[0] + tangent[1] * tangent[1] + tangent[2] * tangent[2];
     const double first_order = (component[0] - component[1]) / (2.0 * eps) / tangent_sq;
     // first_order = lambda_k / (k (k+1)) * P_k'(x_3)
     return first_order * static_cast<double>(k * (k + 1)) / legendre(k, x[2]).second;
@@ -151,7 +154,8 @@ TEST_CASE("the fastest mode k_max(beta)") {
             double coefficient = 0.0;
             for (std::size_t p = 0; p < points; ++p) {
                 const double phi = 2.0 * pi * static_cast<double>(p) / static_cast<double>(points);
-                coefficient += std::exp(beta * std::cos(phi)) * std::cos(static_cast<double>(k) * phi);
+                coefficient +=
+                    std::exp(beta * std::cos(phi)) * std::cos(static_cast<double>(k) * phi);
             }
             const double rate = static_cast<double>(k * k) * coefficient;
             if (rate > best_rate) {

@@ -2,8 +2,8 @@
 // docs/model.md §3 and its reference numbers (beta = 5, n = d = 256).
 #include "test_support.hpp"
 
-#include "nadyn/observables.hpp"
-#include "nadyn/reduced.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 

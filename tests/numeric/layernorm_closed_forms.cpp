@@ -5,9 +5,9 @@
 // equilibrium of the same scalar ODE.
 #include "test_support.hpp"
 
-#include "nadyn/integrate.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/reduced.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 
@@ -36,8 +36,7 @@ state_type state_of(const initial_state& s, std::size_t n, std::size_t d) {
 // theta_k(0) = h_k, the first n vectors of the Helmert basis of U (n <= d - 1).
 state_type helmert_start(std::size_t n, std::size_t d, double r0) {
     return state_of(
-        make_initial(initial_spec::parse("orthogonal"), n, d, 0, r0, norm_kind::layernorm), n,
-        d);
+        make_initial(initial_spec::parse("orthogonal"), n, d, 0, r0, norm_kind::layernorm), n, d);
 }
 
 std::vector<particle_frame> simulate(const scheme_parameters& scheme, std::size_t d, double beta,

@@ -2,7 +2,7 @@
 // as the step h -> 0 it converges to the ODE at order 1.
 #include "test_support.hpp"
 
-#include "nadyn/integrate.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,9 @@
 // Multi-head attention (docs/model.md §7): the heads' mean and sum against independent
 // computations: H copies of one head give the one-head model, and the kernel with
 // several heads equals a plain loop over the heads of the reference attention.
-#include "../../src/kernel/general.hpp" // detail::worth_parallel
-#include "nadyn/attention.hpp"
-#include "nadyn/run.hpp"
+#include "../../src/model/kernel/general.hpp" // detail::worth_parallel
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/attention.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

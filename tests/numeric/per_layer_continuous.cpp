@@ -1,8 +1,8 @@
 // Per-layer weights in continuous time (docs/model.md §7): the ODE integrators hold the
 // weights of layer l on [l tau, (l+1) tau), the discrete model's layer-l weights, and step
 // exactly onto every redraw, so RK4 keeps its order 4 across the discontinuities.
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

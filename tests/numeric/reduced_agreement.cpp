@@ -2,9 +2,9 @@
 // docs/model.md §3, for every scheme, over the whole horizon (numerical contract, §6).
 #include "test_support.hpp"
 
-#include "nadyn/integrate.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/reduced.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,9 +5,9 @@
 // a configuration whose switch never happens or whose step count is absurd is warned about.
 #include "test_support.hpp"
 
-#include "nadyn/diagnostics.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/scheme.hpp"
+#include "nadyn/model/diagnostics.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/scheme.hpp"
 
 #include <doctest/doctest.h>
 

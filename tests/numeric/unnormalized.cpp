@@ -5,9 +5,9 @@
 // stopping every integrator with the last good frame, all of it finite.
 #include "test_support.hpp"
 
-#include "nadyn/integrate.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/reduced.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 

@@ -41,7 +41,7 @@ def components(theta: np.ndarray) -> np.ndarray:
 
 
 def replay(frames: list[np.ndarray], times: np.ndarray):
-    """The tracker's rules (include/nadyn/cluster_history.hpp), written out again."""
+    """The tracker's rules (include/nadyn/model/cluster_history.hpp), written out again."""
     labels, events, fresh = None, [], 0
     history = []
     for f, comp in enumerate(frames):

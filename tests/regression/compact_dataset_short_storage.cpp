@@ -5,9 +5,9 @@
 // compact storage size with the dataspace before H5Dread and refuses the file instead.
 #include "fuzz_inputs.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/input_files.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>

@@ -7,7 +7,7 @@
 #include "cli_support.hpp"
 
 #include "files/sha256.hpp"
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>
@@ -27,8 +27,7 @@ void write_init(const std::string& path, double shift) {
     write_h5(path, {{"theta0", {6, 3}, theta}});
 }
 
-void delete_attribute(const std::string& path, const std::string& object,
-                      const std::string& name) {
+void delete_attribute(const std::string& path, const std::string& object, const std::string& name) {
     const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     REQUIRE(file >= 0);
     REQUIRE(H5Adelete_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT) >= 0);
@@ -66,9 +65,9 @@ TEST_CASE("our SHA-256 gives FIPS 180-4's digests") {
 TEST_CASE("simulate records init_sha256 and refuses a resume after the init file changed") {
     const std::string dir = scratch_dir("input_file_changed/simulate");
     write_init(dir + "/init.h5", 0.0);
-    const std::vector<std::string> run{"simulate", "--n", "6", "--d", "3", "--T", "0.5",
-                                       "--every", "5", "--init", "file:init.h5", "--out",
-                                       "x.h5", "--quiet"};
+    const std::vector<std::string> run{"simulate",     "--n",   "6",       "--d",    "3",
+                                       "--T",          "0.5",   "--every", "5",      "--init",
+                                       "file:init.h5", "--out", "x.h5",    "--quiet"};
     REQUIRE(run_nadyn(run, in_dir(dir)).status == 0);
     {
         const nadyn::trajectory_reader file(dir + "/x.h5");
@@ -92,8 +91,8 @@ TEST_CASE("simulate records init_sha256 and refuses a resume after the init file
 TEST_CASE("a run file without init_sha256 (written before it) still resumes") {
     const std::string dir = scratch_dir("input_file_changed/old_run");
     write_init(dir + "/init.h5", 0.0);
-    REQUIRE(run_nadyn({"simulate", "--n", "6", "--d", "3", "--T", "0.5", "--every", "5",
-                       "--init", "file:init.h5", "--out", "x.h5", "--quiet"},
+    REQUIRE(run_nadyn({"simulate", "--n", "6", "--d", "3", "--T", "0.5", "--every", "5", "--init",
+                       "file:init.h5", "--out", "x.h5", "--quiet"},
                       in_dir(dir))
                 .status == 0);
     delete_attribute(dir + "/x.h5", "parameters", "init_sha256");

@@ -6,11 +6,11 @@
 // reader refuses any shape whose values exceed the machine's memory.
 #include "fuzz_inputs.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/input_files.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>

@@ -10,8 +10,8 @@
 // docs/model.md §2.2 and §4, and post-ln's magnitudes, which stay at r0.
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,9 +5,9 @@
 // H5Dread.
 #include "fuzz_inputs.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/input_files.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <doctest/doctest.h>
 

@@ -13,7 +13,7 @@
 // writer's never.
 #include "cli_support.hpp"
 
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

@@ -7,8 +7,8 @@
 // or changed.
 #include "cli_support.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/integrate.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <doctest/doctest.h>
 
@@ -68,10 +68,9 @@ TEST_CASE("simulate refuses T / dt past the step limit, in every integrator") {
 TEST_CASE("per-layer redraws past the limit are refused (--layer-time)") {
     for (const char* draws : {"--weights=gaussian-per-layer", "--norm-noise=0.1"}) {
         const std::string dir = scratch_dir("step_count/layer_time");
-        const run_result r = run_nadyn(
-            {"simulate", "--n", "8", "--T", "0.5", draws, "--layer-time", "1e-300", "--out",
-             "x.h5", "--quiet"},
-            in_dir(dir));
+        const run_result r = run_nadyn({"simulate", "--n", "8", "--T", "0.5", draws, "--layer-time",
+                                        "1e-300", "--out", "x.h5", "--quiet"},
+                                       in_dir(dir));
         INFO(draws);
         check_refused(r, "T / layer-time is too large");
         CHECK(list_files(dir).empty());
@@ -81,8 +80,8 @@ TEST_CASE("per-layer redraws past the limit are refused (--layer-time)") {
 TEST_CASE("a sweep with a dt past the limit is refused before its file exists") {
     const std::string dir = scratch_dir("step_count/sweep");
     write_text(dir + "/tiny_dt.toml", "[run]\nn = 8\nT = 0.5\n[sweep]\ndt = [0.01, 1e-300]\n");
-    const run_result r = run_nadyn({"sweep", "tiny_dt.toml", "--out", "s.h5", "--quiet"},
-                                   in_dir(dir));
+    const run_result r =
+        run_nadyn({"sweep", "tiny_dt.toml", "--out", "s.h5", "--quiet"}, in_dir(dir));
     check_refused(r, "T / dt is too large");
     CHECK(contains(r.err, "run 1"));
     CHECK(list_files(dir) == std::vector<std::string>{"tiny_dt.toml"});

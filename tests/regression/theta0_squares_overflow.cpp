@@ -4,9 +4,9 @@
 // a valid row was refused as "zero". Such rows are now divided by their largest entry first.
 #include "fuzz_inputs.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/input_files.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
 
 #include <doctest/doctest.h>
 #include <hdf5.h>

@@ -6,9 +6,9 @@
 // curve), so the answer is exactly 0 in both cases.
 #include "test_support.hpp"
 
-#include "nadyn/h5md.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/unselectable.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/experiment/unselectable.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

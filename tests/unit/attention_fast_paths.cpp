@@ -7,11 +7,11 @@
 
 // The portable exp (kernel::exp_lanes, which detail::exp_in_place() is built from), compared
 // with the build's in every build.
-#include "../../src/kernel/exp.hpp"
+#include "../../src/model/kernel/exp.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/system.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/system.hpp"
 
 #include <doctest/doctest.h>
 #include <omp.h>

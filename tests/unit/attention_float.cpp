@@ -4,12 +4,12 @@
 // No timing here: speed is measured by bench/ (scripts/benchmark.sh).
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/reduced.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/reduced.hpp"
 
 #include <doctest/doctest.h>
 #include <omp.h>

@@ -1,8 +1,8 @@
 // The blocked, parallel attention kernel against the plain O(n^2 d) definition.
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <doctest/doctest.h>
 

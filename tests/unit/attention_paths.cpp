@@ -8,8 +8,8 @@
 // that cannot take a head.
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <doctest/doctest.h>
 
@@ -114,7 +114,7 @@ std::vector<shape> shapes_of(path p) {
     case path::small_n:
         return {{1, 3, 0}, {7, 2, 0}, {37, 5, 0}, {64, 16, 0}, {100, 8, 0}, {128, 64, 0}};
     case path::single_precision_small_n: // also its compiled rows (16, 32, 64) off four rows
-        return {{1, 3, 0},  {7, 2, 0},   {37, 5, 0},  {64, 16, 0},
+        return {{1, 3, 0},   {7, 2, 0},   {37, 5, 0},  {64, 16, 0},
                 {33, 16, 0}, {66, 32, 0}, {100, 8, 0}, {128, 64, 0}};
     case path::symmetric_small_d:
     case path::single_precision_symmetric_small_d:

@@ -5,9 +5,9 @@
 // the trajectory of one process.
 #include "test_support.hpp"
 
-#include "../../src/kernel/call.hpp" // detail::worth_parallel
-#include "nadyn/attention.hpp"
-#include "nadyn/weights.hpp"
+#include "../../src/model/kernel/call.hpp" // detail::worth_parallel
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <doctest/doctest.h>
 

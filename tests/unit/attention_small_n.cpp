@@ -1,14 +1,14 @@
-// The general path's loops for a few tokens (src/kernel/small_n.cpp, n <= 128): against the
+// The general path's loops for a few tokens (src/model/kernel/small_n.cpp, n <= 128): against the
 // plain O(n^2 d) definition, row ranges bitwise the full call, and results independent of
 // the thread a run is on (runs of a sweep share the process).
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/attention_observables.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/attention_observables.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/weights.hpp"
 
-#include "../../src/kernel/small_n.hpp"
+#include "../../src/model/kernel/small_n.hpp"
 
 #include <doctest/doctest.h>
 

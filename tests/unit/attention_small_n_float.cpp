@@ -4,11 +4,11 @@
 // 64) and without (1, 3, 8), beta from the mean (0) to nearly the argmax (1e3), heads with
 // Q != K (Q folded into K), Q the identity, V the identity and random. Also that the kernel
 // chooses it unforced, and that a range of rows is bitwise the full call's.
-#include "kernel/exp.hpp"
+#include "../../src/model/kernel/exp.hpp"
 #include "test_support.hpp"
 
-#include "nadyn/attention.hpp"
-#include "nadyn/random.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <doctest/doctest.h>
 
@@ -55,8 +55,7 @@ double budget(std::size_t d, double beta, std::size_t heads) {
 // max |got - reference| / max |reference|, the reference attention in double with `options`
 // otherwise unchanged.
 double relative_to_reference(const std::vector<double>& got, const state_type& x, std::size_t n,
-                             std::size_t d, const attention_weights& w,
-                             attention_options options) {
+                             std::size_t d, const attention_weights& w, attention_options options) {
     options.arithmetic = precision::double_precision;
     std::vector<double> exact(n * d);
     reference_attention(x.data(), n, d, w, options, exact.data());

@@ -5,12 +5,12 @@
 // the right-hand side turns into a numerical fault), never as a wrapped finite number.
 #include "test_support.hpp"
 
-#include "../../src/kernel/call.hpp" // detail::worth_parallel
-#include "nadyn/attention.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/integrate.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/system.hpp"
+#include "../../src/model/kernel/call.hpp" // detail::worth_parallel
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/system.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-// The cluster tracker on constructed frames: the rules of include/nadyn/cluster_history.hpp.
-#include "nadyn/cluster_history.hpp"
+// The cluster tracker on constructed frames: the rules of include/nadyn/model/cluster_history.hpp.
+#include "nadyn/model/cluster_history.hpp"
 
 #include <doctest/doctest.h>
 
@@ -146,12 +146,10 @@ TEST_CASE("t_k is the first time the count is at most k, NaN until then") {
 }
 
 TEST_CASE("restore continues as the uninterrupted tracker") {
-    const std::vector<std::vector<int>> frames{{0, 1, 2, 3, 4, 5},
-                                               {0, 0, 2, 3, 4, 5},
-                                               {0, 0, 2, 2, 4, 4},
-                                               {0, 1, 2, 2, 4, 4}, // split: fresh label
-                                               {0, 0, 0, 0, 4, 4},
-                                               {0, 0, 0, 0, 0, 0}};
+    const std::vector<std::vector<int>> frames{
+        {0, 1, 2, 3, 4, 5}, {0, 0, 2, 3, 4, 5},
+        {0, 0, 2, 2, 4, 4}, {0, 1, 2, 2, 4, 4}, // split: fresh label
+        {0, 0, 0, 0, 4, 4}, {0, 0, 0, 0, 0, 0}};
     cluster_tracker whole(6);
     std::vector<merge_event> events;
     std::vector<double> times, counts;

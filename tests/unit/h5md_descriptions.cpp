@@ -3,9 +3,9 @@
 // specification, and parameter descriptions land in /parameters/descriptions. Read back
 // through the HDF5 C API wrappers, independently of trajectory_reader, and through it.
 #include "files/hdf5.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/observables.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/observables.hpp"
 
 #include <doctest/doctest.h>
 

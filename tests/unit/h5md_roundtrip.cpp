@@ -1,7 +1,7 @@
 #include "files/hdf5.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
-#include "nadyn/version.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/version.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // Each block lands where its start says and nowhere else (the rest keeps the fill value); a
 // block the dataset's shape cannot hold is an io_error that shows the shape.
 #include "files/hdf5.hpp"
-#include "nadyn/error.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // HDF5's printing of error stacks is off only around nadyn's own calls: a failure inside nadyn
 // prints nothing (nadyn reports one line), and the process's own setting (h5py's, a host
 // program's handler) is in force again afterwards.
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,11 +1,11 @@
 // Seeded initial conditions and weights: reproducible, with the distributions they claim.
 #include "test_support.hpp"
 
-#include "nadyn/error.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/scheme.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/scheme.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <doctest/doctest.h>
 
@@ -172,15 +172,14 @@ TEST_CASE("caps:K,EPS,DELTA: K caps whose centres are DELTA apart, pairwise") {
         norm_kind norm;
     };
     const double third = 2.0 * std::numbers::pi / 3.0; // cos = -1/2 = -1/(K-1) for K = 3
-    for (const setting c : {setting{2, 2, 1.0, norm_kind::rms}, setting{2, 2, 3.0, norm_kind::rms},
-                            setting{3, 3, third, norm_kind::rms}, setting{3, 5, 0.3, norm_kind::rms},
-                            setting{4, 8, 1.2, norm_kind::rms},
-                            setting{3, 5, 1.0, norm_kind::layernorm}}) {
+    for (const setting c :
+         {setting{2, 2, 1.0, norm_kind::rms}, setting{2, 2, 3.0, norm_kind::rms},
+          setting{3, 3, third, norm_kind::rms}, setting{3, 5, 0.3, norm_kind::rms},
+          setting{4, 8, 1.2, norm_kind::rms}, setting{3, 5, 1.0, norm_kind::layernorm}}) {
         CAPTURE(c.K);
         CAPTURE(c.d);
         CAPTURE(c.delta);
-        const std::string text =
-            "caps:" + std::to_string(c.K) + ",1e-9," + std::to_string(c.delta);
+        const std::string text = "caps:" + std::to_string(c.K) + ",1e-9," + std::to_string(c.delta);
         const std::size_t n = 3 * c.K;
         const initial_state s = make_initial(initial_spec::parse(text), n, c.d, 7, 1.0, c.norm);
         for (std::size_t k = 0; k < n; ++k)
@@ -188,8 +187,9 @@ TEST_CASE("caps:K,EPS,DELTA: K caps whose centres are DELTA apart, pairwise") {
                 double dot = 0.0;
                 for (std::size_t i = 0; i < c.d; ++i)
                     dot += s.theta[k * c.d + i] * s.theta[l * c.d + i];
-                const double expected =
-                    k % c.K == l % c.K ? 1.0 : std::cos(std::stod(text.substr(text.rfind(',') + 1)));
+                const double expected = k % c.K == l % c.K
+                                            ? 1.0
+                                            : std::cos(std::stod(text.substr(text.rfind(',') + 1)));
                 CHECK(std::abs(dot - expected) < 1e-7 + 4 * eps);
             }
     }

@@ -1,7 +1,7 @@
 // Observables of one frame against direct pairwise computations.
 #include "test_support.hpp"
 
-#include "nadyn/observables.hpp"
+#include "nadyn/model/observables.hpp"
 
 #include <Eigen/QR>
 #include <doctest/doctest.h>
@@ -191,8 +191,8 @@ TEST_CASE("effective_rank: 1 for one cluster, min(n, d) for orthonormal directio
     SUBCASE("n <= d orthonormal rows (a rotated basis): rank n") {
         // The rows of a rotation (Q of a QR factorisation of a Gaussian matrix).
         random_source source(21);
-        const matrix q = Eigen::HouseholderQR<matrix>(testing::random_matrix(source, d, 1.0))
-                             .householderQ();
+        const matrix q =
+            Eigen::HouseholderQR<matrix>(testing::random_matrix(source, d, 1.0)).householderQ();
         for (std::size_t n : {std::size_t{1}, std::size_t{4}, d}) {
             CAPTURE(n);
             CHECK(effective_rank(q.data(), n, d) == doctest::Approx(double(n)).epsilon(1e-12));
@@ -253,8 +253,8 @@ TEST_CASE("pair_density counts the pairs at cosine >= 1 - eps, for any thread co
 TEST_CASE("zonal_polynomials: G_k(1) = 1 and the closed forms for d = 2, 3, 4") {
     constexpr std::size_t K = 40;
     std::vector<double> g(K);
-    for (std::size_t d : {std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{64},
-                          std::size_t{1000}}) {
+    for (std::size_t d :
+         {std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{64}, std::size_t{1000}}) {
         CAPTURE(d);
         zonal_polynomials(K, d, 1.0, g.data());
         for (std::size_t k = 0; k < K; ++k)
@@ -323,7 +323,8 @@ TEST_CASE("modes: 1 for one cluster, q equally spaced clusters give 1 at multipl
             const frame_observables o = calc.compute(theta.data(), r.data(), nullptr);
             for (std::size_t k = 1; k <= K; ++k) {
                 CAPTURE(k);
-                CHECK(o.modes[k - 1] == doctest::Approx(k % q == 0 ? 1.0 : 0.0).scale(1).epsilon(1e-12));
+                CHECK(o.modes[k - 1] ==
+                      doctest::Approx(k % q == 0 ? 1.0 : 0.0).scale(1).epsilon(1e-12));
             }
         }
     }
@@ -365,8 +366,7 @@ TEST_CASE("modes of uniform directions: |mean exp(i k phi)|^2 on the circle, abo
         // K = 8. Bounds at 5 deviations fail with probability below 1e-6.
         const std::size_t n = 1000, d = 3;
         const state_type x = testing::uniform_start(n, d, 23, 1.0);
-        observables_calculator calc(n, d, std::vector<double>(x.begin(), x.begin() + n * d),
-                                    1e-3);
+        observables_calculator calc(n, d, std::vector<double>(x.begin(), x.begin() + n * d), 1e-3);
         calc.measure_modes(K);
         const frame_observables o = calc.compute(x.data(), x.data() + n * d, nullptr);
         double total = 0.0, dof = 0.0;

@@ -1,9 +1,9 @@
 // The parameter registry: one row per input drives parsing, checks, the /parameters record,
 // its read-back and the resume agreement; and the library guards of a run (output names,
 // resume horizon) that used to live only in the command line.
-#include "nadyn/parameter_registry.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // find_plateaus on constructed series whose plateaus follow from the definition in
-// include/nadyn/plateaus.hpp: ties, the threshold's boundary, the censored end, one frame,
+// include/nadyn/model/plateaus.hpp: ties, the threshold's boundary, the censored end, one frame,
 // none; and the --plateau-min threshold's two forms.
-#include "nadyn/error.hpp"
-#include "nadyn/plateaus.hpp"
+#include "nadyn/model/plateaus.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -101,8 +101,9 @@ TEST_CASE("malformed series are refused, naming the entry") {
                       doctest::Contains("counts[1] = 2.5"));
     CHECK_THROWS_WITH(find_plateaus(t, std::vector<double>{1, NAN, 2}, 0.0),
                       doctest::Contains("counts[1]"));
-    CHECK_THROWS_WITH(find_plateaus(std::vector<double>{0, 2, 1}, std::vector<double>{1, 1, 1}, 0.0),
-                      doctest::Contains("times[2]"));
+    CHECK_THROWS_WITH(
+        find_plateaus(std::vector<double>{0, 2, 1}, std::vector<double>{1, 1, 1}, 0.0),
+        doctest::Contains("times[2]"));
     CHECK_THROWS_AS(find_plateaus(t, std::vector<double>{1, 1, 1}, -1.0), input_error);
     CHECK_THROWS_AS(find_plateaus(t, std::vector<double>{1, 1, 1}, INFINITY), input_error);
 }

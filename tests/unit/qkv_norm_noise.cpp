@@ -1,11 +1,11 @@
 // QKV-Norm, norm noise and the attention observables (docs/model.md §11): every kernel path
 // against the naive loop, the identity case bitwise, the noise factors' distribution, and the
 // entropy's closed forms.
-#include "../../src/kernel/general.hpp" // detail::worth_parallel
-#include "nadyn/attention.hpp"
-#include "nadyn/attention_observables.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/weights.hpp"
+#include "../../src/model/kernel/general.hpp" // detail::worth_parallel
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/attention_observables.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/weights.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // nadyn reduced as a library call: the command line's checks and file, with provenance.
-#include "nadyn/reduced_run.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/h5md.hpp"
+#include "nadyn/experiment/reduced_run.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // The scheduler of `nadyn sweep`: every run exactly once, side by side only when the runs are
 // small, a stop honoured, a failure rethrown; and runs scheduled on it give the same numbers
 // whatever the schedule (a run's numbers do not depend on its thread count).
-#include "nadyn/run_scheduler.hpp"
-#include "nadyn/run.hpp"
+#include "nadyn/experiment/run_scheduler.hpp"
+#include "nadyn/experiment/run.hpp"
 
 #include <doctest/doctest.h>
 

@@ -7,11 +7,11 @@
 // bound says that a correct sampler fails one check with probability below 6e-7 (normal
 // tail beyond 5 sigma; N >= 20000 makes the mean normal to far better than that), so the
 // ~300 checks here would pass for about every seed, not only a tuned one.
-#include "nadyn/error.hpp"
-#include "nadyn/initial.hpp"
-#include "nadyn/observables.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/start_density.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/initial.hpp"
+#include "nadyn/model/observables.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/start_density.hpp"
 
 #include <doctest/doctest.h>
 
@@ -138,8 +138,7 @@ TEST_CASE("perturbed:K,EPS: E G_m(x_d) = EPS / N_K for m = K and 0 for every oth
     const std::size_t n = 200000;
     for (const setting c : {setting{2, 3, 0.5}, setting{2, 1, -1.0}, setting{3, 2, -0.8},
                             setting{3, 5, 0.6}, setting{5, 4, 1.0}, setting{5, 1, 0.3}}) {
-        const std::string init =
-            "perturbed:" + std::to_string(c.K) + "," + std::to_string(c.eps);
+        const std::string init = "perturbed:" + std::to_string(c.K) + "," + std::to_string(c.eps);
         INFO(init << " on d = " << c.d);
         const initial_state s = draw(init, n, c.d, 11);
         check_unit_rows(s, n, c.d);
@@ -164,10 +163,10 @@ TEST_CASE("perturbed and vonmises draws follow the density functions bin by bin"
         std::string init;
         std::size_t d;
     };
-    for (const setting& c : {setting{"perturbed:3,0.9", 2}, setting{"perturbed:2,-1", 2},
-                             setting{"vonmises:3,5", 2}, setting{"vonmises:2,20", 2},
-                             setting{"vonmises:1,0", 2}, setting{"perturbed:4,0.7", 3},
-                             setting{"vonmises:2,3", 3}, setting{"vonmises:1,8", 3}}) {
+    for (const setting& c :
+         {setting{"perturbed:3,0.9", 2}, setting{"perturbed:2,-1", 2}, setting{"vonmises:3,5", 2},
+          setting{"vonmises:2,20", 2}, setting{"vonmises:1,0", 2}, setting{"perturbed:4,0.7", 3},
+          setting{"vonmises:2,3", 3}, setting{"vonmises:1,8", 3}}) {
         INFO(c.init << " on d = " << c.d);
         const initial_spec spec = initial_spec::parse(c.init);
         const std::size_t d = c.d;
@@ -201,8 +200,8 @@ TEST_CASE("perturbed and vonmises draws follow the density functions bin by bin"
             const double start = low + width * static_cast<double>(b);
             for (std::size_t i = 0; i < panels; ++i) {
                 const double a = start + h * static_cast<double>(i);
-                mass[b] += h / 6.0 * (rho(point(a)) + 4.0 * rho(point(a + h / 2)) +
-                                      rho(point(a + h)));
+                mass[b] +=
+                    h / 6.0 * (rho(point(a)) + 4.0 * rho(point(a + h / 2)) + rho(point(a + h)));
             }
             total += mass[b];
         }
@@ -349,20 +348,20 @@ TEST_CASE("the density starts: the same seed gives the same particles, parse and
     CHECK(vonmises.degree == 1);
     CHECK(vonmises.amplitude == 1e4);
     CHECK(vonmises.to_string() == "vonmises:1,10000");
-    for (const char* bad : {"perturbed:0,0.5", "perturbed:3,2", "perturbed:3,-1.01", "perturbed:3",
-                            "perturbed:3,", "perturbed:,0.5", "perturbed:3,0.5,1",
-                            "perturbed:3,nan", "perturbed: 3,0.5", "perturbed:3, 0.5",
-                            "perturbed:1.5,0.5", "perturbed:-1,0.5"})
-        CHECK_THROWS_WITH_AS(initial_spec::parse(bad), doctest::Contains("expected perturbed:K,EPS"),
-                             input_error);
+    for (const char* bad :
+         {"perturbed:0,0.5", "perturbed:3,2", "perturbed:3,-1.01", "perturbed:3", "perturbed:3,",
+          "perturbed:,0.5", "perturbed:3,0.5,1", "perturbed:3,nan", "perturbed: 3,0.5",
+          "perturbed:3, 0.5", "perturbed:1.5,0.5", "perturbed:-1,0.5"})
+        CHECK_THROWS_WITH_AS(initial_spec::parse(bad),
+                             doctest::Contains("expected perturbed:K,EPS"), input_error);
     for (const char* bad : {"vonmises:0,1", "vonmises:2,-1", "vonmises:2,inf", "vonmises:2",
                             "vonmises:2,1x", "vonmises:1e1,2", "vonmises:1234567,1"})
-        CHECK_THROWS_WITH_AS(initial_spec::parse(bad), doctest::Contains("expected vonmises:Q,KAPPA"),
-                             input_error);
+        CHECK_THROWS_WITH_AS(initial_spec::parse(bad),
+                             doctest::Contains("expected vonmises:Q,KAPPA"), input_error);
     CHECK_THROWS_WITH_AS(initial_spec::parse("vonmise:1,2"),
                          doctest::Contains("perturbed:K,EPS, vonmises:Q,KAPPA"), input_error);
     // Under layernorm the tokens live in the hyperplane sum_c x_c = 0, which e_d is not in.
-    CHECK_THROWS_WITH_AS(make_initial(initial_spec::parse("vonmises:1,2"), 8, 5, 1, 1.0,
-                                      norm_kind::layernorm),
-                         doctest::Contains("layernorm"), input_error);
+    CHECK_THROWS_WITH_AS(
+        make_initial(initial_spec::parse("vonmises:1,2"), 8, 5, 1, 1.0, norm_kind::layernorm),
+        doctest::Contains("layernorm"), input_error);
 }

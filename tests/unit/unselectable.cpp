@@ -2,9 +2,9 @@
 // decide, a brute-force hull test in the plane, and the opt-in observable of a run.
 #include "test_support.hpp"
 
-#include "nadyn/h5md.hpp"
-#include "nadyn/run.hpp"
-#include "nadyn/unselectable.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/experiment/unselectable.hpp"
+#include "nadyn/files/h5md.hpp"
 
 #include <doctest/doctest.h>
 

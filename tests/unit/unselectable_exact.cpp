@@ -5,7 +5,7 @@
 // unselectable exactly when it equals another key, or lies on a segment, in a triangle or (d
 // = 3) in a tetrahedron of other keys that are affinely independent. The inputs are integers
 // below 2^53, so the doubles the production code reads are the exact points.
-#include "nadyn/unselectable.hpp"
+#include "nadyn/experiment/unselectable.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,10 +2,10 @@
 // to Q^T K), the variance of the random entries, the (layer, head, matrix) streams, weights
 // files with H x d x d datasets, and the mean over heads.
 #include "cli_support.hpp"
-#include "nadyn/error.hpp"
-#include "nadyn/input_files.hpp"
-#include "nadyn/random.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/files/input_files.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/random.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/SVD>

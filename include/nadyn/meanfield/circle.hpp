@@ -6,7 +6,7 @@
 // integrated by the trapezoidal rule on the nodes, O(N^2) per evaluation, which is
 // spectrally accurate for the smooth periodic integrands of a resolved density.
 #include "nadyn/meanfield/geometry.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <memory>
 
@@ -42,8 +42,8 @@ class circle_geometry final : public density_geometry {
     field_parameters m_field;
     attention_weights m_attention;
     bool m_identity;
-    std::vector<double> m_ratios, m_radial; // w_k / w_0 and (dw_k/dbeta) / w_0
-    std::vector<double> m_velocity;         // X at the nodes (tangential component)
+    std::vector<double> m_ratios, m_radial;                // w_k / w_0 and (dw_k/dbeta) / w_0
+    std::vector<double> m_velocity;                        // X at the nodes (tangential component)
     std::vector<double> m_keys, m_values, m_attention_out; // the quadrature path's buffers
     std::unique_ptr<fft> m_fft;
 };

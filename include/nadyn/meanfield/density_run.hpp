@@ -5,8 +5,8 @@
 // observables and the resolution check that ends a run whose grid no longer holds the density.
 #include "nadyn/meanfield/density_init.hpp"
 #include "nadyn/meanfield/geometry.hpp"
-#include "nadyn/parameters.hpp"
-#include "nadyn/weights.hpp"
+#include "nadyn/model/parameters.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -32,7 +32,7 @@ struct meanfield_config {
     scheme_parameters scheme{scheme::post_ln};
     std::optional<double> t_switch; // mix-ln: must be >= T (the solver has no magnitude)
     double T = 20.0;
-    double dt = 0.01; // the first step, and the frame spacing's unit
+    double dt = 0.01;        // the first step, and the frame spacing's unit
     std::int64_t every = 10; // a frame every `every * dt`
     double rtol = 1e-9, atol = 1e-11;
     density_init init;
@@ -63,15 +63,15 @@ std::vector<double> density_frame_times(const meanfield_config& config);
 // The observables of a frame, under the particles' names (docs/model.md §16.6).
 struct density_frame {
     double time = 0.0;
-    double mass = 0.0;       // integral rho dsigma
-    double mean_cos = 0.0;   // ‖integral x rho dsigma‖^2
-    double r_mean = 0.0;     // integral r rho dsigma (r0 where the scheme has no magnitude)
-    double energy = 0.0;     // (1/beta) log integral integral exp(beta <x, y>) rho rho
+    double mass = 0.0;         // integral rho dsigma
+    double mean_cos = 0.0;     // ‖integral x rho dsigma‖^2
+    double r_mean = 0.0;       // integral r rho dsigma (r0 where the scheme has no magnitude)
+    double energy = 0.0;       // (1/beta) log integral integral exp(beta <x, y>) rho rho
     std::vector<double> modes; // m_1..m_K
     std::int64_t peaks = 0;
-    double tail = 0.0;       // the resolution diagnostic
+    double tail = 0.0; // the resolution diagnostic
     double min_density = 0.0;
-    double step_size = 0.0;  // the step the integrator tries next
+    double step_size = 0.0; // the step the integrator tries next
     // The integrated state when it is not the nodal values the sink gets (the zonal
     // geometry's coefficients): what a resume needs to continue bit for bit. Else empty.
     std::vector<double> state;
@@ -94,7 +94,7 @@ struct density_summary {
 struct density_start {
     std::vector<double> rho; // the state
     double time = 0.0;
-    double step = 0.0;  // the step to try first
+    double step = 0.0;     // the step to try first
     std::size_t frame = 0; // the index of the frame at `time` (already written)
 };
 

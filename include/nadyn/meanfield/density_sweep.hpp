@@ -5,7 +5,7 @@
 // (experiment.hpp), and the runs go one after the other, each with all the cores its
 // transforms use, into one sweep file whose observables are arrays over the axes and time,
 // labelled with dimension scales as the particles' sweep files are (nadyn.open reads both).
-#include "nadyn/experiment.hpp"
+#include "nadyn/experiment/experiment.hpp"
 #include "nadyn/meanfield/density_run.hpp"
 
 #include <atomic>

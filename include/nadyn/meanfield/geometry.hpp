@@ -4,7 +4,8 @@
 //
 //     d rho/dt = -div_S( rho X[rho] ),
 //     X[rho](x) = P_x( A(x) ) / s(t, x),
-//     A(x) = integral exp(beta <Qx, Ky>) V y rho(y) dsigma(y) / integral exp(beta <Qx, Ky>) rho(y) dsigma(y)
+//     A(x) = integral exp(beta <Qx, Ky>) V y rho(y) dsigma(y) / integral exp(beta <Qx, Ky>) rho(y)
+//     dsigma(y)
 //
 // rho is the density with respect to the uniform probability measure sigma, so the uniform
 // density is rho = 1 and the mass is integral rho dsigma = sum_i weights_i rho_i.
@@ -14,7 +15,7 @@
 // zonal Gegenbauer polynomials on S^{d-1}) with a quadrature that is exact for the products
 // of two basis functions. So the mass (Y = 1, grad Y = 0) is conserved to round-off, and the
 // linearisation around the uniform density is exact: every degree k grows at lambda_k.
-#include "nadyn/scheme.hpp"
+#include "nadyn/model/scheme.hpp"
 
 #include <algorithm>
 #include <cstddef>

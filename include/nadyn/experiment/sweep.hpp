@@ -1,0 +1,104 @@
+#pragma once
+// Runs every run of an experiment in one process and writes one labelled HDF5 file.
+//
+// Many small runs go side by side (one per thread, dynamic load balance: runs differ in
+// cost); large runs go one after another with the threads inside the run. A run inside a
+// sweep is bitwise the run `nadyn simulate` makes with the same parameters (same seed
+// streams, results independent of the thread count).
+//
+// The file (docs/file-format.md, "Sweep files"): each observable is an array over the sweep's axes
+// and time, the axes' values are HDF5 dimension scales, so xarray opens it with named
+// dimensions (`xarray.open_dataset(path, engine="h5netcdf")`) and h5py reads plain arrays:
+//
+//   /<axis>            coordinate of each sweep axis (dimension scale)
+//   /time              frame times (dimension scale), when every run has the same frames;
+//                      otherwise /frame (scale) and /time over (axes..., frame)
+//   /<observable>      (axes..., time) float64, NaN where a run has no such frame
+//   /positions         final: (axes..., token, dim); all: (axes..., time, token, dim)
+//   /magnitudes        final: (axes..., token);      all: (axes..., time, token)
+//   /status            (axes...) int8: 0 not run, 1 complete, 2 interrupted, 3 failed
+//   /frames, /rhs_evaluations, /accepted_steps (axes...) int64; /wall_time (axes...)
+//   /checksum          (axes...) uint64: hash of each run's results as written (0: none)
+//   /parameters        (axes...) string: each run's full parameter record
+//   root attributes    nadyn_kind = "sweep", the experiment's text and overrides, the axes,
+//                      positions, version, compiler, flags, status of the sweep
+#include "nadyn/experiment/experiment.hpp"
+#include "nadyn/model/cluster_history.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace nadyn {
+
+struct sweep_progress {
+    std::size_t done = 0;  // runs finished (any outcome), this invocation
+    std::size_t total = 0; // runs to do, this invocation
+    double elapsed = 0.0;  // seconds
+};
+
+struct sweep_options {
+    int jobs = 0; // runs side by side; 0: chosen from the runs' size and the cores
+    const std::atomic<bool>* stop = nullptr; // the caller's stop token (SIGINT, Ctrl-C)
+    std::function<void(const sweep_progress&)> progress;
+    bool overwrite = false;
+};
+
+struct sweep_summary {
+    std::size_t runs = 0;    // in the experiment
+    std::size_t skipped = 0; // already complete in a resumed file
+    // Marked complete in a resumed file, but their results there are not the ones written
+    // (checksum mismatch): run again.
+    std::size_t distrusted = 0;
+    std::size_t complete = 0; // finished by this invocation
+    std::size_t interrupted = 0;
+    std::size_t failed = 0;
+    int jobs = 1;
+    double wall_seconds = 0.0;
+    std::string first_failure; // the message of the first failed run
+};
+
+// What --dry-run prints: the runs, the work and the memory, and the schedule.
+struct sweep_plan {
+    std::size_t runs = 0;
+    int jobs = 1;
+    double flops = 0.0;        // attention flops over all runs (4 n^2 d per evaluation)
+    double bytes_in_use = 0.0; // memory of the runs that run side by side
+    double file_bytes = 0.0;   // size of the result file
+};
+sweep_plan plan_sweep(const experiment& e, int jobs = 0);
+std::string describe_plan(const experiment& e, const sweep_plan& plan);
+
+// Runs the experiment into a new file at `path` (input_error if it exists, unless
+// overwrite). Failed runs are recorded (status 3) and do not stop the others.
+sweep_summary run_sweep(const experiment& e, const std::string& path,
+                        const sweep_options& options = {});
+
+// Runs what is missing (status other than complete) of the sweep in `path`, with the
+// experiment recorded there; the finished file's data equal an uninterrupted sweep's, bitwise.
+sweep_summary resume_sweep(const std::string& path, const sweep_options& options = {});
+
+// Whether `path` is a sweep file (root attribute nadyn_kind = "sweep").
+bool is_sweep_file(const std::string& path);
+// The experiment recorded in a sweep file.
+experiment sweep_experiment(const std::string& path);
+// The axes and a table of final observables per point (mean and spread over the `seed`
+// axis when there is one), as `nadyn inspect` prints it.
+std::string describe_sweep_file(const std::string& path);
+
+// The cluster history of one run of a sweep file (docs/model.md §5.2), as nadyn inspect
+// --merges prints it.
+struct sweep_run_history {
+    std::string label;                    // the run's point, "beta=4, seed=1"
+    std::vector<merge_event> merges;      // the events the file holds (at most n - 1)
+    std::size_t merge_count = 0;          // events the run had
+    std::vector<std::int64_t> levels;     // k of t_k
+    std::vector<double> clustering_times; // t_k
+};
+// The run at `point`, "axis=value,...": every axis with more than one value named once, a
+// value as the experiment writes it or equal as a number. input_error (naming the axes and
+// their values) for anything else, or a file without cluster histories.
+sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point);
+
+} // namespace nadyn

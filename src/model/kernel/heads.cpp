@@ -1,0 +1,218 @@
+// The kernel's entry points: the loop over heads, each head's q, k and v projected and
+// shaped once, then handed to the path kernel::choose_path() picks for it
+// (src/model/kernel/choose.hpp).
+#include "heads.hpp"
+
+#include "../qkv_norm.hpp"
+#include "choose.hpp"
+#include "nadyn/model/attention.hpp"
+#include "nadyn/model/detail/parallel.hpp"
+#include "small_n.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+namespace nadyn {
+
+namespace {
+
+using row_map = Eigen::Map<matrix>;
+using const_row_map = Eigen::Map<const matrix>;
+using detail::same_projection;
+using path = attention_kernel::path;
+
+// out += the head's attention through the symmetric path `chosen`; false when it declines.
+bool add_symmetric_head(path chosen, kernel::symmetric_workspace& work,
+                        const kernel::call_shape& shape, const double* queries,
+                        const double* values, const attention_options& options, int threads,
+                        double* out) {
+    const double beta = options.beta;
+    switch (chosen) {
+    case path::symmetric:
+        return kernel::add_symmetric_tiles<double>(work, shape, queries, values, beta, threads,
+                                                   options.kind, out);
+    case path::symmetric_small_d:
+        return kernel::add_symmetric_small_d<double>(work, shape, queries, values, beta, threads,
+                                                     options.kind, out);
+    case path::single_precision_symmetric:
+        return kernel::add_symmetric_tiles<float>(work, shape, queries, values, beta, threads,
+                                                  options.kind, out);
+    case path::single_precision_symmetric_small_d:
+        return kernel::add_symmetric_small_d<float>(work, shape, queries, values, beta, threads,
+                                                    options.kind, out);
+    case path::general:
+    case path::small_n:
+    case path::single_precision:
+    case path::single_precision_small_n:
+        break;
+    }
+    throw std::logic_error("add_symmetric_head: not a symmetric path");
+}
+
+// X M^T for a row-major token matrix X (one row a token): the projection M theta_k of
+// every token; for a few tokens through the small-n loops, with M^T from the cache (m_t).
+void project(const const_row_map& tokens, const matrix& m, const double* m_t, matrix& out) {
+    if (m_t) {
+        detail::small_n_project_transposed(tokens.data(), static_cast<std::size_t>(tokens.rows()),
+                                           static_cast<std::size_t>(tokens.cols()), m_t, out);
+        return;
+    }
+    out.noalias() = tokens * m.transpose();
+}
+
+// One operand of a head: the tokens projected by m (the tokens themselves when m is the
+// identity; m_t: M^T from the small-n cache, or null), then shaped (QKV-Norm, norm-noise
+// factors `scale`, docs/model.md §11) in `buffer` when that applies.
+const double* operand(const const_row_map& tokens, const matrix& m, const double* m_t,
+                      const attention_options& options, const std::vector<double>& scale,
+                      matrix& buffer, double length = 1.0) {
+    const double* data = tokens.data();
+    if (m.size() != 0) {
+        project(tokens, m, m_t, buffer);
+        data = buffer.data();
+    }
+    return detail::shape_rows(
+        data, static_cast<std::size_t>(tokens.rows()), static_cast<std::size_t>(tokens.cols()),
+        detail::normalises(options.qkv_norm, options.unit_inputs, m), scale, buffer, length);
+}
+
+} // namespace
+
+attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t block)
+    : m_n(n), m_d(d), m_block(block == 0 ? detail::default_block(n) : block),
+      m_tile(std::min(std::max<std::size_t>(n, 1), block == 0 ? kernel::default_tile : block)),
+      m_work(std::make_unique<kernel::workspaces>()) {}
+
+attention_kernel::~attention_kernel() = default;
+attention_kernel::attention_kernel(attention_kernel&&) noexcept = default;
+attention_kernel& attention_kernel::operator=(attention_kernel&&) noexcept = default;
+attention_kernel::attention_kernel(const attention_kernel& other)
+    : m_n(other.m_n), m_d(other.m_d), m_block(other.m_block), m_tile(other.m_tile),
+      m_last_path(other.m_last_path), m_forced_path(other.m_forced_path),
+      m_work(std::make_unique<kernel::workspaces>()) {}
+attention_kernel& attention_kernel::operator=(const attention_kernel& other) {
+    if (this != &other) *this = attention_kernel(other);
+    return *this;
+}
+
+void attention_kernel::compute(const double* theta, const attention_weights& weights,
+                               const attention_options& options, double* out) {
+    compute_rows(theta, weights, options, 0, m_n, out);
+}
+
+void attention_kernel::compute_rows(const double* theta, const attention_weights& weights,
+                                    const attention_options& options, std::size_t first,
+                                    std::size_t count, double* out) {
+    if (first > m_n || count > m_n - first)
+        throw std::invalid_argument("attention_kernel::compute_rows: rows beyond n");
+    const kernel::call_shape shape{m_n, m_d, m_block, m_tile, first, first + count};
+    if (!m_work) m_work = std::make_unique<kernel::workspaces>(); // moved from: fresh buffers
+    kernel::workspaces& work = *m_work;
+    const bool single = options.arithmetic == precision::single_precision;
+    const const_row_map tokens(theta, static_cast<Eigen::Index>(m_n),
+                               static_cast<Eigen::Index>(m_d));
+    row_map(out, tokens.rows(), tokens.cols()).setZero();
+    if (single) kernel::begin_single(work.single, shape, theta);
+    // A frame's entropy comes from this call only with every row and each head's logits on
+    // the small-n loops.
+    m_observed_entropy.reset();
+    bool observing = m_observe_next && first == 0 && count == m_n && m_n > 0 && !single &&
+                     options.kind == attention_kind::softmax && !weights.has_norm_noise();
+    m_observe_next = false;
+    if (observing) work.frame_entropy.resize(m_n);
+    double entropy_total = 0.0; // over heads and tokens, in the observables' order
+    // A few tokens: the maps from the small-n cache (transposed once, Q folded into K).
+    kernel::head_operands& shaped = work.head;
+    const bool small = detail::takes_small_n_projection(m_n, m_d);
+    auto cached = [&](std::size_t h, std::size_t which, const matrix& m) -> const double* {
+        return small && m.size() != 0 ? shaped.maps.transposed(h, which, m) : nullptr;
+    };
+    bool tokens_transposed = false; // shaped.tokens_t holds this call's tokens
+
+    // One loop over the heads for both arithmetics, each head through the path chosen for it.
+    const int threads = detail::resolve_threads(options.threads);
+    for (std::size_t h = 0; h < weights.heads.size(); ++h) {
+        const attention_head& head = weights.heads[h];
+        // Noise gives queries and keys their own factors: Q = K no longer makes them equal.
+        const bool same_keys =
+            same_projection(head.Q, head.K) && head.query_norm.empty() && head.key_norm.empty();
+        path chosen = kernel::choose_path(shape, options, same_keys, m_forced_path);
+        // The float paths that keep their own operands (float.hpp); false for the others.
+        auto add_single = [&](path p) {
+            if (p == path::single_precision_small_n)
+                kernel::add_head_single_small_n(work.single, work.head, h, shape, theta, head,
+                                                options);
+            else if (p == path::single_precision)
+                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+            else
+                return false;
+            m_last_path = p;
+            return true;
+        };
+        if (add_single(chosen)) continue;
+        // Identity matrices are skipped: the maps then point at the tokens themselves.
+        const double* q_data = theta;
+        const double* k_data = theta;
+        const detail::small_n_keys* keys_t = nullptr;
+        if (chosen == path::small_n && small && !same_keys &&
+            !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
+            !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
+            head.query_norm.empty() && head.key_norm.empty()) {
+            // The logits need Q and K only through K^T Q: the queries projected by it, the
+            // keys the tokens themselves (src/model/kernel/small_n.hpp).
+            detail::small_n_project_transposed(
+                theta, m_n, m_d, shaped.maps.folded(h, head.Q, head.K), shaped.queries);
+            q_data = shaped.queries.data();
+            if (!tokens_transposed) {
+                detail::transpose_small_n_keys(theta, m_n, m_d, shaped.tokens_t);
+                tokens_transposed = true;
+            }
+            keys_t = &shaped.tokens_t;
+        } else {
+            q_data = operand(tokens, head.Q, cached(h, 0, head.Q), options, head.query_norm,
+                             shaped.queries);
+            k_data = same_keys ? q_data
+                               : operand(tokens, head.K, cached(h, 1, head.K), options,
+                                         head.key_norm, shaped.keys);
+        }
+        const double* v_data = operand(tokens, head.V, cached(h, 2, head.V), options,
+                                       head.value_norm, shaped.values, options.value_norm);
+        if (kernel::is_symmetric(chosen)) {
+            if (add_symmetric_head(chosen, work.symmetric, shape, q_data, v_data, options, threads,
+                                   out)) {
+                m_last_path = chosen;
+                observing = false;
+                continue;
+            }
+            // The spread of h is too large for the shared shift: the path the head would take
+            // if its queries and keys differed.
+            chosen = kernel::choose_path(shape, options, false);
+            if (add_single(chosen)) continue;
+        }
+        m_last_path = chosen;
+        if (chosen == path::small_n) {
+            double* entropy = observing ? work.frame_entropy.data() : nullptr;
+            if (keys_t)
+                detail::add_small_n_attention(q_data, *keys_t, v_data, m_n, m_d, options.beta,
+                                              options.causal, shape.first_row, shape.end_row, out,
+                                              entropy);
+            else
+                detail::add_small_n_attention(q_data, k_data, v_data, m_n, m_d, options.beta,
+                                              options.causal, shape.first_row, shape.end_row, out,
+                                              entropy);
+            if (entropy)
+                for (const double row_entropy : work.frame_entropy)
+                    entropy_total += row_entropy;
+            continue;
+        }
+        kernel::add_general(work.general, shape, q_data, k_data, v_data, options, out);
+        observing = false;
+    }
+    if (single) kernel::end_single(work.single, shape, out);
+    if (observing)
+        m_observed_entropy =
+            entropy_total / (static_cast<double>(m_n) * static_cast<double>(weights.heads.size()));
+}
+
+} // namespace nadyn

@@ -1,0 +1,391 @@
+// The small-n loops in single precision (src/model/kernel/small_n_float.hpp).
+#include "small_n_float.hpp"
+
+#include "../reductions.hpp"
+#include "dimension.hpp"
+#include "exp.hpp"
+#include "small_n.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+namespace nadyn::kernel {
+
+namespace {
+
+// Sixteen floats: one AVX-512 register (two AVX2 ones), the float exp's group.
+using vector = float_group_vector;
+constexpr std::size_t lanes = 16;
+
+// Keys per pass of the logits loop: four vectors of sums per row, 4 R independent FMA chains
+// for R rows at once (add_small_n_float_attention()).
+constexpr std::size_t chunk_vectors = 4;
+constexpr std::size_t key_chunk = chunk_vectors * lanes;
+constexpr std::size_t padded_limit =
+    (detail::small_n_limit + key_chunk - 1) / key_chunk * key_chunk;
+constexpr std::size_t largest_d = 64;
+
+[[gnu::always_inline]] inline vector load_vector(const float* x) {
+    vector v;
+    detail::load(v, x);
+    return v;
+}
+
+// x stored at `to`, from a copy: detail::store() of an array's element takes its address, and
+// GCC then kept the whole array of sums on the stack (stored and reloaded on every group of
+// rows: two fifths of the projection's time).
+[[gnu::always_inline]] inline void store_vector(float* to, vector x) {
+    detail::store(to, x);
+}
+
+// A loaded vector kept in a register for its several uses (GCC would otherwise fold the load
+// into each FMA that reads it: one load per use). Changes nothing of the arithmetic.
+[[gnu::always_inline]] inline void keep_in_register([[maybe_unused]] vector& v) {
+#if defined(__AVX512F__)
+    asm("" : "+v"(v));
+#endif
+}
+
+// Zeros in a register: an array of sums written `= {}` was cleared by a `rep stos` through the
+// stack and reloaded (a third of the projection's time, a tenth of the weighted values');
+// zeros the compiler cannot see are copied from a register instead.
+[[gnu::always_inline]] inline vector zeros() {
+    vector z = {};
+    keep_in_register(z);
+    return z;
+}
+
+std::size_t round_up(std::size_t count, std::size_t multiple) {
+    return (count + multiple - 1) / multiple * multiple;
+}
+
+// row[r][j] = beta <q[r], key_j> for j < columns (a multiple of key_chunk) and R rows at once:
+// every logit is the same chain of FMAs over the components whatever R, only the keys'
+// columns are loaded once for the R rows.
+template <std::size_t R>
+void logits_rows(const float* const* q, const float* keys_t, std::size_t stride, std::size_t d,
+                 float beta, std::size_t columns, float* const* row) {
+    for (std::size_t j0 = 0; j0 < columns; j0 += key_chunk) {
+        vector s[R][chunk_vectors];
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t u = 0; u < chunk_vectors; ++u)
+                s[r][u] = zeros();
+        const float* column = keys_t + j0;
+        for (std::size_t c = 0; c < d; ++c, column += stride) {
+#pragma GCC unroll 4
+            for (std::size_t u = 0; u < chunk_vectors; ++u) {
+                vector key = load_vector(column + u * lanes);
+                keep_in_register(key);
+#pragma GCC unroll 4
+                for (std::size_t r = 0; r < R; ++r)
+                    s[r][u] += q[r][c] * key;
+            }
+        }
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t u = 0; u < chunk_vectors; ++u)
+                detail::store(row[r] + j0 + u * lanes, beta * s[r][u]);
+    }
+}
+
+// The sixteen floats of x widened to double and added to two vectors of partial sums.
+[[gnu::always_inline]] inline void add_widened(const vector& x, detail::reduction_lanes& low,
+                                               detail::reduction_lanes& high) {
+#if defined(__AVX512F__)
+    // Two whole-register conversions: GCC lowers __builtin_convertvector of eight floats as
+    // four conversions of four and two inserts (x86-64-v4's tuning prefers 256-bit vectors).
+    const __m512 all = reinterpret_cast<__m512>(x);
+    low += reinterpret_cast<detail::reduction_lanes>(_mm512_cvtps_pd(_mm512_castps512_ps256(all)));
+    high += reinterpret_cast<detail::reduction_lanes>(
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1))));
+#else
+    using half = float __attribute__((vector_size(8 * sizeof(float))));
+    const half a = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
+    const half b = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
+    low += __builtin_convertvector(a, detail::reduction_lanes);
+    high += __builtin_convertvector(b, detail::reduction_lanes);
+#endif
+}
+
+[[gnu::always_inline]] inline vector larger(const vector& a, const vector& b) {
+    return a > b ? a : b;
+}
+
+// The largest of the sixteen lanes in every lane: a butterfly of four shuffles (a chain of
+// fifteen scalar maxima per row was a tenth of the path's time).
+[[gnu::always_inline]] inline vector all_lanes_max(vector m) {
+    m = larger(m,
+               __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+    m = larger(m,
+               __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+    m = larger(m,
+               __builtin_shufflevector(m, m, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+    return larger(
+        m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+}
+
+// The sum of the eight lanes by halving the vector (three adds; detail::combine_sums()'s
+// order of pairs became seven scalar adds and six extracts per row).
+[[gnu::always_inline]] inline double lanes_sum(const detail::reduction_lanes& x) {
+    using quarter = double __attribute__((vector_size(2 * sizeof(double))));
+    using half = double __attribute__((vector_size(4 * sizeof(double))));
+    const half h =
+        __builtin_shufflevector(x, x, 0, 1, 2, 3) + __builtin_shufflevector(x, x, 4, 5, 6, 7);
+    const quarter q = __builtin_shufflevector(h, h, 0, 1) + __builtin_shufflevector(h, h, 2, 3);
+    return q[0] + q[1];
+}
+
+// For R rows at once (their dependent chains of max, exp and sum interleave): exp(row[r][j] -
+// max) in place for j < visible, zeros from there to the next whole vector (the rows have
+// room: their logits were written in whole chunks), and inverse[r] = 1 / the row's sum,
+// summed in double as the exponentials are stored (a float sum of n terms would add an
+// error growing with n to every weight; only each lane's four terms of a 64-key block are
+// added in float first; the padding's zeros add nothing). Each row's arithmetic is the same
+// whatever R.
+template <std::size_t R>
+[[gnu::always_inline]] inline void softmax_rows(float* const* row, std::size_t visible,
+                                                float* inverse) {
+    const std::size_t end = round_up(visible, lanes);
+    vector largest[R];
+    for (std::size_t r = 0; r < R; ++r) {
+        std::fill(row[r] + visible, row[r] + end, -std::numeric_limits<float>::infinity());
+        vector m = load_vector(row[r]);
+        for (std::size_t j = lanes; j < end; j += lanes)
+            m = larger(m, load_vector(row[r] + j));
+        largest[r] = all_lanes_max(m);
+    }
+    detail::reduction_lanes low[R] = {}, high[R] = {};
+    std::size_t j = 0;
+    for (; j + 4 * lanes <= end; j += 4 * lanes) {
+        // One row's four vectors at a time: the exponential's intermediates for more rows
+        // (2 or 4, as the logits take them) outgrow the 32 registers and spill, which cost
+        // a fifth of the sweep's time.
+        for (std::size_t r = 0; r < R; ++r) {
+            vector x[4];
+            for (std::size_t v = 0; v < 4; ++v)
+                x[v] = load_vector(row[r] + j + v * lanes) - largest[r];
+            exp_groups_nonpositive(x);
+            for (std::size_t v = 0; v < 4; ++v)
+                detail::store(row[r] + j + v * lanes, x[v]);
+            // The four vectors summed pairwise in float, then widened: each lane's sum of
+            // four terms carries at most two roundings (2^-23 of it), and the conversions
+            // to double are done once per 64 keys instead of once per 16 (the float sweep
+            // at simuformer's shape 2% faster).
+            add_widened((x[0] + x[1]) + (x[2] + x[3]), low[r], high[r]);
+        }
+    }
+    for (; j < end; j += lanes) {
+        vector x[R];
+        for (std::size_t r = 0; r < R; ++r)
+            x[r] = load_vector(row[r] + j) - largest[r];
+        exp_groups_nonpositive(x); // -inf (the padding) gives 0
+        for (std::size_t r = 0; r < R; ++r) {
+            detail::store(row[r] + j, x[r]);
+            add_widened(x[r], low[r], high[r]);
+        }
+    }
+    for (std::size_t r = 0; r < R; ++r)
+        inverse[r] = static_cast<float>(1.0 / lanes_sum(low[r] + high[r]));
+}
+
+// out[r] += scale[r] * sum_j w[r][j] v_j over `count` keys for R rows, d = V * lanes: the keys
+// in four interleaved streams (key j in stream j mod 4), added in a fixed order at the end;
+// each row's sums are the same whatever R (each value row is loaded once for the R rows).
+template <std::size_t V, std::size_t R>
+void add_weighted_values(const float* const* w, const float* values, std::size_t count,
+                         const float* scale, float* const* out) {
+    constexpr std::size_t d = V * lanes, streams = 4;
+    vector sum[R][streams][V];
+    for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < streams; ++s)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[r][s][u] = zeros();
+    auto add_key = [&](std::size_t j, std::size_t s) {
+        for (std::size_t u = 0; u < V; ++u) {
+            vector x = load_vector(values + j * d + u * lanes);
+            keep_in_register(x);
+            for (std::size_t r = 0; r < R; ++r)
+                sum[r][s][u] += w[r][j] * x;
+        }
+    };
+    std::size_t j = 0;
+    for (; j + streams <= count; j += streams)
+        for (std::size_t s = 0; s < streams; ++s)
+            add_key(j + s, s);
+    for (std::size_t s = 0; j < count; ++j, ++s)
+        add_key(j, s);
+    for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t u = 0; u < V; ++u)
+            detail::store(out[r] + u * lanes, load_vector(out[r] + u * lanes) +
+                                                  scale[r] * ((sum[r][0][u] + sum[r][1][u]) +
+                                                              (sum[r][2][u] + sum[r][3][u])));
+}
+
+// The same for one row and any d (no compiled loop for it).
+void add_weighted_values_any(const float* w, const float* values, std::size_t count, std::size_t d,
+                             float scale, float* out) {
+    float sum[largest_d] = {};
+    for (std::size_t j = 0; j < count; ++j)
+        for (std::size_t c = 0; c < d; ++c)
+            sum[c] += w[j] * values[j * d + c];
+    for (std::size_t c = 0; c < d; ++c)
+        out[c] += scale * sum[c];
+}
+
+using weighted_values_loop = void (*)(const float* const*, const float*, std::size_t, const float*,
+                                      float* const*);
+
+// R rows' loop for d = 16, 32, 64 (null otherwise) while their 4 R d / 16 sums fit in 16
+// registers (more would spill).
+template <std::size_t R> weighted_values_loop weighted_values_for(std::size_t d) {
+    return dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> weighted_values_loop {
+        if constexpr (D != 0 && R * D <= 4 * lanes)
+            return add_weighted_values<D / lanes, R>;
+        else
+            return nullptr;
+    });
+}
+
+// Tokens at a time, V vectors each: `group` V independent FMA chains over the components.
+template <std::size_t V>
+void project_rows(const float* tokens, std::size_t n, const float* m_t, float* out) {
+    constexpr std::size_t d = V * lanes, group = V <= 2 ? 8 : 4;
+    std::size_t k = 0;
+    for (; k + group <= n; k += group) {
+        vector sum[group][V];
+        for (std::size_t g = 0; g < group; ++g)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[g][u] = zeros();
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u) {
+                vector column = load_vector(m_t + c * d + u * lanes);
+                keep_in_register(column);
+                for (std::size_t g = 0; g < group; ++g)
+                    sum[g][u] += tokens[(k + g) * d + c] * column;
+            }
+        for (std::size_t g = 0; g < group; ++g)
+            for (std::size_t u = 0; u < V; ++u)
+                store_vector(out + (k + g) * d + u * lanes, sum[g][u]);
+    }
+    for (; k < n; ++k) {
+        vector sum[V] = {};
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t u = 0; u < V; ++u)
+                sum[u] += tokens[k * d + c] * load_vector(m_t + c * d + u * lanes);
+        for (std::size_t u = 0; u < V; ++u)
+            store_vector(out + k * d + u * lanes, sum[u]);
+    }
+}
+
+void project_rows_any(const float* tokens, std::size_t n, std::size_t d, const float* m_t,
+                      float* out) {
+    for (std::size_t k = 0; k < n; ++k) {
+        float* row = out + k * d;
+        std::fill(row, row + d, 0.0f);
+        for (std::size_t c = 0; c < d; ++c)
+            for (std::size_t e = 0; e < d; ++e)
+                row[e] += tokens[k * d + c] * m_t[c * d + e];
+    }
+}
+
+} // namespace
+
+void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t d,
+                                  small_n_float_keys& out) {
+    if (!detail::takes_small_n(n, d))
+        throw std::logic_error("transpose_small_n_float_keys: not a small-n shape");
+    out.n = n;
+    out.d = d;
+    out.stride = round_up(n, key_chunk);
+    out.columns.assign(d * out.stride, 0.0f); // the padding keys are zeros
+    for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t c = 0; c < d; ++c)
+            out.columns[c * out.stride + j] = keys[j * d + c];
+}
+
+void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
+                                 const float* values, float value_scale, std::size_t n,
+                                 std::size_t d, double beta, bool causal, std::size_t first_row,
+                                 std::size_t end_row, float* out) {
+    if (keys.n != n || keys.d != d)
+        throw std::logic_error(
+            "add_small_n_float_attention: the transposed keys are of another shape");
+    const float* keys_t = keys.columns.data();
+    const std::size_t stride = keys.stride;
+    const auto b = static_cast<float>(beta);
+    // Rows R at a time: the logits' and the weighted values' FMA chains of R rows
+    // interleave (4 R chains each: one row's 4 were latency-bound) and each key or value
+    // vector is loaded once for the R rows.
+    alignas(64) float rows[4 * padded_limit];
+    end_row = std::min(end_row, n);
+    std::size_t k = first_row;
+    auto row_groups = [&](auto group, weighted_values_loop weighted_values) {
+        constexpr std::size_t R = decltype(group)::value;
+        for (; k + R <= end_row; k += R) {
+            float* row[R];
+            const float* q[R];
+            float* o[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                row[r] = rows + r * padded_limit;
+                q[r] = queries + (k + r) * d;
+                o[r] = out + (k + r) * d;
+            }
+            logits_rows<R>(q, keys_t, stride, d, b, stride, row);
+            float scale[R];
+            // Softmax two rows at a time: their chains of max, exp, sum and division
+            // interleave (four at a time spilled the exp's registers, no faster).
+            if constexpr (R % 2 == 0) {
+                for (std::size_t r = 0; r < R; r += 2)
+                    softmax_rows<2>(row + r, n, scale + r);
+            } else {
+                for (std::size_t r = 0; r < R; ++r)
+                    softmax_rows<1>(row + r, n, scale + r);
+            }
+            for (std::size_t r = 0; r < R; ++r)
+                scale[r] *= value_scale;
+            weighted_values(row, values, n, scale, o);
+        }
+    };
+    if (!causal) {
+        if (const weighted_values_loop four = weighted_values_for<4>(d))
+            row_groups(std::integral_constant<std::size_t, 4>{}, four);
+        else if (const weighted_values_loop two = weighted_values_for<2>(d))
+            row_groups(std::integral_constant<std::size_t, 2>{}, two);
+    }
+    const weighted_values_loop one = weighted_values_for<1>(d);
+    for (; k < end_row; ++k) {
+        const std::size_t visible = causal ? k + 1 : n;
+        float* const row[1] = {rows};
+        const float* const q[1] = {queries + k * d};
+        logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
+        float scale[1];
+        softmax_rows<1>(row, visible, scale);
+        scale[0] *= value_scale;
+        const float* const w[1] = {rows};
+        float* const o[1] = {out + k * d};
+        if (one)
+            one(w, values, visible, scale, o);
+        else
+            add_weighted_values_any(rows, values, visible, d, scale[0], o[0]);
+    }
+}
+
+void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,
+                           std::vector<float>& m_t_float, detail::row_major_matrix<float>& out) {
+    m_t_float.assign(m_t, m_t + d * d);
+    out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+    using loop = void (*)(const float*, std::size_t, const float*, float*);
+    const loop compiled = dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> loop {
+        if constexpr (D != 0)
+            return project_rows<D / lanes>;
+        else
+            return nullptr;
+    });
+    if (compiled)
+        compiled(tokens, n, m_t_float.data(), out.data());
+    else
+        project_rows_any(tokens, n, d, m_t_float.data(), out.data());
+}
+
+} // namespace nadyn::kernel

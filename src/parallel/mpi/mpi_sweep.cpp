@@ -1,0 +1,455 @@
+// nadyn sweep over MPI ranks: rank 0 hands out run indices and writes the records the
+// workers send back (include/nadyn/parallel/mpi_sweep.hpp).
+#include "nadyn/parallel/mpi_sweep.hpp"
+
+#include "experiment/sweep_engine.hpp"
+#include "nadyn/experiment/run.hpp"
+#include "nadyn/model/error.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <type_traits>
+
+namespace nadyn {
+
+namespace {
+
+using detail::run_record;
+
+// Message tags between a worker and rank 0.
+enum tag : int {
+    request = 1, // worker -> 0: give me a run (no payload)
+    assign = 2,  // 0 -> worker: a run index, or -1: nothing more
+    record = 3,  // worker -> 0: one finished run's record (bytes)
+    retired = 4, // worker -> 0: all my runs are reported, I take no more
+};
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// A byte buffer written and read in the same order; both ends are this program, on machines
+// of the same architecture (an MPI job), so values travel in their memory representation.
+class bytes_out {
+  public:
+    template <class T> void put(const T& value) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const auto* p = reinterpret_cast<const char*>(&value);
+        m_data.insert(m_data.end(), p, p + sizeof(T));
+    }
+    void put(const std::string& text) {
+        put(std::uint64_t(text.size()));
+        m_data.insert(m_data.end(), text.begin(), text.end());
+    }
+    template <class T> void put(const std::vector<T>& values) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        put(std::uint64_t(values.size()));
+        const auto* p = reinterpret_cast<const char*>(values.data());
+        m_data.insert(m_data.end(), p, p + values.size() * sizeof(T));
+    }
+    [[nodiscard]] const std::vector<char>& data() const { return m_data; }
+
+  private:
+    std::vector<char> m_data;
+};
+
+class bytes_in {
+  public:
+    explicit bytes_in(const std::vector<char>& data) : m_data(data) {}
+    template <class T> void get(T& value) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        take(&value, sizeof(T));
+    }
+    void get(std::string& text) {
+        std::uint64_t size = 0;
+        get(size);
+        text.resize(size);
+        take(text.data(), size);
+    }
+    template <class T> void get(std::vector<T>& values) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        std::uint64_t size = 0;
+        get(size);
+        values.resize(size);
+        take(values.data(), size * sizeof(T));
+    }
+
+  private:
+    void take(void* into, std::size_t count) {
+        if (m_at + count > m_data.size())
+            throw std::runtime_error("a run record from a worker is truncated");
+        std::memcpy(into, m_data.data() + m_at, count);
+        m_at += count;
+    }
+    const std::vector<char>& m_data;
+    std::size_t m_at = 0;
+};
+
+// The fields a worker sends after the index and the observable count, in one list for both
+// directions so that encode and decode cannot disagree.
+template <class Record, class Field> void each_field(Record& r, Field&& field) {
+    field(r.status);
+    for (auto& values : r.observables)
+        field(values);
+    field(r.times);
+    field(r.positions);
+    field(r.magnitudes);
+    field(r.clustering_times);
+    field(r.merges); // merge_event: trivially copyable
+    field(r.frames);
+    field(r.rhs);
+    field(r.accepted);
+    field(r.wall);
+    field(r.plateau_length);
+    field(r.plateau_clusters);
+    field(r.parameters);
+    field(r.failure);
+}
+
+std::vector<char> encode(const run_record& r) {
+    bytes_out out;
+    out.put(std::uint64_t(r.index));
+    out.put(std::uint64_t(r.observables.size()));
+    each_field(r, [&](const auto& value) { out.put(value); });
+    return out.data();
+}
+
+run_record decode(const std::vector<char>& bytes) {
+    bytes_in in(bytes);
+    run_record r;
+    std::uint64_t index = 0, observables = 0;
+    in.get(index);
+    in.get(observables);
+    r.index = index;
+    r.observables.resize(observables);
+    each_field(r, [&](auto& value) { in.get(value); });
+    return r;
+}
+
+void send_bytes(const std::vector<char>& bytes, int to, int tag) {
+    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
+}
+
+std::vector<char> receive_bytes(int from, int tag, MPI_Status* status = nullptr) {
+    MPI_Status probe;
+    MPI_Probe(from, tag, MPI_COMM_WORLD, &probe);
+    int count = 0;
+    MPI_Get_count(&probe, MPI_BYTE, &count);
+    std::vector<char> bytes(static_cast<std::size_t>(count));
+    MPI_Recv(bytes.data(), count, MPI_BYTE, probe.MPI_SOURCE, probe.MPI_TAG, MPI_COMM_WORLD,
+             status ? status : MPI_STATUS_IGNORE);
+    return bytes;
+}
+
+// Rank 0's string broadcast to every rank.
+std::string broadcast(std::string text) {
+    std::uint64_t size = text.size();
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    text.resize(size);
+    MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return text;
+}
+
+// Outcome codes rank 0 broadcasts: what the other ranks throw.
+enum outcome : int { fine = 0, bad_input = 2, failed_io = 1 };
+
+// Every rank reads the experiment's input files (check_input_files: as the runs will) and
+// hashes them; the ranks compare the hashes. A rank that cannot read them, or read other
+// contents than rank 0 (the same `file:` path naming another file in its working
+// directory), ends every rank with one message, before any file is touched.
+void agree_on_input_files(const parallel_context& context, const experiment& e) {
+    std::string refusal;
+    std::uint64_t hash = 14695981039346656037ULL; // FNV-1a of the paths and their SHA-256s
+    try {
+        if (!context.root()) e.check_input_files(); // rank 0 did in prepare
+        for (const auto& [path, sha256] : e.input_file_hashes())
+            for (const std::string& part : {path, sha256})
+                for (const char c : part + '\n')
+                    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    } catch (const std::exception& error) {
+        refusal = error.what();
+    }
+    const start_agreement agreed = context.agree_on_inputs(hash, !refusal.empty());
+    if (agreed.refused_rank >= 0) {
+        const std::string text = context.text_from(agreed.refused_rank, refusal);
+        throw input_error(agreed.refused_rank == 0
+                              ? text
+                              : "rank " + std::to_string(agreed.refused_rank) + ": " + text);
+    }
+    if (agreed.differing_rank >= 0)
+        throw input_error("MPI rank " + std::to_string(agreed.differing_rank) +
+                          " read other input files than rank 0 (a file: path that names another "
+                          "file there, e.g. from another working directory); every rank must "
+                          "read the same files, so none runs");
+}
+
+[[noreturn]] void throw_as_rank_zero(int code) {
+    // The message is rank 0's; this rank's is never printed (only rank 0 prints).
+    if (code == bad_input) throw input_error("rank 0 refused the input");
+    throw io_error("rank 0 failed");
+}
+
+// Rank 0: hands out `todo` and writes what comes back, until every worker has retired.
+ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
+                              const std::vector<std::size_t>& todo, std::size_t skipped,
+                              const sweep_options& options, int workers) {
+    const auto started = clock_type::now();
+    ranks_sweep_result result;
+    result.workers = workers;
+    sweep_summary& summary = result.summary;
+    summary.runs = e.size();
+    summary.skipped = skipped;
+    summary.jobs = detail::choose_jobs(e, options.jobs);
+    std::exception_ptr write_failure;
+    std::size_t next = 0, finished = 0;
+    int active = workers;
+    auto idle = std::chrono::microseconds(20);
+    while (active > 0) {
+        MPI_Status status;
+        int arrived = 0;
+        const auto wait_start = clock_type::now();
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
+        if (!arrived) {
+            // Poll gently: rank 0 shares its node's cores with workers that compute.
+            std::this_thread::sleep_for(idle);
+            idle = std::min(idle * 2, std::chrono::microseconds(2000));
+            result.waiting_seconds += seconds_since(wait_start);
+            continue;
+        }
+        idle = std::chrono::microseconds(20);
+        const int from = status.MPI_SOURCE;
+        if (status.MPI_TAG == request) {
+            int nothing = 0;
+            MPI_Recv(&nothing, 0, MPI_INT, from, request, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            const bool stopping = (options.stop && options.stop->load()) || write_failure;
+            long long index = -1;
+            if (!stopping && next < todo.size()) index = static_cast<long long>(todo[next++]);
+            MPI_Send(&index, 1, MPI_LONG_LONG, from, assign, MPI_COMM_WORLD);
+        } else if (status.MPI_TAG == record) {
+            const auto receive_start = clock_type::now();
+            const run_record r = decode(receive_bytes(from, record));
+            result.receiving_seconds += seconds_since(receive_start);
+            const auto write_start = clock_type::now();
+            try {
+                file.write(e, r);
+            } catch (...) {
+                if (!write_failure) write_failure = std::current_exception();
+            }
+            result.writing_seconds += seconds_since(write_start);
+            switch (r.status) {
+            case detail::done:
+                ++summary.complete;
+                break;
+            case detail::stopped:
+                ++summary.interrupted;
+                break;
+            default:
+                ++summary.failed;
+                if (summary.first_failure.empty()) summary.first_failure = r.failure;
+            }
+            ++finished;
+            if (options.progress) {
+                sweep_progress p;
+                p.done = finished;
+                p.total = todo.size();
+                p.elapsed = seconds_since(started);
+                options.progress(p);
+            }
+        } else {
+            int nothing = 0;
+            MPI_Recv(&nothing, 0, MPI_INT, from, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            --active;
+        }
+    }
+    if (write_failure) std::rethrow_exception(write_failure);
+    result.stopped = options.stop && options.stop->load();
+    summary.wall_seconds = seconds_since(started);
+    const bool incomplete = result.stopped || summary.interrupted > 0 ||
+                            summary.complete + summary.skipped + summary.failed < summary.runs;
+    const auto write_start = clock_type::now();
+    file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    result.writing_seconds += seconds_since(write_start);
+    return result;
+}
+
+// A worker: asks rank 0 for runs while it has a free slot, runs them on threads of their own
+// (as the one-process sweep: side by side with one thread each, or one at a time with all
+// cores) and sends each record back from the main thread (MPI_THREAD_FUNNELED).
+void work(const experiment& e, const sweep_options& options) {
+    const detail::sweep_layout layout = detail::layout_of(e);
+    const int jobs = detail::choose_jobs(e, options.jobs);
+    const int threads_per_run = jobs > 1 ? 1 : 0;
+    std::mutex lock;
+    std::condition_variable ready;
+    std::deque<run_record> finished;
+    std::map<std::size_t, std::thread> running;
+    bool more = true;
+    auto stopping = [&] { return options.stop && options.stop->load(); };
+    for (;;) {
+        while (more && running.size() < std::size_t(jobs) && !stopping()) {
+            int nothing = 0;
+            MPI_Send(&nothing, 0, MPI_INT, 0, request, MPI_COMM_WORLD);
+            long long index = -1;
+            MPI_Recv(&index, 1, MPI_LONG_LONG, 0, assign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (index < 0) {
+                more = false;
+                break;
+            }
+            const auto i = static_cast<std::size_t>(index);
+            running.emplace(i, std::thread([&, i] {
+                                run_record r =
+                                    detail::run_point(e, layout, i, threads_per_run, options.stop);
+                                std::lock_guard<std::mutex> guard(lock);
+                                finished.push_back(std::move(r));
+                                ready.notify_one();
+                            }));
+        }
+        if (running.empty()) break;
+        std::deque<run_record> batch;
+        {
+            std::unique_lock<std::mutex> guard(lock);
+            ready.wait(guard, [&] { return !finished.empty(); });
+            batch.swap(finished);
+        }
+        for (const run_record& r : batch) {
+            send_bytes(encode(r), 0, record);
+            auto thread = running.find(r.index);
+            thread->second.join();
+            running.erase(thread);
+        }
+    }
+    int nothing = 0;
+    MPI_Send(&nothing, 0, MPI_INT, 0, retired, MPI_COMM_WORLD);
+}
+
+} // namespace
+
+ranks_sweep_result sweep_over_ranks(const parallel_context& context,
+                                    const std::function<ranks_sweep_job()>& prepare,
+                                    const sweep_options& options) {
+    // Rank 0 prepares everything that can fail on bad input before any rank starts work.
+    ranks_sweep_job job;
+    std::unique_ptr<detail::sweep_file> file;
+    std::vector<std::size_t> todo;
+    std::size_t skipped = 0, distrusted = 0;
+    int code = fine;
+    std::exception_ptr failure;
+    if (context.root()) {
+        try {
+            job = prepare();
+            if (!job.plan_only) {
+                job.e.check_input_files();
+                if (job.resume) {
+                    detail::check_recorded_experiment(job.path, job.e);
+                } else {
+                    check_output_path(job.path, options.overwrite);
+                    // The memory check of one process, for each worker (nodes alike).
+                    const sweep_plan plan = plan_sweep(job.e, options.jobs);
+                    const double available =
+                        double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+                    if (available > 0 && plan.bytes_in_use > available)
+                        throw input_error("the sweep needs about " +
+                                          std::to_string(plan.bytes_in_use / 1e9) + " GB with " +
+                                          std::to_string(plan.jobs) +
+                                          " runs side by side per rank, more than the memory "
+                                          "available; pass --jobs 1");
+                }
+            }
+        } catch (const input_error&) {
+            code = bad_input;
+            failure = std::current_exception();
+        } catch (...) {
+            code = failed_io;
+            failure = std::current_exception();
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    if (code != fine) throw_as_rank_zero(code);
+    int plan_only = job.plan_only ? 1 : 0;
+    MPI_Bcast(&plan_only, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ranks_sweep_result result;
+    result.workers = context.size() - 1;
+    if (plan_only) return result;
+
+    // The workers rebuild the experiment from rank 0's text: they need no file of their own.
+    std::string text = broadcast(job.e.text), source = broadcast(job.e.source);
+    std::uint64_t count = job.e.overrides.size();
+    MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    std::vector<std::string> overrides(count);
+    for (std::size_t i = 0; i < count; ++i)
+        overrides[i] = broadcast(context.root() ? job.e.overrides[i] : std::string());
+    if (!context.root()) job.e = experiment::parse(text, source, overrides);
+
+    // The workers read the input files themselves, in their own working directories: every
+    // rank must read the same ones (by content) before rank 0 creates or opens the file.
+    agree_on_input_files(context, job.e);
+
+    if (context.root()) {
+        try {
+            const detail::sweep_layout layout = detail::layout_of(job.e);
+            if (job.resume) {
+                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
+                const auto trusted = file->trusted_runs(job.e, distrusted);
+                for (std::size_t i = 0; i < trusted.size(); ++i) {
+                    if (trusted[i])
+                        ++skipped;
+                    else
+                        todo.push_back(i);
+                }
+            } else {
+                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
+                                                            options.overwrite);
+                todo.resize(job.e.size());
+                std::iota(todo.begin(), todo.end(), 0);
+            }
+        } catch (const input_error&) {
+            code = bad_input;
+            failure = std::current_exception();
+        } catch (...) {
+            code = failed_io;
+            failure = std::current_exception();
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    if (code != fine) throw_as_rank_zero(code);
+
+    if (context.root()) {
+        try {
+            result = coordinate(job.e, *file, todo, skipped, options, context.size() - 1);
+            result.summary.distrusted = distrusted;
+        } catch (const std::exception& error) {
+            // The workers are past the point of agreeing on an outcome: end the job loudly.
+            std::fprintf(stderr, "nadyn: %s\n", error.what());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    } else {
+        work(job.e, options);
+    }
+    // Every rank learns rank 0's account (the exit status follows from it).
+    unsigned long long counts[6] = {result.summary.runs,     result.summary.skipped,
+                                    result.summary.complete, result.summary.interrupted,
+                                    result.summary.failed,   result.stopped ? 1ULL : 0ULL};
+    MPI_Bcast(counts, 6, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    result.summary.runs = counts[0];
+    result.summary.skipped = counts[1];
+    result.summary.complete = counts[2];
+    result.summary.interrupted = counts[3];
+    result.summary.failed = counts[4];
+    result.stopped = counts[5] != 0;
+    return result;
+}
+
+} // namespace nadyn
