@@ -26,9 +26,12 @@ overridable with ``--set KEY=VALUE``, VALUE a TOML value such as ``[1, 2, 3]``) 
 ``reduce(parameters)`` computes the table with the library's compiled functions
 (``nadyn._core``); ``figure(table, parameters, path)`` likewise.
 
-Running a study runs the sweep (``nadyn sweep experiment.toml --set ...``) into
+Running a study runs the sweep (what ``nadyn sweep experiment.toml --set ...`` runs: in this
+process through the compiled module when it is built, else that command) into
 ``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
-and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild.
+and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild. ``nadyn table``
+is this module's ``table`` command (the program execs it); ``table all`` runs the studies of
+the manifest ``studies/paper.toml`` (:mod:`nadyn.paper`).
 
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --set sweep.seed.range=[1,2]
@@ -247,8 +250,12 @@ def _stop_child(process: subprocess.Popen, signum: int) -> None:
     """Stops a child as the signal would have stopped it alone (nadyn: its runs keep their
     last frame, its files are closed) and waits for it; a second signal, or the grace period
     passing, kills it."""
-    previous = {s: signal.signal(s, lambda *_: process.kill())
-                for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {}
+    try:
+        for s in (signal.SIGINT, signal.SIGTERM):
+            previous[s] = signal.signal(s, lambda *_: process.kill())
+    except ValueError:  # not the main thread: its handlers are not ours to change
+        pass
     try:
         if process.poll() is None:
             process.send_signal(signum)
@@ -271,7 +278,8 @@ def run_child(command: Sequence[str], stdout=None) -> subprocess.CompletedProces
     try:
         out, _ = process.communicate()
     except BaseException as error:
-        _stop_child(process, error.signum if isinstance(error, Interrupted) else signal.SIGTERM)
+        _stop_child(process, error.signum if isinstance(error, Interrupted) else
+                    signal.SIGINT if isinstance(error, KeyboardInterrupt) else signal.SIGTERM)
         raise
     return subprocess.CompletedProcess(list(command), process.returncode, out)
 
@@ -573,7 +581,6 @@ def write_whole(path: pathlib.Path, text: str) -> None:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-
 
 
 def quick_settings(study: Study) -> list[str]:
