@@ -170,7 +170,7 @@ def _symmetric_start(spec: dict, path: pathlib.Path, nadyn: str | None) -> None:
             s = core._reduced(scheme, float(spec["n"]), float(spec["beta"]), 1.0, 1.0,
                               float(spec["t_switch"]), times, 1e-13)
             rows = zip(s["t"], s["gamma"], s["gap"], s["velocity"], s["r"])
-        else:
+        else:  # `nadyn reduced` samples at (i / samples) T: the same times to round-off
             text = studies.run_child(
                 [program, "reduced", "--scheme", scheme, "--n", repr(float(spec["n"])),
                  "--beta", repr(float(spec["beta"])), "--t-switch", repr(float(spec["t_switch"])),
