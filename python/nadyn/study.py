@@ -679,7 +679,10 @@ def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
 
         matplotlib.use("Agg")
         figure = figure_path
-        study.module.figure(table, figure_data(), figure)
+        # A study may restyle matplotlib (rcParams): its style ends with its figure, so the
+        # studies of one process (nadyn table all) draw as each would alone.
+        with matplotlib.rc_context():
+            study.module.figure(table, figure_data(), figure)
     return Result(study=study, table=table, sweep_file=next(iter(sweep_files.values()), None),
                   sweep_files=sweep_files,
                   extra_tables=dict(list(tables.items())[1:]), markdown=md, csv=csv,

@@ -272,3 +272,32 @@ def test_an_out_dir_on_a_read_only_file_system_is_one_line(cli, tmp_path, exists
     verb = "write into" if exists else "create"
     assert one_line(run.stderr) == (f"nadyn: cannot {verb} output directory '{target}': "
                                     "Read-only file system\n")
+
+
+def test_a_study_that_restyles_matplotlib_does_not_restyle_the_next(cli, tmp_path):
+    """`all` runs its studies in one process: one study's rcParams end with its figure."""
+    studies = tmp_path / "studies"
+    for name, body in (("first", 'matplotlib.rcParams["font.size"] = 3.0'), ("second", "")):
+        folder = write_study(studies / name)
+        with (folder / "reduce.py").open("a") as f:
+            f.write(textwrap.dedent(f'''\
+                def figure(table, data, path):
+                    import matplotlib
+                    {body}
+                    path.write_text(str(matplotlib.rcParams["font.size"]))
+                '''))
+    (studies / "paper.toml").write_text(textwrap.dedent("""\
+        title = "t"
+        introduction = "i"
+        [[study]]
+        name = "first"
+        heading = "1. First"
+        [[study]]
+        name = "second"
+        heading = "2. Second"
+        """))
+    out = tmp_path / "out"
+    run = table(cli, "all", "--studies", str(studies), "--out-dir", str(out))
+    assert run.returncode == 0, run.stderr
+    assert (out / "first.png").read_text() == "3.0"
+    assert (out / "second.png").read_text() == "10.0"  # matplotlib's default, as alone
