@@ -86,6 +86,9 @@ def load_manifest(directory: str | os.PathLike | None = None) -> Manifest:
     captions = figures.get("captions", [])
     if not isinstance(captions, list) or not all(isinstance(c, str) for c in captions):
         raise StudyError(f"{path}: [figures] captions must be a list of strings")
+    if script is not None and not (isinstance(script, str) and (path.parent / script).is_file()):
+        raise StudyError(f"{path}: [figures] script {script!r} is not a file (a path relative "
+                         "to the manifest)")
     return Manifest(path=path, title=_text(data, "title", str(path)),
                     introduction=_text(data, "introduction", str(path)), studies=entries,
                     figures_script=(path.parent / script) if script else None,

@@ -72,6 +72,7 @@ def test_results_readme_is_the_manifest_rendered_from_the_results_files():
     headings = re.findall(r"^## (.*)$", readme, flags=re.M)
     assert headings == [e.heading for e in manifest.studies] + ["Figures"]
     assert [e.name for e in manifest.studies][-1] == "mean_field_limit"
+    assert manifest.figures_script.resolve() == REPO / "scripts" / "figures.py"
 
 
 def test_a_study_runs_by_the_name_its_manifest_gives_it(cli, tmp_path):
