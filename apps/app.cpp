@@ -26,8 +26,8 @@ app_commands build_app(CLI::App& app) {
         "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (docs/model.md §3)");
     commands.run[reduced] = add_reduced(*reduced);
     auto* table = app.add_subcommand(
-        "table", "Run a study (studies/<name>/: initial, terminal, random, noise, unselectable, "
-                 "clustering_time, ...) or every table of results/ (all)");
+        "table", "Run a study (a folder studies/<name>/; python3 -m nadyn.study runs it) or every "
+                 "study of studies/paper.toml and results/README.md (all)");
     commands.run[table] = add_table(*table);
     auto* rerun = app.add_subcommand(
         "rerun", "Run the simulation recorded in a trajectory file again (bitwise identical)");

@@ -54,9 +54,10 @@ class Runner:
     def __init__(self, nadyn, root):
         self.nadyn, self.root = nadyn, root
 
-    def start(self, args, cwd):
+    def start(self, args, cwd, env=None):
         return subprocess.Popen([self.nadyn] + args, cwd=cwd, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, preexec_fn=_child_setup)
+                                stderr=subprocess.PIPE, text=True, preexec_fn=_child_setup,
+                                env=env)
 
     @staticmethod
     def finish(proc, args, started, timeout=TIMEOUT):
@@ -68,9 +69,9 @@ class Runner:
             err = "(timed out after %.0f s and was killed) " % timeout + err
         return Result(args, proc.returncode, out, err, time.monotonic() - started)
 
-    def run(self, args, cwd, timeout=TIMEOUT):
+    def run(self, args, cwd, timeout=TIMEOUT, env=None):
         started = time.monotonic()
-        return self.finish(self.start(args, cwd), args, started, timeout)
+        return self.finish(self.start(args, cwd, env), args, started, timeout)
 
     def run_shell(self, command, cwd, timeout=TIMEOUT):
         started = time.monotonic()
@@ -1116,6 +1117,157 @@ class Report:
                      "; ".join(self.runner.show(a) for a in commands), "2, 2, 2",
                      ", ".join(statuses), line, "—", "—", check.problems))
 
+    # ---- 25. nadyn table: signals, its children, refused outputs and studies ----
+
+    def table_study(self, root, name, runs="n = [4, 8]", T=2.0, reduce_code=None):
+        """A study of files only under root/studies: the final mean cosine against n."""
+        folder = os.path.join(root, "studies", name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "experiment.toml"), "w") as f:
+            f.write("[run]\nd = 4\nT = %r\ndt = 0.01\npositions = \"none\"\n"
+                    "[sweep]\n%s\nseed = [1]\n" % (T, runs))
+        with open(os.path.join(folder, "reduce.py"), "w") as f:
+            f.write(reduce_code or (
+                "import pandas as pd\n"
+                "def reduce(data):\n"
+                "    final = data.mean_cos.isel(time=-1, seed=0)\n"
+                "    return pd.DataFrame({'n': data.n.values, 'final_mean_cos': final.values})\n"))
+        with open(os.path.join(folder, "README.md"), "w") as f:
+            f.write("# Final mean cosine\n")
+        return os.path.join(root, "studies")
+
+    @staticmethod
+    def processes_naming(text):
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                try:
+                    with open("/proc/%s/cmdline" % entry, "rb") as fh:
+                        if text.encode() in fh.read():
+                            found.append(int(entry))
+                except OSError:
+                    continue
+        return found
+
+    def table_signal(self, sig, mode):
+        check = Check()
+        cwd = self.case_dir("table_%s_%s" % (SIGNAL_NAMES[sig], mode))
+        studies = self.table_study(cwd, "slow", runs="n = [64, 64, 64, 64, 64, 64, 64, 64]",
+                                   T=4000.0)
+        env = dict(os.environ, NADYN_STUDY_SWEEPS=mode)
+        args = ["table", "slow", "--studies", studies, "--out-dir", "out", "--no-figures"]
+        started = time.monotonic()
+        proc = self.runner.start(args, cwd, env)
+        sweep = os.path.join(cwd, "out", "data", "slow.h5")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not os.path.exists(sweep):
+            time.sleep(0.02)
+        time.sleep(0.5)
+        check(proc.poll() is None, "the study ended before the signal")
+        proc.send_signal(sig)
+        res = self.runner.finish(proc, args, started)
+        if sig == signal.SIGKILL:
+            expected = "SIGKILL"
+            check(res.status == -signal.SIGKILL, "exit %s" % status_text(res.status))
+        else:
+            expected = str(128 + sig)
+            check(res.status == 128 + sig, "exit %s, expected %d" % (status_text(res.status),
+                                                                    128 + sig))
+            check(res.err.count("\n") == 1 and "Traceback" not in res.err,
+                  "stderr has %d lines" % res.err.count("\n"))
+            check(res.err.startswith("nadyn: interrupted by %s" % SIGNAL_NAMES[sig]),
+                  "stderr: %s" % first_line(res.err))
+        left = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            left = self.processes_naming(os.path.join(cwd, "studies"))
+            if not left:
+                break
+            time.sleep(0.05)
+        check(not left, "%d processes still running" % len(left))
+        again = self.runner.run(args + ["--set", "sweep.n=[4]", "--set", "run.T=1"], cwd,
+                                env=env)
+        check(again.status == 0, "the same command again: exit %s: %s"
+              % (status_text(again.status), first_line(again.err)))
+        self.add(Row("25 nadyn table: %s during a study's sweep (%s), then the same command"
+                     % (SIGNAL_NAMES[sig], "nadyn sweep children" if mode == "cli"
+                        else "in process when the module is built"),
+                     self.runner.show(args) + " (NADYN_STUDY_SWEEPS=%s)" % mode,
+                     "%s, 0" % expected, "%s, %s" % (status_text(res.status),
+                                                    status_text(again.status)),
+                     self.runner.clean(first_line(res.err)) if res.err else "(empty)",
+                     "—", "—", check.problems))
+
+    def table_refusal(self, label, prepare, expect, reduce_code=None, args_extra=()):
+        check = Check()
+        cwd = self.case_dir("table_" + label)
+        studies = self.table_study(cwd, "final_cos", reduce_code=reduce_code)
+        kept = prepare(cwd)
+        args = ["table", "final_cos", "--studies", studies, "--out-dir", "out"] + list(args_extra)
+        res = self.runner.run(args, cwd, timeout=60)
+        one_line_refusal(check, res, expect)
+        check("Traceback" not in res.err, "a traceback on stderr")
+        for path in kept or []:
+            check(os.path.exists(path) and not os.path.isfile(path), "%s was replaced" % path)
+        check(not os.path.isfile(os.path.join(cwd, "out", "final_cos.md")), "final_cos.md written")
+        self.add(Row("25 nadyn table: " + label, self.runner.show(args), "2",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+                     check.problems))
+
+    def table_read_only(self):
+        prefix = None
+        for candidate in (["unshare", "-m"], ["unshare", "-rm"]):
+            if shutil.which("unshare") and subprocess.run(
+                    candidate + ["sh", "-c", "mount -t tmpfs -o ro tmpfs /mnt"],
+                    capture_output=True).returncode == 0:
+                prefix = candidate
+                break
+        label = "--out-dir on a read-only file system"
+        if prefix is None:
+            self.add(Row("25 nadyn table: " + label, "—", "2", "not tried (no mount namespace)",
+                         "—"))
+            return
+        check = Check()
+        cwd = self.case_dir("table_read_only")
+        studies = self.table_study(cwd, "final_cos")
+        mount = os.path.join(cwd, "ro")
+        os.makedirs(mount)
+        command = ("mount -t tmpfs -o ro tmpfs %s && exec %s table final_cos --studies %s "
+                   "--out-dir %s/out" % (mount, self.runner.nadyn, studies, mount))
+        res = self.runner.run_shell(" ".join(shlex.quote(p) for p in prefix) + " sh -c "
+                                    + shlex.quote(command), cwd)
+        one_line_refusal(check, res, ["cannot create output directory", mount + "/out",
+                                      "Read-only file system"])
+        self.add(Row("25 nadyn table: " + label, "nadyn table final_cos --out-dir ro/out "
+                     "(ro: a read-only tmpfs)", "2", status_text(res.status),
+                     self.runner.clean(first_line(res.err)), "—", "—", check.problems))
+
+    def table_cases(self):
+        for mode in ("cli", "auto"):
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.table_signal(sig, mode)
+        self.table_signal(signal.SIGKILL, "cli")
+
+        def fifo(name):
+            def prepare(cwd):
+                os.makedirs(os.path.join(cwd, "out"))
+                path = os.path.join(cwd, "out", name)
+                os.mkfifo(path)
+                return [path]
+            return prepare
+
+        self.table_refusal("a FIFO at <name>.md.partial", fifo("final_cos.md.partial"),
+                           ["final_cos.md.partial", "not a regular file"])
+        self.table_refusal("a FIFO at <name>.md", fifo("final_cos.md"),
+                           ["final_cos.md'", "not a regular file"])
+        self.table_refusal("a reduce.py with a syntax error", lambda cwd: None,
+                           ["reduce.py:2: SyntaxError"],
+                           reduce_code="import pandas\ndef reduce(data)\n    pass\n")
+        self.table_refusal("a reduce.py whose import fails", lambda cwd: None,
+                           ["reduce.py:1: ModuleNotFoundError", "no_such_module"],
+                           reduce_code="import no_such_module\ndef reduce(data):\n    pass\n")
+        self.table_read_only()
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1164,6 +1316,7 @@ class Report:
         self.resume_killed_early()
         self.creation_stub()
         self.fifo_inputs()
+        self.table_cases()
 
 
 def cell(text):
@@ -1241,6 +1394,12 @@ def write_markdown(path, report, version, seconds):
         "estimate.",
         "9. **Threads**: `--threads 1, 2, 3` give bitwise identical frames (and record the "
         "thread count).",
+        "10. **nadyn table** (rows 25): a study of 8 long runs is signalled once its sweep file "
+        "exists: SIGINT exits 130, SIGTERM 143, one stderr line and no traceback; no process "
+        "naming the study is left (a `nadyn sweep` child dies with its parent, SIGKILL "
+        "included) and the same command then runs at once (exit 0). A FIFO at a table's path "
+        "or its `.partial`, a `reduce.py` that does not load and a read-only `--out-dir` are "
+        "refused as bad inputs (one line, exit 2, no table written, the FIFO kept).",
         "",
     ]
     failed = [r for r in report.rows if not r.ok]

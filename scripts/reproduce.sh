@@ -6,7 +6,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 cd "$root"
 build/bin/nadyn table all --out-dir results "$@"
-# Every study (studies/<name>/, docs/studies.md) into results/ beside the paper's tables.
-for study in $(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "python"); import nadyn.study as s; print(*s.available())'); do
+# Every other study (studies/<name>/, docs/studies.md) into results/ beside the paper's tables
+# (those of studies/paper.toml ran above).
+for study in $(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "python"); import nadyn.study as s, nadyn.paper as p; done = {e.name for e in p.load_manifest().studies}; print(*[n for n in s.available() if n not in done])'); do
     build/bin/nadyn table "$study" --out-dir results >/dev/null
 done

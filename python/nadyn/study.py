@@ -26,9 +26,12 @@ overridable with ``--set KEY=VALUE``, VALUE a TOML value such as ``[1, 2, 3]``) 
 ``reduce(parameters)`` computes the table with the library's compiled functions
 (``nadyn._core``); ``figure(table, parameters, path)`` likewise.
 
-Running a study runs the sweep (``nadyn sweep experiment.toml --set ...``) into
+Running a study runs the sweep (what ``nadyn sweep experiment.toml --set ...`` runs: in this
+process through the compiled module when it is built, else that command) into
 ``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
-and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild.
+and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild. ``nadyn table``
+is this module's ``table`` command (the program execs it); ``table all`` runs the studies of
+the manifest ``studies/paper.toml`` (:mod:`nadyn.paper`).
 
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --set sweep.seed.range=[1,2]
@@ -45,13 +48,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import importlib.util
 import math
 import os
 import pathlib
 import shutil
+import signal
+import stat
 import subprocess
 import sys
+import traceback
 from typing import Any, Sequence
 
 import numpy as np
@@ -61,7 +68,27 @@ from .io import open as open_file
 
 
 class StudyError(ValueError):
-    """A study folder that cannot run: what is wrong, and what a study needs."""
+    """A study folder that cannot run: what is wrong, and what a study needs (exit status 2)."""
+
+
+class StudyFailure(RuntimeError):
+    """A study that ran and failed: runs of its sweep failed (exit status 1)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped the study (``main`` exits 128 + the signal's number: 130, 143).
+
+    Raised by the handlers ``main`` installs; a sweep in this process stops at its runs' next
+    step (the compiled module polls Python's handlers), a ``nadyn`` child is sent the same
+    signal and waited for."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
 
 
 @dataclasses.dataclass
@@ -147,7 +174,10 @@ def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -
     name = folder.resolve().name
     spec = importlib.util.spec_from_file_location(f"nadyn_study_{name}", folder / "reduce.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # a syntax error, a failed import, anything raised at load
+        raise StudyError(code_error(folder / "reduce.py", error)) from error
     if not callable(getattr(module, "reduce", None)):
         raise StudyError(f"'{folder / 'reduce.py'}' defines no reduce(data) function")
     if not _experiments(folder) and not isinstance(getattr(module, "PARAMETERS", None), dict):
@@ -155,6 +185,158 @@ def load(study: str | os.PathLike, directory: str | os.PathLike | None = None) -
                          "experiments/*.toml), and its reduce.py defines no PARAMETERS dict "
                          "(a study that runs no sweep)")
     return Study(name=name, folder=folder, experiments=_experiments(folder), module=module)
+
+
+def code_error(path: pathlib.Path, error: BaseException) -> str:
+    """One line for an error in a study's code: ``path:line: Type: message``, the line being
+    the deepest of the traceback in ``path`` (for a syntax error, the error's own)."""
+    line = None
+    if isinstance(error, SyntaxError) and error.filename and \
+            pathlib.Path(error.filename).resolve() == path.resolve():
+        line, message = error.lineno, error.msg
+    else:
+        message = str(error)
+        for frame in traceback.extract_tb(error.__traceback__):
+            if pathlib.Path(frame.filename).resolve() == path.resolve():
+                line = frame.lineno
+    where = f"{path}:{line}" if line else str(path)
+    return (f"{where}: {type(error).__name__}: {message} " if message else
+            f"{where}: {type(error).__name__} ") + "(--verbose shows the traceback)"
+
+
+# ---- child processes and signals -----------------------------------------------------------
+
+CHILD_GRACE_SECONDS = 15.0  # a stopped `nadyn` child closes its files within 8 s (its alarm)
+_PR_SET_PDEATHSIG = 1
+_stopping = False
+
+
+def _on_stop_signal(signum, frame):
+    """SIGINT and SIGTERM: raise Interrupted once; a repeat while it unwinds is ignored here
+    (a child being stopped meanwhile is killed: _stop_child)."""
+    global _stopping
+    if _stopping:
+        return
+    _stopping = True
+    raise Interrupted(signum)
+
+
+def install_stop_signals() -> dict:
+    """SIGINT and SIGTERM raise Interrupted (once); returns the previous handlers."""
+    global _stopping
+    _stopping = False
+    return {s: signal.signal(s, _on_stop_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _prctl():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _die_with(parent: int, prctl):
+    """The child's set-up (after fork, before exec): SIGTERM when this process ends, however
+    it ends (SIGKILL included), so no `nadyn sweep` outlives the study that started it."""
+
+    def setup():
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent ended before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return setup
+
+
+def _stop_child(process: subprocess.Popen, signum: int) -> None:
+    """Stops a child as the signal would have stopped it alone (nadyn: its runs keep their
+    last frame, its files are closed) and waits for it; a second signal, or the grace period
+    passing, kills it."""
+    previous = {}
+    try:
+        for s in (signal.SIGINT, signal.SIGTERM):
+            previous[s] = signal.signal(s, lambda *_: process.kill())
+    except ValueError:  # not the main thread: its handlers are not ours to change
+        pass
+    try:
+        if process.poll() is None:
+            process.send_signal(signum)
+        try:
+            process.wait(timeout=CHILD_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def run_child(command: Sequence[str], stdout=None) -> subprocess.CompletedProcess:
+    """Runs a program this study needs (``nadyn sweep``, the figure script) in this process's
+    group; it dies with this process (PR_SET_PDEATHSIG) and is stopped with it (Interrupted:
+    the same signal, then a wait). ``stdout``: as subprocess.Popen's (PIPE: returned as text)."""
+    process = subprocess.Popen(list(command), stdout=stdout, text=True,
+                               preexec_fn=_die_with(os.getpid(), _prctl()))
+    try:
+        out, _ = process.communicate()
+    except BaseException as error:
+        _stop_child(process, error.signum if isinstance(error, Interrupted) else
+                    signal.SIGINT if isinstance(error, KeyboardInterrupt) else signal.SIGTERM)
+        raise
+    return subprocess.CompletedProcess(list(command), process.returncode, out)
+
+
+def compiled_sweeps():
+    """The compiled module when sweeps run in this process, else None (they run through
+    ``nadyn sweep``). ``$NADYN_STUDY_SWEEPS``: ``auto`` (the default: in-process when the
+    module is built), ``in-process`` or ``cli``."""
+    mode = os.environ.get("NADYN_STUDY_SWEEPS", "auto") or "auto"
+    if mode not in ("auto", "in-process", "cli"):
+        raise StudyError(f"NADYN_STUDY_SWEEPS='{mode}': valid values: auto, in-process, cli")
+    if mode == "cli":
+        return None
+    import nadyn
+
+    core = nadyn._core if nadyn.has_core else None
+    if core is not None and all(hasattr(core, f) for f in ("_sweep", "_plan_sweep")):
+        return core
+    if mode == "in-process":
+        raise StudyError("NADYN_STUDY_SWEEPS=in-process, but nadyn's compiled module is not "
+                         "built (or is older than its Python package): build it, or unset "
+                         "NADYN_STUDY_SWEEPS")
+    return None
+
+
+def make_directory(path: pathlib.Path) -> None:
+    """Creates an output directory; StudyError (exit 2) naming it and the system's reason."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StudyError(f"cannot create output directory '{path}': "
+                         f"{error.strerror or error}") from error
+    if not path.is_dir():
+        raise StudyError(f"cannot create output directory '{path}': not a directory")
+    if os.statvfs(path).f_flag & os.ST_RDONLY:
+        raise StudyError(f"cannot write into output directory '{path}': "
+                         f"{os.strerror(errno.EROFS)}")
+    if not os.access(path, os.W_OK):
+        raise StudyError(f"cannot write into output directory '{path}': "
+                         f"{os.strerror(errno.EACCES)}")
+
+
+def refuse_non_regular(*paths: pathlib.Path) -> None:
+    """StudyError naming the first path that exists and is not a regular file (a FIFO, a
+    directory, a device): a study writes its files whole and replaces only regular files."""
+    for path in paths:
+        for candidate in (path, path.with_name(path.name + ".partial")):
+            try:
+                mode = os.stat(candidate).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise StudyError(f"cannot use '{candidate}': {error.strerror}") from error
+            if not stat.S_ISREG(mode):
+                raise StudyError(f"'{candidate}' exists and is not a regular file; a study "
+                                 "writes its files there (remove it, or choose another "
+                                 "--out-dir)")
 
 
 def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
@@ -171,17 +353,42 @@ def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
 
 def run_sweep(experiment: pathlib.Path, sweep_file: pathlib.Path, sets: Sequence[str] = (),
               nadyn: str | None = None, quiet: bool = True) -> None:
-    """``nadyn sweep`` on one experiment into ``sweep_file`` (replaced)."""
+    """``nadyn sweep`` on one experiment into ``sweep_file`` (replaced): in this process when
+    the compiled module is built (:func:`compiled_sweeps`) and the experiment is one of
+    particles, else through the program ``nadyn``."""
+    core = compiled_sweeps()
+    if core is not None and _model(core, experiment, sets) == "particles":
+        try:
+            summary = core._sweep(None, str(experiment), list(sets), str(sweep_file), 0, True)
+        except ValueError as error:
+            raise StudyError(str(error)) from error
+        if summary["signal"] is not None:  # main says it in one line
+            raise summary["signal"]
+        # The report `nadyn sweep --quiet` prints, on stderr: stdout carries the table only.
+        sys.stderr.write(f"complete: {summary['complete']} runs complete, {summary['interrupted']} "
+                         f"interrupted, {summary['failed']} failed, {summary.get('skipped', 0)} "
+                         f"already done ({summary['jobs']} side by side), "
+                         f"{summary['wall_seconds']:.3f} s\nwrote {sweep_file}\n")
+        if summary["failed"]:
+            raise StudyFailure(f"{summary['failed']} runs failed; the first: "
+                               f"{summary['first_failure']}")
+        return
     command = [nadyn_program(nadyn), "sweep", str(experiment)]
     for setting in sets:
         command += ["--set", setting]
-    # The sweep's report goes to stderr: stdout carries the table only.
-    completed = subprocess.run(command + ["--out", str(sweep_file), "--force"]
-                               + (["--quiet"] if quiet else []), stdout=subprocess.PIPE,
-                               text=True)
-    sys.stderr.write(completed.stdout)
+    completed = run_child(command + ["--out", str(sweep_file), "--force"]
+                          + (["--quiet"] if quiet else []), stdout=subprocess.PIPE)
+    sys.stderr.write(completed.stdout or "")
     if completed.returncode != 0:
         raise subprocess.CalledProcessError(completed.returncode, command)
+
+
+def _model(core, experiment: pathlib.Path, sets: Sequence[str]) -> str:
+    """The experiment's model (particles, meanfield) as the library reads it."""
+    try:
+        return core._plan_sweep(str(experiment), list(sets), 0)["model"]
+    except ValueError as error:
+        raise StudyError(str(error)) from error
 
 
 def experiment_settings(study: Study, label: str, sets: Sequence[str] = ()) -> list[str]:
@@ -208,11 +415,15 @@ def check_experiment(study: Study, sets: Sequence[str] = (), nadyn: str | None =
     """``nadyn sweep --dry-run`` on every experiment: a bad key or value fails here, before
     any file is made. ``sets`` apply to each experiment (``LABEL:KEY=VALUE`` to one only,
     :func:`experiment_settings`)."""
+    core = compiled_sweeps()
     for label, experiment in study.experiments.items():
+        settings = experiment_settings(study, label, sets)
+        if core is not None and _model(core, experiment, settings) == "particles":
+            continue  # _model checked every run, as --dry-run does
         command = [nadyn_program(nadyn), "sweep", str(experiment), "--dry-run"]
-        for setting in experiment_settings(study, label, sets):
+        for setting in settings:
             command += ["--set", setting]
-        completed = subprocess.run(command, stdout=subprocess.DEVNULL)
+        completed = run_child(command, stdout=subprocess.DEVNULL)
         if completed.returncode != 0:
             raise subprocess.CalledProcessError(completed.returncode, command)
 
@@ -358,11 +569,18 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = (),
     return "\n".join(parts)
 
 
-def _write_whole(path: pathlib.Path, text: str) -> None:
-    """Writes a file whole or not at all: a temporary beside it, renamed into place."""
+def write_whole(path: pathlib.Path, text: str) -> None:
+    """Writes a file whole or not at all: a temporary beside it, renamed into place. Refuses
+    (StudyError) a path or temporary that is not a regular file (a FIFO would block the write,
+    or be replaced); the temporary is removed when the write fails."""
+    refuse_non_regular(path)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    partial.replace(path)
+    try:
+        partial.write_text(text)
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def quick_settings(study: Study) -> list[str]:
@@ -394,13 +612,17 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     if quick:
         sets = quick_settings(study) + list(sets)
     out = pathlib.Path(out_dir)
+    # The files named after the study (its table's, for most): a FIFO or a directory in the
+    # way is refused before anything runs (_write checks every file again, by its real name).
+    refuse_non_regular(out / f"{study.name}.md", out / f"{study.name}.csv")
     if not study.experiments:
         if sweep_file is not None:
             raise StudyError(f"{study.name} runs no sweep: there is no sweep file to reduce")
         return _run_computation(study, out, sets, figures)
     if sweep_file is None:
         check_experiment(study, sets, nadyn)
-        (out / "data").mkdir(parents=True, exist_ok=True)
+        make_directory(out)
+        make_directory(out / "data")
         sweep_files = study.sweep_files(out)
         for label, experiment in study.experiments.items():
             run_sweep(experiment, sweep_files[label], experiment_settings(study, label, sets),
@@ -409,7 +631,7 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
         if sets:
             raise StudyError("--set applies to the experiment; with a given sweep file "
                              "there is nothing to run")
-        out.mkdir(parents=True, exist_ok=True)
+        make_directory(out)
         sweep_files = ({label: pathlib.Path(p) for label, p in sweep_file.items()}
                        if isinstance(sweep_file, dict) else {"": pathlib.Path(sweep_file)})
         if sorted(sweep_files) != sorted(study.experiments):
@@ -425,7 +647,7 @@ def _run_computation(study: Study, out: pathlib.Path, sets: Sequence[str],
     """A study without an experiment: reduce(PARAMETERS with ``sets``), then the files."""
     parameters = study_parameters(study, sets)
     tables = reduce_tables(study, parameters)  # bad parameters fail here, before any file
-    out.mkdir(parents=True, exist_ok=True)
+    make_directory(out)
     return _write(study, out, sets, tables, figures, {}, lambda: parameters)
 
 
@@ -440,25 +662,34 @@ def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
         raise StudyError(f"{study.name}: PAGE_TABLES names {', '.join(unknown)}, which reduce() "
                          f"does not return (its extra tables: {', '.join(list(tables)[1:]) or 'none'})")
     extras = {name: (heading, tables[name]) for name, heading in page_tables.items()}
-    _write_whole(md, markdown(study, table, sets, extras))
-    _write_whole(csv, csv_text(study, table))
+    draws = figures and callable(getattr(study.module, "figure", None))
+    figure_path = out / getattr(study.module, "FIGURE", f"{study.name}.png")
+    # Every file's path first: a FIFO or a directory in the way stops the study before any
+    # of its files is written.
+    refuse_non_regular(md, csv, *(out / f"{name}.csv" for name in list(tables)[1:]),
+                       *([figure_path] if draws else []))
+    write_whole(md, markdown(study, table, sets, extras))
+    write_whole(csv, csv_text(study, table))
     for name, extra in list(tables.items())[1:]:
-        (out / f"{name}.csv").parent.mkdir(parents=True, exist_ok=True)
-        _write_whole(out / f"{name}.csv", csv_text(study, extra, name))
+        make_directory((out / f"{name}.csv").parent)
+        write_whole(out / f"{name}.csv", csv_text(study, extra, name))
     figure = None
-    if figures and callable(getattr(study.module, "figure", None)):
+    if draws:
         import matplotlib
 
         matplotlib.use("Agg")
-        figure = out / getattr(study.module, "FIGURE", f"{study.name}.png")
-        study.module.figure(table, figure_data(), figure)
+        figure = figure_path
+        # A study may restyle matplotlib (rcParams): its style ends with its figure, so the
+        # studies of one process (nadyn table all) draw as each would alone.
+        with matplotlib.rc_context():
+            study.module.figure(table, figure_data(), figure)
     return Result(study=study, table=table, sweep_file=next(iter(sweep_files.values()), None),
                   sweep_files=sweep_files,
                   extra_tables=dict(list(tables.items())[1:]), markdown=md, csv=csv,
                   figure=figure)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python3 -m nadyn.study",
                                      description="Run or list nadyn's studies.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -466,34 +697,112 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing.add_argument("--studies", help="the folder of studies (default: the source tree's)")
     running = commands.add_parser("run", help="run one study: sweep, reduce, write")
     running.add_argument("study", help="a study folder, or a study's name")
-    running.add_argument("--studies", help="the folder of studies (default: the source tree's)")
-    running.add_argument("--out-dir", default="results", help="where the files go")
-    running.add_argument("--set", action="append", default=[], dest="sets",
-                         metavar="KEY=VALUE", help="override a key of the experiment")
     running.add_argument("--sweep-file", help="reduce this sweep file instead of running")
-    running.add_argument("--quick", action="store_true",
-                         help="the study's quick form (its QUICK settings, before any --set)")
-    running.add_argument("--no-figures", action="store_true", help="skip the figure")
     running.add_argument("--format", choices=["md", "csv"], default="md",
                          help="what to print on stdout")
-    running.add_argument("--nadyn", help="the nadyn program (default: $NADYN_CLI, the build's)")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "list":
-            for name in available(args.studies):
-                print(name)
-            return 0
-        study = load(args.study, args.studies)
-        result = run(study, args.out_dir, args.sets, figures=not args.no_figures,
-                     nadyn=args.nadyn, sweep_file=args.sweep_file, quick=args.quick)
-    except StudyError as error:
-        print(f"nadyn study: {error}", file=sys.stderr)
-        return 2
-    except subprocess.CalledProcessError as error:
-        # nadyn sweep said why on stderr; its status (2: bad input, 1: a failed run) carries on.
-        return error.returncode
+    table = commands.add_parser(
+        "table", help="`nadyn table WHICH`: `all` (the studies of the folder's paper.toml and "
+                      "results/README.md) or one study, by name or by its command name")
+    table.add_argument("which", help="all, or a study's name")
+    table.add_argument("--format", default="md", help="md | csv: the table printed")
+    table.add_argument("--python", help="accepted for `nadyn table --python` (this Python "
+                                        "runs the studies and the figure script)")
+    table.add_argument("--invocation", help="the command line shown in results/README.md")
+    for command in (running, table):
+        command.add_argument("--studies", help="the folder of studies (default: the source tree's)")
+        command.add_argument("--out-dir", default="results", help="where the files go")
+        command.add_argument("--set", action="append", default=[], dest="sets",
+                             metavar="KEY=VALUE", help="override a key of the experiment")
+        command.add_argument("--quick", action="store_true",
+                             help="the study's quick form (its QUICK settings, before any --set)")
+        command.add_argument("--no-figures", action="store_true", help="skip the figures")
+        command.add_argument("--nadyn", help="the nadyn program, for sweeps the compiled module "
+                                             "does not run (default: $NADYN_CLI, the build's)")
+        command.add_argument("--verbose", action="store_true",
+                             help="the traceback under an error in a study's code")
+    return parser.parse_args(argv)
+
+
+def _table(args: argparse.Namespace) -> int:
+    """`nadyn table WHICH`: one study (its table on stdout) or `all` (nadyn.paper)."""
+    from . import paper
+
+    root = pathlib.Path(args.studies) if args.studies else default_studies_directory()
+    if args.which == "all":
+        if args.sets:
+            raise StudyError("--set applies to a study; 'all' runs every study with its own "
+                             "settings")
+        if args.quick:
+            raise StudyError("--quick applies to a study; 'all' runs every study in full")
+        invocation = args.invocation or " ".join(["python3 -m nadyn.study", *sys.argv[1:]])
+        paper.run_all(root, pathlib.Path(args.out_dir), figures=not args.no_figures,
+                      nadyn=args.nadyn, invocation=invocation)
+        return 0
+    commands = paper.commands(root)
+    name = commands.get(args.which, args.which)
+    if not _is_study(root / name):
+        valid = ", ".join(["all", *commands, *available(root)])
+        raise StudyError(f"unknown table or study '{args.which}' (valid: {valid})")
+    if args.format not in ("md", "csv"):
+        raise StudyError(f"unknown format '{args.format}'; valid formats: md, csv")
+    result = run(load(root / name), args.out_dir, args.sets, figures=not args.no_figures,
+                 nadyn=args.nadyn, quick=args.quick)
     sys.stdout.write((result.markdown if args.format == "md" else result.csv).read_text())
     return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "list":
+        for name in available(args.studies):
+            print(name)
+        return 0
+    if args.command == "table":
+        return _table(args)
+    study = load(args.study, args.studies)
+    result = run(study, args.out_dir, args.sets, figures=not args.no_figures,
+                 nadyn=args.nadyn, sweep_file=args.sweep_file, quick=args.quick)
+    sys.stdout.write((result.markdown if args.format == "md" else result.csv).read_text())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line (``python3 -m nadyn.study``, and ``nadyn table``, which execs it).
+    Every outcome is an exit status and at most one line on stderr: 2 bad input (a study
+    that cannot run, a bad setting, an output path in the way), 1 a failed run or write,
+    130 SIGINT, 143 SIGTERM (children stopped first); a sweep's own status carries on."""
+    args = _arguments(argv)
+    prefix = "nadyn: " if args.command == "table" else "nadyn study: "
+    verbose = getattr(args, "verbose", False)
+
+    def say(message: str, cause: BaseException | None = None) -> None:
+        if verbose and cause is not None:
+            traceback.print_exception(cause)
+        print(prefix + message, file=sys.stderr, flush=True)
+
+    previous = install_stop_signals()
+    try:
+        try:
+            return _dispatch(args)
+        except Interrupted as stop:
+            say(f"interrupted by {stop.name}: stopped the study and its runs (a sweep file "
+                "keeps its finished runs; tables not yet written are not)")
+            return 128 + stop.signum
+        except StudyError as error:
+            say(str(error), error.__cause__)
+            return 2
+        except StudyFailure as error:
+            say(str(error))
+            return 1
+        except subprocess.CalledProcessError as error:
+            # nadyn said why on stderr; its status (2: bad input, 1: a failed run) carries on.
+            return error.returncode
+        except OSError as error:  # a write the system refused (read-only, full, ...)
+            what = f"'{error.filename}': " if error.filename else ""
+            say(f"{what}{error.strerror or error}", error)
+            return 1
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 if __name__ == "__main__":

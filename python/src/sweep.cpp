@@ -1,6 +1,7 @@
 // nadyn._core._sweep: an experiment run through the library's sweep engine.
 #include "common.hpp"
 
+#include "nadyn/experiment/experiment.hpp"
 #include "nadyn/experiment/sweep.hpp"
 
 #include <pybind11/stl.h>
@@ -57,6 +58,21 @@ py::dict resume(const std::string& path, int jobs) {
     return answer;
 }
 
+// `nadyn sweep --dry-run` on the experiment file at `path`: its model, and for a particle
+// experiment the plan (every run checked). A bad key or value is a ValueError with the
+// command line's message; a density experiment ("meanfield") is only named, for the caller
+// to run through the command line, whose density sweep has no binding.
+py::dict plan(const std::string& path, const std::vector<std::string>& overrides, int jobs) {
+    py::dict answer;
+    const std::string model = experiment_model(read_experiment_text(path), path, overrides);
+    answer["model"] = model;
+    if (model == "particles") {
+        const experiment e = experiment::load(path, overrides);
+        answer["plan"] = describe_plan(e, plan_sweep(e, jobs));
+    }
+    return answer;
+}
+
 } // namespace
 
 void bind_sweep(py::module_& m) {
@@ -67,6 +83,9 @@ void bind_sweep(py::module_& m) {
     m.def("_resume_sweep", &resume, py::arg("path"), py::arg("jobs"),
           "Runs what is missing of the sweep file `path` (use nadyn.resume_sweep). Returns the "
           "summary, as _sweep's plus 'skipped' (runs already complete).");
+    m.def("_plan_sweep", &plan, py::arg("path"), py::arg("overrides"), py::arg("jobs"),
+          "Checks the experiment file `path` with `overrides` as `nadyn sweep --dry-run` does "
+          "(nadyn.study): {'model': 'particles' | 'meanfield', 'plan': text (particles only)}.");
 }
 
 } // namespace nadyn::python

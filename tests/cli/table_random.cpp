@@ -52,3 +52,22 @@ TEST_CASE("table random refuses the flags of the C++ table it replaced, and bad 
     CHECK(line_count(bad.err) == 1);
     CHECK(list_files(dir).empty()); // nothing written
 }
+
+TEST_CASE("table runs the Python package beside the program, before any on PYTHONPATH") {
+    // nadyn table execs python3 -m nadyn.study with python/ of the tree the program was built
+    // in first on PYTHONPATH: a package named nadyn elsewhere (another checkout, an older
+    // install) on PYTHONPATH is not the one that runs.
+    const std::string dir = scratch_dir("table_package_beside");
+    fs::create_directories(dir + "/other/nadyn");
+    fs::create_directories(dir + "/studies");
+    write_text(dir + "/other/nadyn/__init__.py", "");
+    write_text(dir + "/other/nadyn/study.py", "import sys\nprint('the other package')\n"
+                                              "sys.exit(3)\n");
+    run_options options;
+    options.env["PYTHONPATH"] = dir + "/other";
+    const run_result r = run_nadyn({"table", "no_such", "--studies", dir + "/studies"}, options);
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK(contains(r.err, "unknown table or study 'no_such' (valid: all)"));
+}

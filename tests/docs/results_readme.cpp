@@ -4,6 +4,7 @@
 // without the README, fails here.
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,16 +28,28 @@ std::string read_file(const fs::path& path) {
 TEST_CASE("results/README.md embeds each study's table verbatim") {
     const std::string readme = read_file(results_dir / "README.md");
     REQUIRE(!readme.empty());
-    // A study's page starts with its own heading ("# ..."); the README has it under its section.
-    for (const char* name :
-         {"initial_velocity.md", "terminal_velocity.md", "random_weights.md", "unselectable.md",
-          "noise.md"}) {
-        INFO(name);
+    // Each study's section is "## N. Title (`<table>.md`, ...)" (the headings of
+    // studies/paper.toml; tests/python/test_table.py renders the whole README from it). A
+    // study's page starts with its own heading ("# ..."); the README has it under its section.
+    std::size_t sections = 0;
+    for (std::size_t at = readme.find("\n## "); at != std::string::npos;
+         at = readme.find("\n## ", at + 1)) {
+        const std::string heading = readme.substr(at + 4, readme.find('\n', at + 1) - at - 4);
+        const std::size_t open = heading.find("(`");
+        if (heading.empty() || !std::isdigit(static_cast<unsigned char>(heading[0])) ||
+            open == std::string::npos)
+            continue;
+        const std::string name = heading.substr(open + 2, heading.find('`', open + 2) - open - 2);
+        INFO(heading);
+        REQUIRE(name.ends_with(".md"));
+        ++sections;
         const std::string page = read_file(results_dir / name);
         REQUIRE(page.rfind("# ", 0) == 0);
         const std::string body = page.substr(page.find_first_not_of('\n', page.find('\n')));
         CHECK(readme.find(body) != std::string::npos);
     }
+    CHECK(sections >=
+          6); // initial, terminal, random_weights, unselectable, noise, mean_field_limit
 }
 
 TEST_CASE("every results file that results/README.md names in backquotes exists") {

@@ -221,7 +221,8 @@ def test_bad_input_exits_2_and_writes_nothing(cli, tmp_path):
                              capture_output=True, text=True)
     assert unknown.returncode == 2
     assert "unknown table or study 'no_such'" in unknown.stderr
-    assert "random" in unknown.stderr and "final_cos" in unknown.stderr
+    # The valid names: all, the names of the folder's manifest (none here) and its studies.
+    assert "(valid: all, final_cos)" in unknown.stderr
 
     (studies / "final_cos" / "reduce.py").unlink()
     missing = subprocess.run(["/usr/bin/python3", "-m", "nadyn.study", "run",
