@@ -789,11 +789,20 @@ const std::array registry{
                    }},
     parameter_spec{
         "block", "--block", value_type::integer,
-        "Query rows per attention block (0: chosen from n; results depend on it in the last "
-        "bits)",
-        "query rows per block of the attention kernel (0: chosen from n)", "", "", false, false,
-        "0", [](run_config& c, std::string_view t) { c.block = positive_size(t, "block", 0); },
-        [](const run_config& c) -> parameter_value { return integer(c.block); }, nullptr},
+        "Query rows per attention block, 1 to n (0: chosen from n; results depend on it in the "
+        "last bits)",
+        "query rows per block of the attention kernel, 1 to n (0: chosen from n)", "", "", false,
+        false, "0",
+        [](run_config& c, std::string_view t) { c.block = positive_size(t, "block", 0); },
+        [](const run_config& c) -> parameter_value { return integer(c.block); },
+        [](const run_config& c) {
+            // A block is a block x n workspace of logits per thread: more rows than tokens
+            // would only allocate memory no row uses.
+            require(c.block <= c.n, "block must be between 1 and n = " + std::to_string(c.n) +
+                                        " (query rows per attention block; 0 chooses it "
+                                        "from n), got " +
+                                        std::to_string(c.block));
+        }},
 };
 
 std::string lowercase(std::string_view text) {
