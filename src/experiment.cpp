@@ -17,7 +17,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 namespace nadyn {
 
@@ -51,6 +53,24 @@ std::string shown(std::string_view text, std::size_t limit = 60) {
             out += ch;
     }
     return out;
+}
+
+// The first control character of `text` (a byte below 0x20, or DEL), as its position from 1
+// and its name; nullopt when there is none. A key or value of an experiment is one line of
+// text: a newline in --set would end the assignment there and drop what follows.
+std::optional<std::pair<std::size_t, std::string>> first_control_character(std::string_view text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c != 0x7F) continue;
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+        const std::string name = c == '\n'   ? "a newline"
+                                 : c == '\t' ? "a tab"
+                                 : c == '\r' ? "a carriage return"
+                                             : "a control character";
+        return std::pair{i + 1, name + " (" + code + ")"};
+    }
+    return std::nullopt;
 }
 
 // A message of the parsers about `value`, with the value shown as above wherever it repeats it.
@@ -97,7 +117,13 @@ std::string number_text(double value) {
 
 // A scalar TOML value as the text the registry parses; input_error for arrays and tables.
 std::string scalar_text(const toml::node& node, const std::string& at, const std::string& key) {
-    if (const auto* s = node.as_string()) return s->get();
+    if (const auto* s = node.as_string()) {
+        if (const auto control = first_control_character(s->get()))
+            throw input_error(at + "key '" + key + "': the string \"" + shown(s->get()) +
+                              "\" holds " + control->second + " at position " +
+                              std::to_string(control->first) + "; a value is one line of text");
+        return s->get();
+    }
     if (const auto* i = node.as_integer()) return std::to_string(i->get());
     if (const auto* f = node.as_floating_point()) return number_text(f->get());
     if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
@@ -231,6 +257,10 @@ std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const 
 }
 
 void apply_override(toml::table& root, const std::string& assignment) {
+    if (const auto control = first_control_character(assignment))
+        throw input_error("--set '" + shown(assignment) + "': " + control->second +
+                          " at position " + std::to_string(control->first) +
+                          "; give one key=value per --set, on one line");
     const auto equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0)
         throw input_error("--set '" + shown(assignment) + "': expected key=value (e.g. run.n=128)");
