@@ -272,13 +272,28 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
             --active;
         }
     }
-    if (write_failure) std::rethrow_exception(write_failure);
+    if (write_failure) {
+        // The file says it failed, and why, before the job ends (sweep_over_ranks aborts it).
+        try {
+            std::rethrow_exception(write_failure);
+        } catch (const std::exception& error) {
+            summary.wall_seconds = seconds_since(started);
+            file.finish_failed(error.what(), summary);
+        } catch (...) {
+        }
+        std::rethrow_exception(write_failure);
+    }
     result.stopped = options.stop && options.stop->load();
     summary.wall_seconds = seconds_since(started);
     const bool incomplete = result.stopped || summary.interrupted > 0 ||
                             summary.complete + summary.skipped + summary.failed < summary.runs;
     const auto write_start = clock_type::now();
-    file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    try {
+        file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    } catch (const std::exception& error) {
+        file.finish_failed(error.what(), summary);
+        throw;
+    }
     result.writing_seconds += seconds_since(write_start);
     return result;
 }
