@@ -396,7 +396,6 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     MPI_Bcast(&plan_only, 1, MPI_INT, 0, MPI_COMM_WORLD);
     ranks_sweep_result result;
     result.workers = context.size() - 1;
-    if (plan_only) return result;
 
     // The workers rebuild the experiment from rank 0's text: they need no file of their own.
     std::string text = broadcast(job.e.text), source = broadcast(job.e.source);
@@ -410,6 +409,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     // The workers read the input files themselves, in their own working directories: every
     // rank must read the same ones (by content) before rank 0 creates or opens the file.
     agree_on_input_files(context, job.e);
+    // A dry run refuses what the run would (an input missing on a worker), then ends.
+    if (plan_only) return result;
 
     if (context.root()) {
         try {
