@@ -6,6 +6,7 @@
 #include "nadyn/input_files.hpp"
 #include "nadyn/norm.hpp"
 #include "nadyn/parameter_registry.hpp"
+#include "nadyn/run.hpp"
 #include "nadyn/weights.hpp"
 
 #include <toml++/toml.h>
@@ -640,9 +641,10 @@ void experiment::for_each_combination(
 }
 
 void experiment::check_input_files() const {
-    // What the readers of the three files depend on; the seed only draws what is not read.
-    static constexpr std::string_view inputs[] = {"init",    "n",     "d",     "r0",       "norm",
-                                                  "weights", "heads", "value", "ln_params"};
+    // What the readers of the three files depend on (the seed only draws what is not read),
+    // and the scheme, which may not run with what the files hold (check_attention_output).
+    static constexpr std::string_view inputs[] = {
+        "init", "n", "d", "r0", "norm", "weights", "heads", "value", "ln_params", "scheme"};
     const auto is_input = [](std::string_view axis) {
         return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
     };
@@ -654,10 +656,20 @@ void experiment::check_input_files() const {
                 read_input_files(c);
                 if (c.init.kind == initial_kind::file)
                     (void)make_initial(c.init, c.n, c.d, c.seed_for_init(), c.r0, c.norm);
+                attention_weights weights;
                 if (c.weights.family == weights_family::file)
-                    (void)make_weights(c.weights, c.d, c.seed_for_weights(),
-                                       c.weights.per_layer ? 0 : -1);
-                if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
+                    weights = make_weights(c.weights, c.d, c.seed_for_weights(),
+                                           c.weights.per_layer ? 0 : -1);
+                layer_norm_affine affine;
+                if (!c.ln_params.empty()) affine = read_layer_norm_affine(c.ln_params, c.d);
+                // V = 0 or a zero gain come from these files; drawn weights are left to the
+                // run (the identity's are the default attention_weights).
+                const bool known_weights = c.weights.family == weights_family::file ||
+                                           (c.weights.family == weights_family::identity &&
+                                            c.weights.value == value_family::same);
+                if (known_weights &&
+                    (c.weights.family == weights_family::file || !affine.identity()))
+                    check_attention_output(c, weights, affine);
             } catch (const input_error& error) {
                 throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
                                   "): " + error.what());

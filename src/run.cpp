@@ -99,8 +99,8 @@ bool centred_away(const matrix& V, const std::vector<double>& b) {
 }
 
 // The schemes that divide by ‖A_k‖ (peri-ln, ngpt) cannot run when the parameters make the
-// attention output zero for every state: every step would be 0 / 0. Refused before the run
-// (input_error), naming what is degenerate, rather than as a NaN "reduce --dt" cannot cure.
+// attention output zero for every state: every step would be 0 / 0. Refused before the run,
+// rather than as a NaN "reduce --dt" cannot cure.
 void refuse_zero_attention(const run_config& c, const attention_weights& weights,
                            const layer_norm_affine& affine) {
     const scheme_info& scheme = info(c.scheme_id);
@@ -137,6 +137,11 @@ void refuse_zero_attention(const run_config& c, const attention_weights& weights
 
 } // namespace
 
+void check_attention_output(const run_config& config, const attention_weights& weights,
+                            const layer_norm_affine& affine) {
+    refuse_zero_attention(config, weights, affine);
+}
+
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
     try {
@@ -152,13 +157,13 @@ simulation::simulation(run_config config) : m_config(std::move(config)) {
     // Hashed after reading, so that a missing or malformed file gets the readers' message.
     for (const input_file& file : input_files(m_config))
         m_input_hashes.emplace_back(input_hash_name(file), input_file_sha256(file.path));
-    refuse_zero_attention(m_config, m_weights, m_affine);
+    check_attention_output(m_config, m_weights, m_affine);
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
     : simulation(config, start, std::move(weights), layer_norm_affine{}) {
     m_affine = affine_of(m_config);
-    refuse_zero_attention(m_config, m_weights, m_affine);
+    check_attention_output(m_config, m_weights, m_affine);
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights,
@@ -175,7 +180,7 @@ simulation::simulation(run_config config, const initial_state& start, attention_
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
-    refuse_zero_attention(m_config, m_weights, m_affine);
+    check_attention_output(m_config, m_weights, m_affine);
     set_start(start);
 }
 

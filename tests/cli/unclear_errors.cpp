@@ -130,6 +130,18 @@ TEST_CASE("peri-ln and ngpt with V = 0, or a zero LayerNorm gain, are refused up
         }
     }
     CHECK(list_files(dir, ".h5") == std::vector<std::string>{"g0.h5", "g0b.h5", "v0.h5"});
+    // A sweep refuses it before its file exists (it recorded a failed run per point).
+    write_text(dir + "/e.toml", "[run]\nn = 8\nd = 3\nT = 0.2\nweights = \"file:" + weights +
+                                    "\"\n[sweep]\nscheme = [\"pre-ln\", \"peri-ln\"]\n"
+                                    "seed = [1, 2, 3]\n");
+    for (const char* mode : {"--quiet", "--dry-run"}) {
+        CAPTURE(mode);
+        const run_result sweep =
+            run_nadyn({"sweep", dir + "/e.toml", "--out", dir + "/s.h5", mode});
+        check_one_line(sweep, 2, {"run 3 (scheme=peri-ln seed=1): peri-ln with V = 0"});
+        CHECK(sweep.out.empty());
+    }
+    CHECK(!fs::exists(dir + "/s.h5"));
     // Schemes that do not normalise A_k run with V = 0 (the tokens stand still).
     CHECK(run_nadyn(with(small_run, {"--scheme", "pre-ln", "--weights", "file:" + weights, "--out",
                                      dir + "/pre.h5"}))
