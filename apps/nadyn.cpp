@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <iostream>
+#include <new>
 #include <string>
 
 int main(int argc, char** argv) {
@@ -93,6 +94,12 @@ int main(int argc, char** argv) {
         return 1;
     } catch (const numerical_fault& e) {
         err << "nadyn: " << e.what() << '\n';
+        return 1;
+    } catch (const out_of_memory& e) {
+        err << "nadyn: " << e.what() << '\n';
+        return 1;
+    } catch (const std::bad_alloc&) {
+        err << "nadyn: out of memory (an allocation failed)\n";
         return 1;
     } catch (const std::exception& e) {
         err << "nadyn: internal error: " << e.what() << '\n';

@@ -71,6 +71,7 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
                    sweep_options options, bool bar) {
     if (!ranks.root()) options.progress = nullptr;
     options.stop = install_stop_signals();
+    std::string plan; // --dry-run's, printed once every rank has read the inputs
     const auto prepare = [&] {
         ranks_sweep_job job;
         if (!o.resume.empty()) {
@@ -88,15 +89,18 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
             job.path = o.out.empty() ? default_sweep_name(o.experiment_path) : o.out;
         }
         if (o.dry_run) {
-            std::printf("%s\n", describe_plan(job.e, plan_sweep(job.e, o.jobs)).c_str());
-            std::printf("ranks: %d (rank 0 writes the file, %d compute)\n", ranks.size(),
-                        ranks.size() - 1);
+            plan = describe_plan(job.e, plan_sweep(job.e, o.jobs)) + "\nranks: " +
+                   std::to_string(ranks.size()) + " (rank 0 writes the file, " +
+                   std::to_string(ranks.size() - 1) + " compute)";
             job.plan_only = true;
         }
         return job;
     };
     const ranks_sweep_result result = sweep_over_ranks(ranks, prepare, options);
-    if (o.dry_run) return 0;
+    if (o.dry_run) {
+        if (ranks.root()) std::printf("%s\n", plan.c_str());
+        return 0;
+    }
     const sweep_summary& summary = result.summary;
     const bool interrupted = result.stopped || summary.interrupted > 0;
     if (ranks.root()) {

@@ -1268,6 +1268,148 @@ class Report:
                            reduce_code="import no_such_module\ndef reduce(data):\n    pass\n")
         self.table_read_only()
 
+    # ---- 25-32. unclear errors (issue 35): the message names the real problem ----
+
+    def dangling_link(self):
+        check = Check()
+        cwd = self.case_dir("dangling_link")
+        os.symlink("gone/target.h5", os.path.join(cwd, "out.h5"))
+        args = ["simulate", "--n", "8", "--T", "0.1", "--out", "out.h5", "--force", "--quiet"]
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, ["dangling symbolic link", "'gone/target.h5'"])
+        check(os.listdir(cwd) == ["out.h5"] and os.path.islink(os.path.join(cwd, "out.h5")),
+              "directory now holds %s" % os.listdir(cwd))
+        self.add(Row("25 a dangling symlink as --out (with --force)", self.runner.show(args),
+                     "2", status_text(res.status), self.runner.clean(first_line(res.err)),
+                     "no file", "—", check.problems))
+
+    def zero_attention(self):
+        v0 = os.path.join(self.inputs, "v_zero.h5")
+        with h5py.File(v0, "w") as f:
+            f["V"] = np.zeros((3, 3))
+        g0 = os.path.join(self.inputs, "gain_zero.h5")
+        with h5py.File(g0, "w") as f:
+            f["gain"] = np.zeros(3)
+        six = ["--n", "6", "--d", "3"]
+        self.bad_simulate("peri-ln with V = 0", six + ["--scheme", "peri-ln", "--weights",
+                                                        "file:" + v0],
+                          ["peri-ln with V = 0", "divides by ‖A_k‖"],
+                          scenario="27 degenerate attention")
+        self.bad_simulate("ngpt with a zero LayerNorm gain",
+                          six + ["--scheme", "ngpt", "--norm", "layernorm", "--ln-params",
+                                 "file:" + g0],
+                          ["ngpt with a zero LayerNorm gain", "divides by ‖A_k‖"],
+                          scenario="27 degenerate attention")
+
+    def set_newline(self):
+        check = Check()
+        cwd = self.case_dir("set_newline")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 8\nT = 0.2\n[sweep]\nseed = [1, 2]\n")
+        args = ["sweep", "e.toml", "--set", "run.n=16\nrun.beta=9", "--out", "s.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, ["a newline (U+000A) at position 9"])
+        check(sorted(os.listdir(cwd)) == ["e.toml"], "created %s" % os.listdir(cwd))
+        self.add(Row("28 a newline in --set", self.runner.show(args), "2",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), "no file",
+                     "—", check.problems))
+
+    def sweep_input_missing_on_worker(self):
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            return
+        check = Check()
+        root = self.case_dir("worker_missing_input")
+        dirs = [os.path.join(root, "A"), os.path.join(root, "B")]
+        for d in dirs:
+            os.makedirs(d)
+            with open(os.path.join(d, "e.toml"), "w") as f:
+                f.write('[run]\nn = 6\nd = 3\nT = 0.2\ninit = "file:i.h5"\n'
+                        "[sweep]\nbeta = [1, 2, 3]\nseed = [1, 2]\n")
+        with h5py.File(os.path.join(dirs[0], "i.h5"), "w") as f:
+            f["theta0"] = np.arange(1.0, 19.0).reshape(6, 3)
+        nadyn = self.runner.nadyn
+        sweep = "sweep e.toml --out s.h5 --quiet"
+        command = ("%s --allow-run-as-root --oversubscribe -np 1 -wdir %s %s %s : "
+                   "-np 2 -wdir %s %s %s" % (mpirun, dirs[0], nadyn, sweep, dirs[1], nadyn,
+                                             sweep))
+        res = self.runner.run_shell(command, root, timeout=60)
+        check(res.status == 2, "exit %s, expected 2" % status_text(res.status))
+        lines = [line for line in res.err.splitlines() if line.startswith("nadyn:")]
+        check(len(lines) == 1, "%d lines from nadyn on stderr" % len(lines))
+        check(bool(lines) and "rank 1: " in lines[0] and "i.h5" in lines[0],
+              "the line does not name rank 1 and i.h5")
+        check(sorted(os.listdir(dirs[0])) == ["e.toml", "i.h5"], "A holds %s"
+              % os.listdir(dirs[0]))
+        self.add(Row("29 MPI sweep (6 runs, 3 ranks) whose input file is missing on the workers",
+                     "mpirun -np 1 -wdir A nadyn %s : -np 2 -wdir B nadyn %s" % (sweep, sweep),
+                     "2", status_text(res.status),
+                     self.runner.clean(lines[0]) if lines else "(none)", "no file", "—",
+                     check.problems))
+
+    def dry_run_missing_input(self):
+        check = Check()
+        cwd = self.case_dir("dry_run_missing_input")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write('[run]\nn = 8\nT = 0.2\ninit = "file:missing.h5"\n[sweep]\nbeta = [1, 2]\n')
+        args = ["sweep", "e.toml", "--out", "s.h5", "--dry-run"]
+        dry = self.runner.run(args, cwd)
+        real = self.runner.run(["sweep", "e.toml", "--out", "s.h5", "--quiet"], cwd)
+        one_line_refusal(check, dry, ["missing.h5"])
+        check(dry.out == "", "the plan was printed")
+        check(dry.err == real.err, "the real run says %r" % first_line(real.err))
+        check(sorted(os.listdir(cwd)) == ["e.toml"], "created %s" % os.listdir(cwd))
+        self.add(Row("30 sweep --dry-run with a missing input file", self.runner.show(args),
+                     "2", status_text(dry.status), self.runner.clean(first_line(dry.err)),
+                     "no file", "—", check.problems))
+
+    def out_of_memory(self):
+        check = Check()
+        cwd = self.case_dir("out_of_memory")
+        command = ("ulimit -v 1000000; exec %s simulate --n 2048 --d 8000 --T 0.01 --dt 0.01 "
+                   "--out big.h5 --quiet" % self.runner.nadyn)
+        res = self.runner.run_shell(command, cwd)
+        one_line_refusal(check, res, ["out of memory", "d = 8000", "ulimit -v"], status=1)
+        status = "no file"
+        path = os.path.join(cwd, "big.h5")
+        try:
+            with h5py.File(path, "r", swmr=True) as f:
+                status = f.attrs.get("status", b"")
+                status = "status " + (status.decode() if isinstance(status, bytes) else str(status))
+        except Exception as e:  # noqa: BLE001
+            status = "unreadable: %s" % e
+        check(status == "status failed", "the file's %s" % status)
+        self.add(Row("31 n = 2048, d = 8000 under ulimit -v 1 GB", self.runner.show(command), "1",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), status,
+                     "—", check.problems))
+
+    def sweep_failed_status(self):
+        check = Check()
+        cwd = self.case_dir("sweep_failed_status")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write('[run]\nn = 64\nd = 16\nT = 4\ndt = 0.02\nevery = 10\npositions = "all"\n'
+                    "[sweep]\nseed = { range = [1, 8] }\n")
+        command = ("trap '' XFSZ; ulimit -f 2048; exec %s sweep e.toml --out s.h5 --quiet"
+                   % self.runner.nadyn)
+        res = self.runner.run_shell(command, cwd)
+        one_line_refusal(check, res, ["ulimit -f", "--resume continues"], status=1)
+        got = "no file"
+        try:
+            with h5py.File(os.path.join(cwd, "s.h5"), "r") as f:
+                status = f.attrs.get("status", b"")
+                status = status.decode() if isinstance(status, bytes) else str(status)
+                failure = f.attrs.get("failure", b"")
+                failure = failure.decode() if isinstance(failure, bytes) else str(failure)
+                done = int((f["status"][()] == 1).sum())
+            got = "status %s, %d runs complete" % (status, done)
+            check(status == "failed", "root status %s" % status)
+            check("no space left" in failure, "failure attribute %r" % failure)
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("32 sweep over ulimit -f 2 MiB: the root status", self.runner.show(command),
+                     "1", status_text(res.status), self.runner.clean(first_line(res.err)), got,
+                     "—", check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1317,6 +1459,15 @@ class Report:
         self.creation_stub()
         self.fifo_inputs()
         self.table_cases()
+        self.dangling_link()
+        self.bad_simulate("block 1e9", ["--n", "8", "--block", "1000000000"],
+                          ["block must be between 1 and n = 8"], scenario="26 block out of range")
+        self.zero_attention()
+        self.set_newline()
+        self.sweep_input_missing_on_worker()
+        self.dry_run_missing_input()
+        self.out_of_memory()
+        self.sweep_failed_status()
 
 
 def cell(text):

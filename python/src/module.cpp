@@ -172,6 +172,8 @@ PYBIND11_MODULE(_core, m) {
             PyErr_SetString(PyExc_ValueError, e.what());
         } catch (const io_error& e) {
             PyErr_SetString(PyExc_OSError, e.what());
+        } catch (const out_of_memory& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
         } catch (const numerical_fault& e) {
             fault(e.what());
         }

@@ -1,6 +1,7 @@
 #include "nadyn/experiment/experiment.hpp"
 
 #include "nadyn/experiment/parameter_registry.hpp"
+#include "nadyn/experiment/run.hpp"
 #include "nadyn/experiment/run_inputs.hpp"
 #include "nadyn/files/input_files.hpp"
 #include "nadyn/model/error.hpp"
@@ -17,7 +18,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 namespace nadyn {
 
@@ -51,6 +54,24 @@ std::string shown(std::string_view text, std::size_t limit = 60) {
             out += ch;
     }
     return out;
+}
+
+// The first control character of `text` (a byte below 0x20, or DEL), as its position from 1
+// and its name; nullopt when there is none. A key or value of an experiment is one line of
+// text: a newline in --set would end the assignment there and drop what follows.
+std::optional<std::pair<std::size_t, std::string>> first_control_character(std::string_view text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c != 0x7F) continue;
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+        const std::string name = c == '\n'   ? "a newline"
+                                 : c == '\t' ? "a tab"
+                                 : c == '\r' ? "a carriage return"
+                                             : "a control character";
+        return std::pair{i + 1, name + " (" + code + ")"};
+    }
+    return std::nullopt;
 }
 
 // A message of the parsers about `value`, with the value shown as above wherever it repeats it.
@@ -97,7 +118,13 @@ std::string number_text(double value) {
 
 // A scalar TOML value as the text the registry parses; input_error for arrays and tables.
 std::string scalar_text(const toml::node& node, const std::string& at, const std::string& key) {
-    if (const auto* s = node.as_string()) return s->get();
+    if (const auto* s = node.as_string()) {
+        if (const auto control = first_control_character(s->get()))
+            throw input_error(at + "key '" + key + "': the string \"" + shown(s->get()) +
+                              "\" holds " + control->second + " at position " +
+                              std::to_string(control->first) + "; a value is one line of text");
+        return s->get();
+    }
     if (const auto* i = node.as_integer()) return std::to_string(i->get());
     if (const auto* f = node.as_floating_point()) return number_text(f->get());
     if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
@@ -231,6 +258,10 @@ in_file_order(const toml::table& table) {
 }
 
 void apply_override(toml::table& root, const std::string& assignment) {
+    if (const auto control = first_control_character(assignment))
+        throw input_error("--set '" + shown(assignment) + "': " + control->second +
+                          " at position " + std::to_string(control->first) +
+                          "; give one key=value per --set, on one line");
     const auto equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0)
         throw input_error("--set '" + shown(assignment) + "': expected key=value (e.g. run.n=128)");
@@ -608,9 +639,10 @@ void experiment::for_each_combination(
 }
 
 void experiment::check_input_files() const {
-    // What the readers of the three files depend on; the seed only draws what is not read.
-    static constexpr std::string_view inputs[] = {"init",    "n",     "d",     "r0",       "norm",
-                                                  "weights", "heads", "value", "ln_params"};
+    // What the readers of the three files depend on (the seed only draws what is not read),
+    // and the scheme, which may not run with what the files hold (check_attention_output).
+    static constexpr std::string_view inputs[] = {
+        "init", "n", "d", "r0", "norm", "weights", "heads", "value", "ln_params", "scheme"};
     const auto is_input = [](std::string_view axis) {
         return std::find(std::begin(inputs), std::end(inputs), axis) != std::end(inputs);
     };
@@ -621,10 +653,20 @@ void experiment::check_input_files() const {
                 read_input_files(c);
                 if (c.init.kind == initial_kind::file)
                     (void)make_initial(c.init, c.n, c.d, c.seed_for_init(), c.r0, c.norm);
+                attention_weights weights;
                 if (c.weights.family == weights_family::file)
-                    (void)make_weights(c.weights, c.d, c.seed_for_weights(),
-                                       c.weights.per_layer ? 0 : -1);
-                if (!c.ln_params.empty()) (void)read_layer_norm_affine(c.ln_params, c.d);
+                    weights = make_weights(c.weights, c.d, c.seed_for_weights(),
+                                           c.weights.per_layer ? 0 : -1);
+                layer_norm_affine affine;
+                if (!c.ln_params.empty()) affine = read_layer_norm_affine(c.ln_params, c.d);
+                // V = 0 or a zero gain come from these files; drawn weights are left to the
+                // run (the identity's are the default attention_weights).
+                const bool known_weights = c.weights.family == weights_family::file ||
+                                           (c.weights.family == weights_family::identity &&
+                                            c.weights.value == value_family::same);
+                if (known_weights &&
+                    (c.weights.family == weights_family::file || !affine.identity()))
+                    check_attention_output(c, weights, affine);
             } catch (const input_error& error) {
                 throw input_error(source + ": run " + std::to_string(index) + " (" + label(index) +
                                   "): " + error.what());

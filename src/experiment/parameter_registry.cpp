@@ -1002,14 +1002,22 @@ const std::array registry{
         .name = "block",
         .flag = "--block",
         .type = value_type::integer,
-        .help =
-            "Query rows per attention block (0: chosen from n; results depend on it in the last "
-            "bits)",
-        .description = "query rows per block of the attention kernel (0: chosen from n)",
+        .help = "Query rows per attention block, 1 to n (0: chosen from n; results depend on it "
+                "in the last bits)",
+        .description = "query rows per block of the attention kernel, 1 to n (0: chosen from n)",
         .sweepable = false,
         .legacy = "0",
         .assign = [](run_config& c, std::string_view t) { c.block = positive_size(t, "block", 0); },
-        .record = [](const run_config& c) -> parameter_value { return integer(c.block); }},
+        .record = [](const run_config& c) -> parameter_value { return integer(c.block); },
+        .check =
+            [](const run_config& c) {
+                // A block is a block x n workspace of logits per thread: more rows than tokens
+                // would only allocate memory no row uses.
+                require(c.block <= c.n, "block must be between 1 and n = " + std::to_string(c.n) +
+                                            " (query rows per attention block; 0 chooses it "
+                                            "from n), got " +
+                                            std::to_string(c.block));
+            }},
 };
 
 std::string lowercase(std::string_view text) {

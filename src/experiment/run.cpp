@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <unistd.h>
 
 namespace nadyn {
@@ -81,24 +82,84 @@ layer_norm_affine affine_of(const run_config& c) {
     return c.ln_params.empty() ? layer_norm_affine{} : read_layer_norm_affine(c.ln_params, c.d);
 }
 
+bool all_zero(const std::vector<double>& values) {
+    return std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0; });
+}
+
+// Whether layernorm's centring Pi leaves nothing of V b: (V b)_c all equal, to round-off.
+bool centred_away(const matrix& V, const std::vector<double>& b) {
+    const Eigen::Map<const Eigen::VectorXd> bias(b.data(), static_cast<Eigen::Index>(b.size()));
+    const Eigen::VectorXd v = V.size() == 0 ? Eigen::VectorXd(bias) : Eigen::VectorXd(V * bias);
+    const double largest = v.cwiseAbs().maxCoeff();
+    return (v.array() - v.mean()).abs().maxCoeff() <= 1e-14 * largest;
+}
+
+// The schemes that divide by ‖A_k‖ (peri-ln, ngpt) cannot run when the parameters make the
+// attention output zero for every state: every step would be 0 / 0. Refused before the run,
+// rather than as a NaN "reduce --dt" cannot cure.
+void refuse_zero_attention(const run_config& c, const attention_weights& weights,
+                           const layer_norm_affine& affine) {
+    const scheme_info& scheme = info(c.scheme_id);
+    if (!scheme.uses_attention_norm || c.weights.per_layer) return; // later layers differ
+    const std::string divides = std::string(scheme.name) + " divides by ‖A_k‖ (its speed " +
+                                "divisor is " + std::string(scheme.speed) + ")";
+    const bool zero_values =
+        std::all_of(weights.heads.begin(), weights.heads.end(), [](const attention_head& h) {
+            return h.V.size() != 0 && (h.V.array() == 0.0).all();
+        });
+    if (zero_values)
+        throw input_error(std::string(scheme.name) +
+                          " with V = 0: the attention output A_k (V times a weighted sum of the "
+                          "tokens) is zero for every token, and " +
+                          divides +
+                          "; give a nonzero V or a scheme that does not normalise "
+                          "A_k (post-ln, pre-ln, ...)");
+    if (c.norm != norm_kind::layernorm || affine.gain.empty() || !all_zero(affine.gain)) return;
+    // y_k = 0 theta_k + b = b for every token: A_k is a multiple of V b, whose centred part
+    // is what the scheme normalises.
+    const std::vector<double> bias =
+        affine.bias.empty() ? std::vector<double>(c.d, 0.0) : affine.bias;
+    const bool zero_output =
+        std::all_of(weights.heads.begin(), weights.heads.end(),
+                    [&](const attention_head& h) { return centred_away(h.V, bias); });
+    if (zero_output)
+        throw input_error(std::string(scheme.name) +
+                          " with a zero LayerNorm gain: attention reads y_k = b for every token, "
+                          "so A_k is a multiple of V b, which " +
+                          (all_zero(bias) ? std::string("is zero (b = 0)")
+                                          : std::string("layernorm's centring makes zero")) +
+                          ", and " + divides + "; give --ln-params a nonzero gain");
+}
+
 } // namespace
+
+void check_attention_output(const run_config& config, const attention_weights& weights,
+                            const layer_norm_affine& affine) {
+    refuse_zero_attention(config, weights, affine);
+}
 
 simulation::simulation(run_config config) : m_config(std::move(config)) {
     m_config.validate();
-    read_input_files(m_config);
-    m_weights = make_weights(m_config.weights, m_config.d, m_config.seed_for_weights(),
-                             m_config.weights.per_layer ? 0 : -1);
-    m_affine = affine_of(m_config);
-    set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed_for_init(),
-                           m_config.r0, m_config.norm));
+    try {
+        read_input_files(m_config);
+        m_weights = make_weights(m_config.weights, m_config.d, m_config.seed_for_weights(),
+                                 m_config.weights.per_layer ? 0 : -1);
+        m_affine = affine_of(m_config);
+        set_start(make_initial(m_config.init, m_config.n, m_config.d, m_config.seed_for_init(),
+                               m_config.r0, m_config.norm));
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory(m_config.out_of_memory_message());
+    }
     // Hashed after reading, so that a missing or malformed file gets the readers' message.
     for (const input_file& file : input_files(m_config))
         m_input_hashes.emplace_back(input_hash_name(file), input_file_sha256(file.path));
+    check_attention_output(m_config, m_weights, m_affine);
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights)
     : simulation(config, start, std::move(weights), layer_norm_affine{}) {
     m_affine = affine_of(m_config);
+    check_attention_output(m_config, m_weights, m_affine);
 }
 
 simulation::simulation(run_config config, const initial_state& start, attention_weights weights,
@@ -115,6 +176,7 @@ simulation::simulation(run_config config, const initial_state& start, attention_
     if (start.theta.size() != m_config.n * m_config.d || start.r.size() != m_config.n)
         throw input_error("initial state of the wrong size for n = " + std::to_string(m_config.n) +
                           ", d = " + std::to_string(m_config.d));
+    check_attention_output(m_config, m_weights, m_affine);
     set_start(start);
 }
 
@@ -491,6 +553,13 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
     } catch (const numerical_fault&) {
         finish(run_status::failed);
         throw;
+    } catch (const std::bad_alloc&) {
+        // Marked failed as a numerical fault is: the frames so far are the run's.
+        try {
+            finish(run_status::failed);
+        } catch (const std::exception&) {
+        }
+        throw out_of_memory(c.out_of_memory_message());
     } catch (const io_error&) {
         // A file without a single frame is no use (its first frame did not fit): remove it.
         if (writer.frames_written() == 0) {
@@ -550,6 +619,9 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     } catch (const io_error&) {
         writer->discard(); // a header without its parameters is no use
         throw;
+    } catch (const std::bad_alloc&) {
+        writer->discard();
+        throw out_of_memory(c.out_of_memory_message());
     }
     return run_with_writer(*writer, stop, progress, nullptr, {}, after_frame);
 }

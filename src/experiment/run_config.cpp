@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <utility>
 
@@ -119,6 +120,19 @@ double run_config::memory_bytes() const {
     const double copies = weights.per_layer ? 5.0 : 3.0;
     doubles += copies * matrices * H * D * D;
     return 8.0 * doubles;
+}
+
+std::string run_config::out_of_memory_message() const {
+    std::string text = "out of memory: an allocation failed; n = " + std::to_string(n) +
+                       ", d = " + std::to_string(d) + " needs about " + gib(memory_bytes()) +
+                       " GiB";
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        text += " within an address-space limit (ulimit -v) of " + gib(double(limit.rlim_cur)) +
+                " GiB";
+    text += "; reduce n or d";
+    if (block != 0) text += " (or --block: block x n logits per thread)";
+    return text + ", or raise the limit";
 }
 
 void run_config::validate() const {

@@ -22,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -227,6 +228,9 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
         record.rhs = static_cast<std::int64_t>(summary.statistics.rhs_evaluations);
         record.accepted = static_cast<std::int64_t>(summary.statistics.accepted_steps);
         record.wall = summary.wall_seconds;
+    } catch (const std::bad_alloc&) {
+        record.status = broken;
+        record.failure = e.label(index) + ": " + c.out_of_memory_message();
     } catch (const std::exception& error) {
         record.status = broken;
         record.failure = e.label(index) + ": " + error.what();
@@ -281,19 +285,34 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
             options.progress(p);
         }
     };
-    schedule_runs(todo.size(), jobs, one, options.stop);
+    try {
+        schedule_runs(todo.size(), jobs, one, options.stop);
+    } catch (const std::exception& error) {
+        // A write that failed (a full disk) stops the sweep: the file says so, and why.
+        summary.wall_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        file.finish_failed(error.what(), summary);
+        throw;
+    }
     const bool stopped_early = options.stop && options.stop->load();
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const bool incomplete = stopped_early || summary.interrupted > 0 ||
                             summary.complete + summary.skipped + summary.failed < summary.runs;
-    file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    try {
+        file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    } catch (const std::exception& error) {
+        file.finish_failed(error.what(), summary); // in the room the last run's write kept
+        throw;
+    }
     return summary;
 }
 
 } // namespace
 
 sweep_plan plan_sweep(const experiment& e, int jobs) {
+    // A dry run says what the run would say of its inputs (a missing file: exit 2).
+    e.check_input_files();
     sweep_plan plan;
     plan.runs = e.size();
     plan.jobs = choose_jobs(e, jobs);
@@ -354,8 +373,7 @@ std::string describe_plan(const experiment& e, const sweep_plan& plan) {
 sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
-    e.check_input_files();
-    const sweep_plan plan = plan_sweep(e, options.jobs);
+    const sweep_plan plan = plan_sweep(e, options.jobs); // checks the input files
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
         throw input_error("the sweep needs about " + std::to_string(plan.bytes_in_use / 1e9) +
@@ -481,6 +499,11 @@ std::string describe_sweep_file(const std::string& path) {
         const auto s = file.read_attribute("status");
         sweep_status =
             s && std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : "unknown";
+        // Why a sweep stopped with status failed (sweep_file::finish_failed).
+        const auto failure = file.read_attribute("failure");
+        if (failure && std::holds_alternative<std::string>(*failure) &&
+            !std::get<std::string>(*failure).empty())
+            sweep_status += " (" + std::get<std::string>(*failure) + ")";
         file.open_dataset("status").read_all(H5T_NATIVE_SCHAR, status.data());
         std::vector<double> values(e.size() * layout.frames);
         for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) {

@@ -280,13 +280,36 @@ class sweep_file {
         m_claim->reserve(metadata_margin, "no space to close '" + m_path +
                                               "'; its runs are intact and --resume continues");
         m_file->write_attribute("status", status);
+        // A resume that ends the sweep clears why an earlier attempt failed.
+        if (m_file->has_attribute("failure")) m_file->write_attribute("failure", std::string());
         m_file->write_attribute("finished", utc_now());
         m_file->write_attribute("runs_failed", static_cast<std::int64_t>(summary.failed));
         m_file->flush();
     }
 
+    // Marks the sweep failed after an error that stopped it (a disk that filled up, the file
+    // size limit, a write that failed): status "failed" and the error as `failure`. The room
+    // comes from what the last write reserved beyond it (a run's write keeps a margin past
+    // its results), so the attributes fit even when the disk is full. Never throws: the error
+    // that stopped the sweep is the one to report, and a file that cannot take even this
+    // keeps its runs and its status 'running'.
+    void finish_failed(const std::string& failure, const sweep_summary& summary) noexcept {
+        try {
+            auto guard = hdf5_lock();
+            m_claim->reserve(failure_margin, "no space to mark '" + m_path + "' failed");
+            m_file->write_attribute("status", std::string("failed"));
+            m_file->write_attribute("failure", failure);
+            m_file->write_attribute("finished", utc_now());
+            m_file->write_attribute("runs_failed", static_cast<std::int64_t>(summary.failed));
+            m_file->flush();
+        } catch (...) {
+        }
+    }
+
   private:
     static constexpr std::uintmax_t metadata_margin = output_claim::metadata_margin;
+    // The attributes of finish_failed: a few hundred bytes, well inside a run's margin.
+    static constexpr std::uintmax_t failure_margin = std::uintmax_t{64} << 10;
 
     [[nodiscard]] std::size_t run_count() const {
         std::size_t count = 1;

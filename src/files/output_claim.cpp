@@ -72,6 +72,19 @@ std::string creation_failure(const std::string& path, int error) {
     return std::string(std::strerror(error)) + " (directory '" + directory.string() + "')";
 }
 
+// A symbolic link whose target does not exist: stat() says ENOENT, but O_CREAT | O_EXCL
+// refuses the path (EEXIST) and a plain O_CREAT would create the file wherever the link
+// points. Refused like any other path that is not a regular file, with or without --force.
+void refuse_dangling_link(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return;
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(path, ec).string();
+    throw input_error("output file '" + path + "' is a dangling symbolic link (to '" + target +
+                      "', which does not exist); nadyn writes (and --force replaces) only "
+                      "regular files: remove the link or choose another output file");
+}
+
 std::string kib(std::uintmax_t bytes) {
     return std::to_string((bytes + 1023) >> 10) + " KiB";
 }
@@ -83,7 +96,10 @@ void output_claim::check(const std::string& path, bool overwrite,
     if (path.empty())
         throw input_error("the output file name is empty (omit --out for a new descriptive name)");
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return;
+    if (::stat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) refuse_dangling_link(path);
+        return;
+    }
     if (!S_ISREG(st.st_mode)) throw not_regular(path, st.st_mode);
     if (!overwrite && st.st_size > 0 && (!holds_no_data || !holds_no_data(path)))
         throw input_error("output file '" + path +
@@ -100,6 +116,7 @@ output_claim output_claim::create(const std::string& path, bool overwrite,
         if (::stat(path.c_str(), &before) != 0) {
             if (errno != ENOENT)
                 throw input_error("cannot use output file '" + path + "': " + std::strerror(errno));
+            refuse_dangling_link(path);
             // O_EXCL: of two processes creating the same path, exactly one succeeds.
             const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
             if (fd < 0) {

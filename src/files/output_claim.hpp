@@ -83,7 +83,7 @@ class output_claim {
 // Whether the file at `path` holds no result of nadyn's: an HDF5 file with nothing in its root
 // group, a trajectory without a frame, or a sweep file none of whose runs has an outcome. What
 // a run or sweep stopped before its first frame leaves; false for anything else, and for a
-// file that cannot be read. (src/h5md.cpp)
+// file that cannot be read. (src/files/h5md.cpp)
 bool holds_no_results(const std::string& path);
 
 // Whether a writer holds the claim's lock on the file at `path` now (a run or sweep still

@@ -133,6 +133,16 @@ TEST_CASE("a sweep that fills the disk stops with exit 1 and one line, and resum
     CHECK(line_count(full.err) == 1);
     CHECK(contains(full.err, "no space left"));
     CHECK(contains(full.err, "--resume"));
+    {
+        // The root status says the sweep failed, and why (issue 35: it stayed "running").
+        const auto file = nadyn::detail::hdf5_file::open_read_only(out);
+        const auto status = file.read_attribute("status");
+        const auto failure = file.read_attribute("failure");
+        REQUIRE(status);
+        REQUIRE(failure);
+        CHECK(std::get<std::string>(*status) == "failed");
+        CHECK(contains(std::get<std::string>(*failure), "no space left"));
+    }
     const std::size_t kept = check_complete_runs_hold_data(out, 21);
     CHECK(kept >= 1);
     CHECK(kept < 12);

@@ -161,7 +161,8 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
                                                                   {"plateau_min", "-1"},
                                                                   {"plateau_min", "101%"},
                                                                   {"plateau_min", "nan"},
-                                                                  {"plateau_min", "5 %"}};
+                                                                  {"plateau_min", "5 %"},
+                                                                  {"block", "65"}};
     for (const auto& [name, text] : bad) {
         INFO(std::string(name) << " = " << text);
         run_config c;

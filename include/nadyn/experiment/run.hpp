@@ -150,4 +150,11 @@ std::string reserve_output_name(const run_config& config, const std::string& dir
 // units) and the provenance and statistics entries; written to /parameters/descriptions.
 std::vector<std::pair<std::string, std::string>> parameter_descriptions();
 
+// Refuses (input_error, naming what is degenerate) parameters that make the attention output
+// A_k zero for every state in a scheme that divides by ‖A_k‖ (peri-ln, ngpt): every head's
+// V = 0, or under --norm layernorm a zero gain whose bias b leaves V b nothing after centring.
+// The simulation's constructors call it; a sweep calls it for its input files up front.
+void check_attention_output(const run_config& config, const attention_weights& weights,
+                            const layer_norm_affine& affine);
+
 } // namespace nadyn

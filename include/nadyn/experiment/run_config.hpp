@@ -86,6 +86,10 @@ struct run_config {
     // Bytes the run needs at its peak: every allocation that scales with n, d, the heads and
     // the threads (the state, the stepper's stages, the weights, the kernel's workspaces).
     [[nodiscard]] double memory_bytes() const;
+    // What an allocation that failed (std::bad_alloc) means for this run, for out_of_memory:
+    // n, d and memory_bytes(), the address-space limit when one is set (ulimit -v; validate()
+    // compares the estimate with the free memory, not with it), and what makes the run smaller.
+    [[nodiscard]] std::string out_of_memory_message() const;
     // t_switch with its default resolved.
     [[nodiscard]] double switch_time() const;
     // Frame interval in steps: `every` if set, else about 100 frames over the horizon.

@@ -67,6 +67,8 @@ struct sweep_plan {
     double bytes_in_use = 0.0; // memory of the runs that run side by side
     double file_bytes = 0.0;   // size of the result file
 };
+// Refuses (input_error) what the sweep itself would refuse of the experiment before its file
+// exists: its input files (experiment::check_input_files), with the same message.
 sweep_plan plan_sweep(const experiment& e, int jobs = 0);
 std::string describe_plan(const experiment& e, const sweep_plan& plan);
 

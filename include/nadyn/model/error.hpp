@@ -1,6 +1,7 @@
 #pragma once
-// The three kinds of failure nadyn reports. The command line maps input_error to exit
-// status 2 (the user can fix the invocation), io_error and numerical_fault to exit status 1.
+// The kinds of failure nadyn reports. The command line maps input_error to exit status 2
+// (the user can fix the invocation), io_error, out_of_memory and numerical_fault to exit
+// status 1.
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,12 @@ struct input_error : std::runtime_error {
 
 // A failure of the file system or of the HDF5 library while reading or writing.
 struct io_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Memory the system would not give (std::bad_alloc: a limit such as ulimit -v, or more than
+// the machine has), with what the run needed. The Python module raises MemoryError.
+struct out_of_memory : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 

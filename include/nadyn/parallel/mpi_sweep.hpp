@@ -29,7 +29,8 @@ struct ranks_sweep_job {
     experiment e;
     std::string path;
     bool resume = false;    // fill in what is missing of the sweep file `path`
-    bool plan_only = false; // --dry-run: rank 0 printed the plan, nothing runs
+    // --dry-run: nothing runs once every rank has read the input files (as the run would)
+    bool plan_only = false;
 };
 
 struct ranks_sweep_result {

@@ -272,13 +272,28 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
             --active;
         }
     }
-    if (write_failure) std::rethrow_exception(write_failure);
+    if (write_failure) {
+        // The file says it failed, and why, before the job ends (sweep_over_ranks aborts it).
+        try {
+            std::rethrow_exception(write_failure);
+        } catch (const std::exception& error) {
+            summary.wall_seconds = seconds_since(started);
+            file.finish_failed(error.what(), summary);
+        } catch (...) {
+        }
+        std::rethrow_exception(write_failure);
+    }
     result.stopped = options.stop && options.stop->load();
     summary.wall_seconds = seconds_since(started);
     const bool incomplete = result.stopped || summary.interrupted > 0 ||
                             summary.complete + summary.skipped + summary.failed < summary.runs;
     const auto write_start = clock_type::now();
-    file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    try {
+        file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+    } catch (const std::exception& error) {
+        file.finish_failed(error.what(), summary);
+        throw;
+    }
     result.writing_seconds += seconds_since(write_start);
     return result;
 }
@@ -381,7 +396,6 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     MPI_Bcast(&plan_only, 1, MPI_INT, 0, MPI_COMM_WORLD);
     ranks_sweep_result result;
     result.workers = context.size() - 1;
-    if (plan_only) return result;
 
     // The workers rebuild the experiment from rank 0's text: they need no file of their own.
     std::string text = broadcast(job.e.text), source = broadcast(job.e.source);
@@ -395,6 +409,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     // The workers read the input files themselves, in their own working directories: every
     // rank must read the same ones (by content) before rank 0 creates or opens the file.
     agree_on_input_files(context, job.e);
+    // A dry run refuses what the run would (an input missing on a worker), then ends.
+    if (plan_only) return result;
 
     if (context.root()) {
         try {
