@@ -30,10 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 nadyn::verify_readable(path);
                 nadyn::simulation run = nadyn::simulation::from_file(path);
                 run.check_inputs_unchanged(path);
-                const nadyn::trajectory_reader file(path);
-                const std::size_t frames = file.frame_count();
-                if (frames == 0) return;
-                const double last = file.times().back();
+                double last = 0;
+                {
+                    // Closed before the resume: HDF5 refuses to open for writing a file this
+                    // process holds open for reading.
+                    const nadyn::trajectory_reader file(path);
+                    if (file.frame_count() == 0) return;
+                    last = file.times().back();
+                }
                 const double dt = run.config().integration.dt;
                 if (!std::isfinite(last) || !std::isfinite(dt) || dt <= 0) return;
                 // One step more: a small run whatever the file says its T was.
