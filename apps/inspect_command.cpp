@@ -1,6 +1,7 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/sweep.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/meanfield/density_file.hpp"
@@ -222,7 +223,11 @@ command add_inspect(CLI::App& app) {
 
     return [o]() {
         try {
-            return inspect(*o);
+            // In a child process: libhdf5 crashes on some damaged metadata, which then ends
+            // the child, and the parent says so in one line (child_reader.hpp).
+            const child_read inspected = read_in_child(o->path, [o] { return inspect(*o); });
+            std::fwrite(inspected.output.data(), 1, inspected.output.size(), stdout);
+            return inspected.status;
         } catch (const io_error&) {
             refuse_empty_output(o->path); // a stub left at creation: say so, not "truncated"
             throw;

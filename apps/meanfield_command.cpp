@@ -78,8 +78,8 @@ int report(const meanfield::density_summary& s, const std::string& path, bool qu
                     static_cast<long long>(s.evaluations),
                     s.outcome == density_outcome::interrupted ? "kept the frames in" : "wrote",
                     path.c_str());
-    // Interrupted by SIGINT or SIGTERM: 130, as nadyn simulate (docs/cli.md).
-    return s.outcome == density_outcome::interrupted ? 130 : 0;
+    // Interrupted by SIGINT (130) or SIGTERM (143), as nadyn simulate (docs/cli.md).
+    return s.outcome == density_outcome::interrupted ? stopped_status() : 0;
 }
 
 } // namespace

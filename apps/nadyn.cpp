@@ -1,9 +1,9 @@
 // nadyn: normalized attention dynamics. Parses the command line and dispatches to a
 // subcommand; every error ends here as one line on stderr and an exit status
-// (2: bad input, 1: I/O or numerical failure, 130: interrupted). In an MPI job (mpirun)
-// every rank parses its command line, the ranks agree that they all accepted the same one
-// before anything runs, and only one rank prints: one message, and every rank exits with the
-// same status.
+// (2: bad input, 1: I/O or numerical failure, 130 or 143: stopped by SIGINT or SIGTERM). In an
+// MPI job (mpirun) every rank parses its command line, the ranks agree that they all accepted
+// the same one before anything runs, and only one rank prints: one message, and every rank
+// exits with the same status.
 #include "app.hpp"
 
 #include "nadyn/files/h5md.hpp"

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/experiment/sweep.hpp"
 #include "nadyn/model/error.hpp"
@@ -36,6 +37,16 @@ command add_rerun(CLI::App& app) {
                "  nadyn rerun run.h5 --out again.h5          # bitwise the same trajectory\n"
                "  nadyn rerun beta.h5 --point 5 --out p5.h5  # one run of a sweep, alone");
     return [o]() {
+        // libhdf5 crashes on some damaged metadata: the same reads, and a walk of every
+        // object, first in a child process, whose crash is then one line (child_reader.hpp).
+        read_in_child(o->path, [o] {
+            if (is_sweep_file(o->path))
+                (void)sweep_experiment(o->path);
+            else
+                (void)simulation::from_file(o->path);
+            verify_readable(o->path);
+            return 0;
+        });
         if (is_sweep_file(o->path)) {
             const experiment e = sweep_experiment(o->path);
             if (o->point < 0 || static_cast<std::size_t>(o->point) >= e.size())
@@ -71,7 +82,7 @@ command add_rerun(CLI::App& app) {
                     interrupted ? "interrupted rerun of" : "reran", o->path.c_str(), summary.frames,
                     summary.last_time, summary.last.mean_cos, summary.wall_seconds,
                     interrupted ? "kept the frames in" : "wrote", o->out.c_str());
-        return interrupted ? 130 : 0;
+        return interrupted ? stopped_status() : 0;
     };
 }
 

@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/files/h5md.hpp"
@@ -198,6 +199,14 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
         [&] {
             simulation from = [&] {
                 try {
+                    // libhdf5 crashes on some damaged metadata: the same reads, and a walk
+                    // of every object, first in a child process, whose crash is then one
+                    // line (child_reader.hpp).
+                    read_in_child(o.resume, [&] {
+                        (void)simulation::from_file(o.resume);
+                        verify_readable(o.resume);
+                        return 0;
+                    });
                     return simulation::from_file(o.resume);
                 } catch (const io_error&) {
                     refuse_empty_output(o.resume); // a stub left at creation: say so
@@ -222,7 +231,7 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     bar.finish();
     if (speaks()) print_summary(summary, o.resume);
     print_shared(exchange.get(), summary);
-    return summary.outcome == integration_outcome::interrupted ? 130 : 0;
+    return summary.outcome == integration_outcome::interrupted ? stopped_status() : 0;
 }
 
 command add_simulate(CLI::App& app, std::function<run_config()>* config) {
@@ -322,7 +331,7 @@ command add_simulate(CLI::App& app, std::function<run_config()>* config) {
         bar.finish();
         if (speaks()) print_summary(summary, path);
         print_shared(exchange.get(), summary);
-        return summary.outcome == integration_outcome::interrupted ? 130 : 0;
+        return summary.outcome == integration_outcome::interrupted ? stopped_status() : 0;
     };
 }
 

@@ -122,7 +122,7 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
             std::fprintf(stderr, "nadyn: %zu runs failed; the first: %s\n", summary.failed,
                          summary.first_failure.c_str());
     }
-    if (interrupted) return 130;
+    if (interrupted) return stopped_status();
     return summary.failed ? 1 : 0;
 }
 #endif
@@ -164,7 +164,7 @@ int density_sweep(const sweep_command_options& o, bool bar) {
                      "nadyn: %zu runs outgrew their grid before T (status 4, unresolved_time); "
                      "their frames up to then are kept\n",
                      s.unresolved);
-    if (s.stopped) return 130;
+    if (s.stopped) return stopped_status();
     return s.failed ? 1 : 0;
 }
 
@@ -273,7 +273,7 @@ command add_sweep(CLI::App& app) {
         if (summary.failed)
             std::fprintf(stderr, "nadyn: %zu runs failed; the first: %s\n", summary.failed,
                          summary.first_failure.c_str());
-        if (interrupted) return 130;
+        if (interrupted) return stopped_status();
         return summary.failed ? 1 : 0;
     };
 }

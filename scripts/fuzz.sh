@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan, in build-fuzz/) and runs each for
-# SECONDS (default 60) from its committed seeds (fuzz/seeds/<target>/) and the corpus grown
-# so far (fuzz/corpus/<target>/, not committed). Inputs that found something go to
-# fuzz/crashes/; the script fails if any of them is a bug of nadyn's (see fuzz/README.md).
+# SECONDS (default 60) from its committed seeds (fuzz/seeds/<target>/; resume_files reads
+# whole_files') and the corpus grown so far (fuzz/corpus/<target>/, not committed), then
+# nadyn.open on damaged files for SECONDS (fuzz/open_files.py, the package of python/).
+# Inputs that found something go to fuzz/crashes/; the script fails if any of them is a bug
+# of nadyn's (see fuzz/README.md).
 #
 #   bash scripts/fuzz.sh [SECONDS]
 #   build-fuzz/fuzz/fuzz_input_files fuzz/crashes/input_files-crash-...   # replay one input
@@ -24,7 +26,8 @@ install_missing "${packages[@]}"
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNADYN_FUZZ=ON -DNADYN_BUILD_TESTS=OFF -DNADYN_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target fuzz_input_files fuzz_cli_parse fuzz_whole_files fuzz_hdf5_alone
+cmake --build "$build" -j2 --target fuzz_input_files fuzz_cli_parse fuzz_whole_files \
+    fuzz_resume_files fuzz_hdf5_alone
 
 # Leaks are bugs too (libFuzzer checks after each input; HDF5's own are suppressed, see
 # fuzz/lsan.supp); UBSan stops at the first report. HDF5 mallocs sizes read from a malformed
@@ -44,7 +47,7 @@ export TMPDIR="${TMPDIR:-/tmp}"
 # inputs are reported, kept in fuzz/crashes/hdf5/ and not counted as nadyn's bugs.
 hdf5_alone_fails() {
     local status mode=()
-    [[ "${2:-}" == whole_files ]] && mode=(--whole)
+    [[ "${2:-}" == whole_files || "${2:-}" == resume_files ]] && mode=(--whole)
     # In a group with stderr closed: bash's own "Aborted" line for the child is noise here.
     status=$( { timeout 20 "$build/fuzz/fuzz_hdf5_alone" "${mode[@]}" "$1" >/dev/null 2>&1; echo $?; } \
               2>/dev/null)
@@ -72,9 +75,11 @@ replay_owner() {
 
 mkdir -p "$root/fuzz/crashes/hdf5" "$root/fuzz/crashes/unreproduced"
 failed=()
-for target in input_files cli_parse whole_files; do
+for target in input_files cli_parse whole_files resume_files; do
     corpus="$root/fuzz/corpus/$target"
     mkdir -p "$corpus"
+    seeds="$root/fuzz/seeds/$target"
+    [[ "$target" == resume_files ]] && seeds="$root/fuzz/seeds/whole_files"
     # Fork mode: a crash ends one child, not the run, so one HDF5 bug cannot hide the rest
     # of the time budget; every input that found something is kept and classified below.
     options=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
@@ -83,7 +88,7 @@ for target in input_files cli_parse whole_files; do
     case "$target" in
     input_files) options+=(-max_len=20000) ;;
     cli_parse) options+=(-max_len=512 -dict="$root/fuzz/cli_parse.dict") ;;
-    whole_files) options+=(-max_len=400000) ;;
+    whole_files | resume_files) options+=(-max_len=400000) ;;
     esac
     echo "== fuzz_$target for ${seconds} s" >&2
     log="$build/fuzz_$target.log"
@@ -91,7 +96,7 @@ for target in input_files cli_parse whole_files; do
     touch "$stamp"
     # New inputs go to the first directory (the grown corpus); the seeds are only read.
     status=0
-    "$build/fuzz/fuzz_$target" "${options[@]}" "$corpus" "$root/fuzz/seeds/$target" \
+    "$build/fuzz/fuzz_$target" "${options[@]}" "$corpus" "$seeds" \
         >"$log" 2>&1 || status=$?
     # The last progress line: executions so far, executions per second, crashes.
     grep -E '^#[0-9]+:' "$log" | tail -n 1 | sed "s/^/fuzz_$target /" >&2 || true
@@ -133,9 +138,20 @@ for target in input_files cli_parse whole_files; do
     fi
 done
 
+# nadyn.open in a forked interpreter on damaged copies of the same seeds: the interpreter must
+# survive every input (nadyn.open reads a file's structure in a child process first, so that a
+# crash inside libhdf5 becomes an OSError). Uninstrumented: Debian's python3 and h5py, and the
+# compiled module of the main build when there is one (python/nadyn/_core*.so).
+echo "== nadyn.open (fuzz/open_files.py) for ${seconds} s" >&2
+if ! /usr/bin/python3 "$root/fuzz/open_files.py" --seconds "$seconds" \
+        --crashes "$root/fuzz/crashes"; then
+    failed+=(open_files)
+fi
+
 if ((${#failed[@]})); then
     echo "fuzzing found a bug in: ${failed[*]}; replay an input with" >&2
     echo "  $build/fuzz/fuzz_<target> <input>" >&2
+    echo "  /usr/bin/python3 fuzz/open_files.py --replay <input>    (open_files)" >&2
     exit 1
 fi
 echo "fuzzing: nothing found in nadyn in ${seconds} s per target" >&2

@@ -489,7 +489,8 @@ class Report:
         if live is not None:
             proc.send_signal(sig)
         res = self.runner.finish(proc, args, started)
-        check(res.status == 130, "exit status %s, expected 130" % status_text(res.status))
+        want = 128 + sig  # 130 for SIGINT, 143 for SIGTERM
+        check(res.status == want, "exit status %s, expected %d" % (status_text(res.status), want))
         frames, lost = "—", "—"
         try:
             t = Trajectory(path)
@@ -509,7 +510,7 @@ class Report:
         except Exception as e:  # noqa: BLE001 - any unreadable file is the finding
             check(False, "file unreadable: %s" % e)
         self.add(Row("2 signal: %s during a run" % name, self.runner.show(args) + "; " + name
-                     + " after ≥3 frames", "130", status_text(res.status),
+                     + " after ≥3 frames", str(128 + sig), status_text(res.status),
                      first_line(res.err), frames, lost, check.problems))
 
     # ---- 3. SIGKILL (SWMR) ------------------------------------------------------------------
@@ -589,7 +590,7 @@ class Report:
             live = live_frames(path)
             proc.send_signal(sig)
         stopped = self.runner.finish(proc, args, started)
-        want = -signal.SIGKILL if sig == signal.SIGKILL else 130
+        want = -signal.SIGKILL if sig == signal.SIGKILL else 128 + sig
         check(stopped.status == want, "stopped run: exit %s, expected %s"
               % (status_text(stopped.status), status_text(want)))
         part_frames = frames_of(path)
@@ -1409,6 +1410,143 @@ class Report:
         self.add(Row("32 sweep over ulimit -f 2 MiB: the root status", self.runner.show(command),
                      "1", status_text(res.status), self.runner.clean(first_line(res.err)), got,
                      "—", check.problems))
+    # ---- 25-29. damaged metadata that crashes or holds HDF5; stops that poll nothing -----
+
+    def data_copy(self, cwd, name, as_name):
+        path = os.path.join(cwd, as_name)
+        shutil.copyfile(os.path.join(REPO, "tests", "regression", "data", name), path)
+        os.chmod(path, 0o644)
+        return path
+
+    def crashing_metadata(self):
+        check = Check()
+        cwd = self.case_dir("crashing_metadata")
+        path = self.data_copy(cwd, "inspect_crashes.h5", "c.h5")
+        before = snapshot(path)
+        commands = [["inspect", "c.h5"], ["simulate", "--resume", "c.h5", "--quiet"],
+                    ["rerun", "c.h5", "--out", "again.h5"]]
+        statuses, line = [], ""
+        for args in commands:
+            res = self.runner.run(args, cwd)
+            statuses.append(status_text(res.status))
+            one_line_refusal(check, res, ["'c.h5': damaged HDF5 metadata (the reader crashed: "
+                                          "SIG"], status=1)
+            line = line or self.runner.clean(first_line(res.err))
+        check(snapshot(path) == before, "the file was modified")
+        check(sorted(os.listdir(cwd)) == ["c.h5"], "directory now holds %s" % os.listdir(cwd))
+        self.add(Row("25 a file whose damaged link metadata crashes libhdf5: inspect, --resume, "
+                     "rerun", "; ".join(self.runner.show(a) for a in commands), "1, 1, 1",
+                     ", ".join(statuses), line, "—", "—", check.problems))
+
+    def crashing_metadata_python(self):
+        check = Check()
+        cwd = self.case_dir("crashing_metadata_python")
+        path = self.data_copy(cwd, "inspect_crashes.h5", "c.h5")
+        script = ("import sys, nadyn\n"
+                  "for call in (nadyn.frame_count, nadyn.open):\n"
+                  "    try:\n"
+                  "        call(sys.argv[1])\n"
+                  "    except OSError as error:\n"
+                  "        print(error)\n")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.join(REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
+        started = time.monotonic()
+        proc = subprocess.run(["/usr/bin/python3", "-c", script, path], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        lines = proc.stdout.splitlines()
+        check(proc.returncode == 0, "the interpreter ended with %s" % status_text(proc.returncode))
+        check(len(lines) == 2 and all("damaged HDF5 metadata (the reader crashed: SIG" in line
+                                      for line in lines), "raised %r" % lines)
+        self.add(Row("26 the same file in Python: nadyn.frame_count, nadyn.open",
+                     "python3 -c 'nadyn.frame_count(\"c.h5\"); nadyn.open(\"c.h5\")'",
+                     "0 (OSError ×2)", "%s (%d OSError, %.1f s)" % (
+                         status_text(proc.returncode), len(lines), time.monotonic() - started),
+                     self.runner.clean(lines[0]) if lines else "(none)", "—", "—",
+                     check.problems))
+
+    def retried_metadata(self):
+        check = Check()
+        cwd = self.case_dir("retried_metadata")
+        path = self.data_copy(cwd, "resume_hangs.h5", "h.h5")
+        # frames_of would hang here: h5py's SWMR reader retries the damaged read for minutes.
+        before = snapshot(path)
+        args = ["simulate", "--resume", "h.h5", "--T", "1", "--quiet"]
+        res = self.runner.run(args, cwd, timeout=30)
+        one_line_refusal(check, res, ["observables/step_error/step",
+                                      "incorrect metadata checksum"], status=1)
+        check(res.seconds < 10, "took %.1f s" % res.seconds)
+        check(snapshot(path) == before, "the file was modified")
+        self.add(Row("27 --resume of a file whose damaged metadata HDF5's SWMR writer retried "
+                     "for ever", self.runner.show(args), "1", "%s (%.1f s)" % (
+                         status_text(res.status), res.seconds),
+                     self.runner.clean(first_line(res.err)), "unchanged (bytes)"
+                     if snapshot(path) == before else "changed", "0", check.problems))
+
+    def stuck_stop(self, sig):
+        name = SIGNAL_NAMES[sig]
+        check = Check()
+        cwd = self.case_dir("stuck_" + name)
+        path = os.path.join(cwd, "big.h5")
+        # One frame of 200000 tokens: its pairwise observables take minutes without a poll of
+        # the stop request; only the 8 s grace period ends the run.
+        args = ["simulate", "--n", "200000", "--d", "16", "--threads", "1", "--positions",
+                "none", "--out", "big.h5", "--quiet"]
+        started = time.monotonic()
+        proc = self.runner.start(args, cwd)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (os.path.exists(path) and
+                                                   os.path.getsize(path) > 0):
+            time.sleep(0.05)
+        signalled = time.monotonic()
+        proc.send_signal(sig)
+        res = self.runner.finish(proc, args, started, timeout=60)
+        seconds = time.monotonic() - signalled
+        want = 128 + sig
+        check(res.status == want, "exit %s, expected %d" % (status_text(res.status), want))
+        check(seconds < 10, "ended %.1f s after the signal" % seconds)
+        check(len(res.err.splitlines()) == 1 and "did not end within 8 s" in res.err,
+              "stderr: %r" % res.err)
+        check(os.path.exists(path), "the file is gone")
+        self.add(Row("28 %s to a run inside one long computation (n = 200000, frame 0)" % name,
+                     self.runner.show(args) + "; " + name, str(want), "%s (%.1f s after)" % (
+                         status_text(res.status), seconds),
+                     self.runner.clean(first_line(res.err)), "—", "—", check.problems))
+
+    def layer_time_stop(self):
+        self.bad_simulate("--layer-time 1e-12 with per-layer weights (T = 20)",
+                          ["--weights", "random-per-layer", "--layer-time", "1e-12"],
+                          ["T / layer-time is too large (2e+13 layers"], horizon=False,
+                          scenario="29 layer time")
+        check = Check()
+        cwd = self.case_dir("layer_time_stop")
+        path = os.path.join(cwd, "x.h5")
+        args = ["simulate", "--n", "4", "--d", "2", "--weights", "random-per-layer",
+                "--layer-time", "1e-9", "--T", "1", "--out", "x.h5", "--quiet"]
+        started = time.monotonic()
+        proc = self.runner.start(args, cwd)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (os.path.exists(path) and
+                                                   os.path.getsize(path) > 0):
+            time.sleep(0.05)
+        time.sleep(1.5)  # inside the first step's 1e7 redraws
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        res = self.runner.finish(proc, args, started, timeout=60)
+        seconds = time.monotonic() - signalled
+        check(res.status == 143, "exit %s, expected 143" % status_text(res.status))
+        check(seconds < 5, "ended %.1f s after SIGTERM (the grace period, not the stop)"
+              % seconds)
+        frames = "—"
+        try:
+            t = Trajectory(path)
+            check(t.status == "interrupted", "status %r, expected 'interrupted'" % t.status)
+            frames = str(t.frames)
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("29 layer time: SIGTERM inside a step of 1e7 per-layer redraws "
+                     "(--layer-time 1e-9)", self.runner.show(args) + "; SIGTERM after 1.5 s",
+                     "143", "%s (%.1f s after)" % (status_text(res.status), seconds),
+                     first_line(res.out), frames, "—", check.problems))
 
     def run_all(self):
         self.prepare_inputs()
@@ -1468,6 +1606,12 @@ class Report:
         self.dry_run_missing_input()
         self.out_of_memory()
         self.sweep_failed_status()
+        self.crashing_metadata()
+        self.crashing_metadata_python()
+        self.retried_metadata()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self.stuck_stop(sig)
+        self.layer_time_stop()
 
 
 def cell(text):
@@ -1518,7 +1662,8 @@ def write_markdown(path, report, version, seconds):
         "column counts that file's frames). Cases naming their own file (inspect, resume, "
         "`--out` without `--force`) check that file the same way; the unwritable case checks "
         "`/nonexistent` was not created.",
-        "2. **SIGINT / SIGTERM**: stopped once h5py (`swmr=True`) reads ≥ 3 frames; exit 130, "
+        "2. **SIGINT / SIGTERM**: stopped once h5py (`swmr=True`) reads ≥ 3 frames; exit 130 "
+        "(SIGINT) or 143 (SIGTERM), "
         "status `interrupted`, steps strictly increasing, every frame on the `--every` "
         "cadence up to the stop present (frames lost = cadence steps missing), all series of "
         "equal length, positions finite unit vectors, at least as many frames as read live.",

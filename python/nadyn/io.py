@@ -19,9 +19,14 @@ for netCDF readers and is opened with xarray's h5netcdf engine.
 
 from __future__ import annotations
 
+import builtins
 import os
+import signal
 import stat
+import subprocess
+import sys
 import threading
+import time
 from typing import Any
 
 import h5py
@@ -140,6 +145,163 @@ def _verify_readable(path: str | os.PathLike) -> None:
             raise OSError(str(error)) from None
 
 
+# Seconds a reader process may take to walk a file's structure before the file counts as
+# unreadable (a healthy file takes milliseconds: object headers, attributes and two values per
+# dataset; without the compiled module, h5py's SWMR reader retries a damaged read for minutes).
+_PROBE_SECONDS = 30.0
+# How a walk in a child process ended: the file could not be opened (the parent's own open
+# says why), or the walk met damage in the opened file (its message follows).
+_UNOPENED, _DAMAGED = 3, 4
+
+
+def _walk(f: h5py.File) -> None:
+    """Reads the file's structure as `open` meets it: every object header and attribute, and
+    the first and last value of every numeric dataset (they reach the ends of its chunk
+    index)."""
+    _attributes(f)
+
+    def visit(_name: str, obj: h5py.HLObject) -> None:
+        _attributes(obj)
+        if isinstance(obj, h5py.Dataset) and obj.shape and obj.size and obj.dtype.kind in "iuf":
+            obj[(0,) * obj.ndim]
+            obj[tuple(n - 1 for n in obj.shape)]
+
+    f.visititems(visit)
+
+
+def _walk_and_exit(name: str, report: int) -> None:
+    """A child's whole life: open the file, walk it, write what went wrong to the file
+    descriptor `report`, and leave without running any exit handler."""
+    code = _UNOPENED
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _die_with_parent()
+        # A crash's own words (glibc's "free(): invalid pointer") would only repeat the
+        # OSError's: glibc writes them to the terminal unless told stderr, here /dev/null.
+        os.environ["LIBC_FATAL_STDERR_"] = "1"
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        f = _open_h5(name)
+        code = _DAMAGED
+        with f:
+            _walk(f)
+        code = 0
+    except BaseException as error:  # noqa: BLE001 (reported to the parent)
+        if code == _DAMAGED:
+            os.write(report, str(error).encode("utf-8", "replace")[:4000])
+    os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent ends, so that an interpreter killed
+    while it waits leaves no reader behind."""
+    try:
+        import ctypes  # noqa: PLC0415
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _single_threaded() -> bool:
+    try:
+        with builtins.open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1]) == 1
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _reap(pid: int, deadline: float) -> int | None:
+    """The wait status of child `pid`, or None when it is still running at `deadline`."""
+    pause = 0.0005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+
+
+def _walk_in_fork(name: str) -> tuple[int | None, int, str]:
+    """(signal that ended the child or 0, its exit status, its report) of a fork()ed child
+    walking the file; signal None: still running after _PROBE_SECONDS, then killed."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _walk_and_exit(name, write_end)
+    os.close(write_end)
+    try:
+        status = _reap(pid, time.monotonic() + _PROBE_SECONDS)
+        if status is None:
+            os.kill(pid, signal.SIGKILL)  # our own child, by its pid
+            os.waitpid(pid, 0)
+            return None, 0, ""
+        report = b""
+        while chunk := os.read(read_end, 4096):
+            report += chunk
+    except BaseException:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        raise
+    finally:
+        os.close(read_end)
+    if os.WIFSIGNALED(status):
+        return os.WTERMSIG(status), 0, ""
+    return 0, os.WEXITSTATUS(status), report.decode("utf-8", "replace")
+
+
+def _walk_in_interpreter(name: str) -> tuple[int | None, int, str]:
+    """The same in a new interpreter (this package's copy of nadyn)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c",
+             "import sys; from nadyn.io import _walk_and_exit; _walk_and_exit(sys.argv[1], 1)",
+             name], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, timeout=_PROBE_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return None, 0, ""
+    if done.returncode < 0:
+        return -done.returncode, 0, ""
+    return 0, done.returncode, done.stdout.decode("utf-8", "replace")
+
+
+def _survive_in_child(path: str | os.PathLike) -> None:
+    """Walks the file's structure (`_walk`) in a child process first. libhdf5 1.10 crashes on
+    some damaged metadata (a segmentation fault while iterating a damaged group's links, glibc's
+    "free(): invalid pointer" abort) in calls nothing can check beforehand; in a child, the crash
+    becomes an OSError naming the file instead of ending this interpreter. Damage the walk meets
+    as an error is an OSError too: reading on past it by name is where HDF5 crashes. A file
+    the child cannot open is left to this process's own open, which says why. A process with
+    one thread forks (milliseconds); with more (OpenMP's, after nadyn.simulate), fork would copy
+    this thread alone with the locks the others hold, so a new interpreter walks the file (a
+    few tenths of a second)."""
+    name = os.fspath(path)
+    killed, status, report = (_walk_in_fork(name) if _single_threaded()
+                              else _walk_in_interpreter(name))
+    if killed is None:
+        raise OSError(f"cannot open '{name}': its structure could not be read within "
+                      f"{_PROBE_SECONDS:.0f} s (damaged HDF5 metadata?)")
+    if killed:
+        try:
+            what = signal.Signals(killed).name
+        except ValueError:
+            what = f"signal {killed}"
+        raise OSError(f"'{name}': damaged HDF5 metadata (the reader crashed: {what})")
+    if status == _DAMAGED:
+        raise OSError(f"'{name}': damaged HDF5 metadata ({report or 'unreadable'})")
+
+
 def is_sweep(root_attributes: dict[str, Any]) -> bool:
     return root_attributes.get("nadyn_kind") == "sweep"
 
@@ -179,6 +341,7 @@ def _consistent_frames(groups: dict[str, h5py.Group]) -> int:
 
 def frame_count(path: str | os.PathLike) -> int:
     """Frames present in every series of a single-run or density file (what `open` reads)."""
+    _survive_in_child(path)
     with _open_h5(path) as f:
         return _consistent_frames(_series_groups(f))
 
@@ -232,7 +395,11 @@ def open(
     Sweep file (root attribute ``nadyn_kind = "sweep"``): ``xarray.open_dataset(path,
     engine="h5netcdf")`` (loaded unless ``lazy``; ``frames`` selects along ``time``), with the
     root and /parameters attributes added.
+
+    A file whose damaged metadata crashes libhdf5 raises OSError naming the file: its
+    structure is read first in a child process.
     """
+    _survive_in_child(path)
     with _open_h5(path) as f:
         root = _attributes(f)
         if is_sweep(root):

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace nadyn {
@@ -266,11 +267,15 @@ class layer_schedule {
 // A fixed step from t to `end` crossing redraws of per-layer weights: the pieces up to
 // each redraw, each with its layer's weights and ending exactly on the boundary (so the
 // stepper never integrates across a discontinuity and keeps its order). Returns where the
-// last piece starts, with the weights and dxdt of that point set.
+// last piece starts, with the weights and dxdt of that point set; nothing when a stop was
+// requested between two pieces (a step may hold billions of redraws: --layer-time 1e-9
+// with --dt 0.01), with x and dxdt partway.
 template <class Stepper>
-double step_across_redraws(Stepper& stepper, attention_system& system, state_type& x,
-                           state_type& dxdt, double t, double end, layer_schedule& layers) {
+std::optional<double> step_across_redraws(Stepper& stepper, attention_system& system, state_type& x,
+                                          state_type& dxdt, double t, double end,
+                                          layer_schedule& layers, const std::atomic<bool>* stop) {
     for (double b = layers.next_boundary(t); layers.splits(b, end); b = layers.next_boundary(t)) {
+        if (stop && stop->load(std::memory_order_relaxed)) return std::nullopt;
         stepper.do_step(std::ref(system), x, dxdt, t, b - t);
         project_directions(directions(x), system.model());
         t = b;
@@ -390,8 +395,22 @@ integration_outcome integrate_fixed(Stepper stepper, int order, attention_system
         }
         good = x;
         try {
-            const double from = step_across_redraws(stepper, system, x, dxdt, t, next, layers);
-            stepper.do_step(std::ref(system), x, dxdt, from, next - from);
+            const std::optional<double> from =
+                step_across_redraws(stepper, system, x, dxdt, t, next, layers, stop);
+            if (!from) {
+                // Stopped inside the step: its start, a frame time of the grid, is the last
+                // state (a resume continues from it as from any stop), with its own weights
+                // and velocity.
+                x = good;
+                if (!frame && !kept) {
+                    layers.use(system, t);
+                    system.begin_step(t);
+                    system(x, dxdt, t);
+                    observer(x, dxdt, t, j);
+                }
+                return integration_outcome::interrupted;
+            }
+            stepper.do_step(std::ref(system), x, dxdt, *from, next - *from);
             project_directions(directions(x), system.model());
             check_domain(x, n, d, next);
         } catch (const numerical_fault& fault) {

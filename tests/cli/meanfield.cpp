@@ -127,7 +127,7 @@ TEST_CASE("--resume after SIGTERM gives the uninterrupted run's frames bit for b
     whole.insert(whole.end(), {"--out", dir + "/whole.h5"});
     parted.insert(parted.end(), {"--out", dir + "/parted.h5"});
     REQUIRE(run_nadyn(whole).status == 0);
-    // Stopped by SIGTERM once a few frames are out: exit 130, status interrupted.
+    // Stopped by SIGTERM once a few frames are out: exit 143, status interrupted.
     child_process child(nadyn_path, parted);
     wait_until([&] { return frames_written(dir + "/parted.h5") >= 3; },
                std::chrono::seconds(30));
@@ -137,7 +137,7 @@ TEST_CASE("--resume after SIGTERM gives the uninterrupted run's frames bit for b
         MESSAGE("the run ended before the signal; resume is covered by tests/meanfield/solver.cpp");
         return;
     }
-    CHECK(stopped.status == 130);
+    CHECK(stopped.status == 143);
     CHECK(read_status(dir + "/parted.h5") == "interrupted");
     const run_result resumed = run_nadyn({"meanfield", "--resume", dir + "/parted.h5", "--quiet"});
     CHECK(resumed.status == 0);

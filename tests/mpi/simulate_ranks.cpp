@@ -153,7 +153,8 @@ TEST_CASE("SIGINT to mpirun stops every rank at the same step; --resume over 3 r
         delay_ms /= 3;
     }
     INFO(stopped.out << stopped.err);
-    // Every rank exits 130, but mpirun, signalled itself, exits 1 by Open MPI's rule.
+    // Every rank exits 143 (mpirun passes SIGTERM on), but mpirun, signalled itself, exits 1
+    // by Open MPI's rule.
     CHECK(stopped.status != 0);
     REQUIRE(contains(stopped.out, "interrupted: "));
     CHECK(status_text(dir + "/cut.h5") == "interrupted");

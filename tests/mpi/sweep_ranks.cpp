@@ -150,7 +150,8 @@ seed = { range = [1, 24] }
             break;
     }
     INFO(stopped.out << stopped.err);
-    // Every rank exits 130, but mpirun, signalled itself, exits 1 by Open MPI's rule.
+    // Every rank exits 143 (mpirun passes SIGTERM on), but mpirun, signalled itself, exits 1
+    // by Open MPI's rule.
     CHECK(stopped.status != 0);
     CHECK(contains(stopped.out, "interrupted: "));
     CHECK(status_text(dir + "/cut.h5") == "interrupted");
