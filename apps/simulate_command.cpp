@@ -197,6 +197,7 @@ int resume(const simulate_options& o, const std::function<run_config()>& to_conf
     const std::vector<std::string> names = o.given();
     simulation run = prepared_on_every_rank(
         [&] {
+            refuse_live_output(o.resume); // before any read of a file being written
             simulation from = [&] {
                 try {
                     // libhdf5 crashes on some damaged metadata: the same reads, and a walk

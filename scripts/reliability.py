@@ -1269,7 +1269,7 @@ class Report:
                            reduce_code="import no_such_module\ndef reduce(data):\n    pass\n")
         self.table_read_only()
 
-    # ---- 25-32. unclear errors (issue 35): the message names the real problem ----
+    # ---- 26-33. unclear errors (issue 35): the message names the real problem ----
 
     def dangling_link(self):
         check = Check()
@@ -1280,7 +1280,7 @@ class Report:
         one_line_refusal(check, res, ["dangling symbolic link", "'gone/target.h5'"])
         check(os.listdir(cwd) == ["out.h5"] and os.path.islink(os.path.join(cwd, "out.h5")),
               "directory now holds %s" % os.listdir(cwd))
-        self.add(Row("25 a dangling symlink as --out (with --force)", self.runner.show(args),
+        self.add(Row("26 a dangling symlink as --out (with --force)", self.runner.show(args),
                      "2", status_text(res.status), self.runner.clean(first_line(res.err)),
                      "no file", "—", check.problems))
 
@@ -1295,12 +1295,12 @@ class Report:
         self.bad_simulate("peri-ln with V = 0", six + ["--scheme", "peri-ln", "--weights",
                                                         "file:" + v0],
                           ["peri-ln with V = 0", "divides by ‖A_k‖"],
-                          scenario="27 degenerate attention")
+                          scenario="28 degenerate attention")
         self.bad_simulate("ngpt with a zero LayerNorm gain",
                           six + ["--scheme", "ngpt", "--norm", "layernorm", "--ln-params",
                                  "file:" + g0],
                           ["ngpt with a zero LayerNorm gain", "divides by ‖A_k‖"],
-                          scenario="27 degenerate attention")
+                          scenario="28 degenerate attention")
 
     def set_newline(self):
         check = Check()
@@ -1311,7 +1311,7 @@ class Report:
         res = self.runner.run(args, cwd)
         one_line_refusal(check, res, ["a newline (U+000A) at position 9"])
         check(sorted(os.listdir(cwd)) == ["e.toml"], "created %s" % os.listdir(cwd))
-        self.add(Row("28 a newline in --set", self.runner.show(args), "2",
+        self.add(Row("29 a newline in --set", self.runner.show(args), "2",
                      status_text(res.status), self.runner.clean(first_line(res.err)), "no file",
                      "—", check.problems))
 
@@ -1342,7 +1342,7 @@ class Report:
               "the line does not name rank 1 and i.h5")
         check(sorted(os.listdir(dirs[0])) == ["e.toml", "i.h5"], "A holds %s"
               % os.listdir(dirs[0]))
-        self.add(Row("29 MPI sweep (6 runs, 3 ranks) whose input file is missing on the workers",
+        self.add(Row("30 MPI sweep (6 runs, 3 ranks) whose input file is missing on the workers",
                      "mpirun -np 1 -wdir A nadyn %s : -np 2 -wdir B nadyn %s" % (sweep, sweep),
                      "2", status_text(res.status),
                      self.runner.clean(lines[0]) if lines else "(none)", "no file", "—",
@@ -1360,7 +1360,7 @@ class Report:
         check(dry.out == "", "the plan was printed")
         check(dry.err == real.err, "the real run says %r" % first_line(real.err))
         check(sorted(os.listdir(cwd)) == ["e.toml"], "created %s" % os.listdir(cwd))
-        self.add(Row("30 sweep --dry-run with a missing input file", self.runner.show(args),
+        self.add(Row("31 sweep --dry-run with a missing input file", self.runner.show(args),
                      "2", status_text(dry.status), self.runner.clean(first_line(dry.err)),
                      "no file", "—", check.problems))
 
@@ -1380,7 +1380,7 @@ class Report:
         except Exception as e:  # noqa: BLE001
             status = "unreadable: %s" % e
         check(status == "status failed", "the file's %s" % status)
-        self.add(Row("31 n = 2048, d = 8000 under ulimit -v 1 GB", self.runner.show(command), "1",
+        self.add(Row("32 n = 2048, d = 8000 under ulimit -v 1 GB", self.runner.show(command), "1",
                      status_text(res.status), self.runner.clean(first_line(res.err)), status,
                      "—", check.problems))
 
@@ -1407,10 +1407,10 @@ class Report:
             check("no space left" in failure, "failure attribute %r" % failure)
         except Exception as e:  # noqa: BLE001
             check(False, "file unreadable: %s" % e)
-        self.add(Row("32 sweep over ulimit -f 2 MiB: the root status", self.runner.show(command),
+        self.add(Row("33 sweep over ulimit -f 2 MiB: the root status", self.runner.show(command),
                      "1", status_text(res.status), self.runner.clean(first_line(res.err)), got,
                      "—", check.problems))
-    # ---- 25-29. damaged metadata that crashes or holds HDF5; stops that poll nothing -----
+    # ---- 34-38. damaged metadata that crashes or holds HDF5; stops that poll nothing -----
 
     def data_copy(self, cwd, name, as_name):
         path = os.path.join(cwd, as_name)
@@ -1434,7 +1434,7 @@ class Report:
             line = line or self.runner.clean(first_line(res.err))
         check(snapshot(path) == before, "the file was modified")
         check(sorted(os.listdir(cwd)) == ["c.h5"], "directory now holds %s" % os.listdir(cwd))
-        self.add(Row("25 a file whose damaged link metadata crashes libhdf5: inspect, --resume, "
+        self.add(Row("34 a file whose damaged link metadata crashes libhdf5: inspect, --resume, "
                      "rerun", "; ".join(self.runner.show(a) for a in commands), "1, 1, 1",
                      ", ".join(statuses), line, "—", "—", check.problems))
 
@@ -1457,7 +1457,7 @@ class Report:
         check(proc.returncode == 0, "the interpreter ended with %s" % status_text(proc.returncode))
         check(len(lines) == 2 and all("damaged HDF5 metadata (the reader crashed: SIG" in line
                                       for line in lines), "raised %r" % lines)
-        self.add(Row("26 the same file in Python: nadyn.frame_count, nadyn.open",
+        self.add(Row("35 the same file in Python: nadyn.frame_count, nadyn.open",
                      "python3 -c 'nadyn.frame_count(\"c.h5\"); nadyn.open(\"c.h5\")'",
                      "0 (OSError ×2)", "%s (%d OSError, %.1f s)" % (
                          status_text(proc.returncode), len(lines), time.monotonic() - started),
@@ -1476,7 +1476,7 @@ class Report:
                                       "incorrect metadata checksum"], status=1)
         check(res.seconds < 10, "took %.1f s" % res.seconds)
         check(snapshot(path) == before, "the file was modified")
-        self.add(Row("27 --resume of a file whose damaged metadata HDF5's SWMR writer retried "
+        self.add(Row("36 --resume of a file whose damaged metadata HDF5's SWMR writer retried "
                      "for ever", self.runner.show(args), "1", "%s (%.1f s)" % (
                          status_text(res.status), res.seconds),
                      self.runner.clean(first_line(res.err)), "unchanged (bytes)"
@@ -1507,7 +1507,7 @@ class Report:
         check(len(res.err.splitlines()) == 1 and "did not end within 8 s" in res.err,
               "stderr: %r" % res.err)
         check(os.path.exists(path), "the file is gone")
-        self.add(Row("28 %s to a run inside one long computation (n = 200000, frame 0)" % name,
+        self.add(Row("37 %s to a run inside one long computation (n = 200000, frame 0)" % name,
                      self.runner.show(args) + "; " + name, str(want), "%s (%.1f s after)" % (
                          status_text(res.status), seconds),
                      self.runner.clean(first_line(res.err)), "—", "—", check.problems))
@@ -1516,7 +1516,7 @@ class Report:
         self.bad_simulate("--layer-time 1e-12 with per-layer weights (T = 20)",
                           ["--weights", "random-per-layer", "--layer-time", "1e-12"],
                           ["T / layer-time is too large (2e+13 layers"], horizon=False,
-                          scenario="29 layer time")
+                          scenario="38 layer time")
         check = Check()
         cwd = self.case_dir("layer_time_stop")
         path = os.path.join(cwd, "x.h5")
@@ -1543,7 +1543,7 @@ class Report:
             frames = str(t.frames)
         except Exception as e:  # noqa: BLE001
             check(False, "file unreadable: %s" % e)
-        self.add(Row("29 layer time: SIGTERM inside a step of 1e7 per-layer redraws "
+        self.add(Row("38 layer time: SIGTERM inside a step of 1e7 per-layer redraws "
                      "(--layer-time 1e-9)", self.runner.show(args) + "; SIGTERM after 1.5 s",
                      "143", "%s (%.1f s after)" % (status_text(res.status), seconds),
                      first_line(res.out), frames, "—", check.problems))
@@ -1599,7 +1599,7 @@ class Report:
         self.table_cases()
         self.dangling_link()
         self.bad_simulate("block 1e9", ["--n", "8", "--block", "1000000000"],
-                          ["block must be between 1 and n = 8"], scenario="26 block out of range")
+                          ["block must be between 1 and n = 8"], scenario="27 block out of range")
         self.zero_attention()
         self.set_newline()
         self.sweep_input_missing_on_worker()

@@ -630,6 +630,7 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
                                     const std::atomic<bool>* stop,
                                     const progress_callback& progress,
                                     const std::function<void(double, std::int64_t)>& after_frame) {
+    refuse_live_output(path); // before any read of a file being written
     std::size_t keep = 0;
     solver_statistics previous;
     const resume_point from = read_resume(path, horizon, keep, previous);

@@ -1,5 +1,6 @@
 #include "files/output_claim.hpp"
 
+#include "nadyn/files/h5md.hpp"
 #include "nadyn/model/error.hpp"
 
 #include <cerrno>
@@ -286,3 +287,14 @@ void output_claim::remove_file() noexcept {
 }
 
 } // namespace nadyn::detail
+
+namespace nadyn {
+
+void refuse_live_output(const std::string& path) {
+    if (detail::writer_holds(path))
+        throw input_error("'" + path +
+                          "' is being written by another process (a run or sweep still going); "
+                          "resume it once that process has stopped");
+}
+
+} // namespace nadyn

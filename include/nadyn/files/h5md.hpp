@@ -209,6 +209,11 @@ bool holds_no_results(const std::string& path);
 // that says which. Nothing is created: for failing early, before a run starts.
 void check_output_path(const std::string& path, bool overwrite);
 
+// input_error naming `path` when another process writes it now (a run or sweep still going):
+// for --resume, before anything reads the file (a file without SWMR cannot be read while it
+// is written, and the reader's error would hide the reason).
+void refuse_live_output(const std::string& path);
+
 // input_error naming `path` when it holds no result (for inspect and --resume).
 void refuse_empty_output(const std::string& path);
 
