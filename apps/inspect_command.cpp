@@ -1,8 +1,8 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
-#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/sweep.hpp"
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/meanfield/density_file.hpp"
 #include "nadyn/model/error.hpp"

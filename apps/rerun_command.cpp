@@ -2,9 +2,9 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/experiment/sweep.hpp"
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/model/error.hpp"
 
 #include <atomic>

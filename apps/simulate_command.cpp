@@ -2,9 +2,9 @@
 #include "commands.hpp"
 #include "stop_signal.hpp"
 
-#include "nadyn/files/child_reader.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run.hpp"
+#include "nadyn/files/child_reader.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/files/input_files.hpp"
 #include "nadyn/model/error.hpp"

@@ -12,10 +12,10 @@
 // from nadyn's by scripts/fuzz.sh (fuzz/README.md); the command line turns them into an error
 // message by reading in a child process.
 #include "fuzz_support.hpp"
-#include "nadyn/model/error.hpp"
-#include "nadyn/files/h5md.hpp"
-#include "nadyn/model/integrate.hpp"
 #include "nadyn/experiment/run.hpp"
+#include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
+#include "nadyn/model/integrate.hpp"
 
 #include <cmath>
 #include <cstdint>
