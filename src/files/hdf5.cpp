@@ -879,9 +879,15 @@ void hdf5_file::verify_readable(const std::string& path) {
             const hsize_t one = 1;
             const hdf5_id memory = simple_space({one}, what);
             double value = 0;
-            check(H5Dread(dataset.id(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
-                          &value),
-                  what + " (dataset " + name + ")");
+            if (H5Dread(dataset.id(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
+                        &value) >= 0)
+                continue;
+            const std::string reason = hdf5_reason();
+            // The last value past the file's end of allocation: the tail a writer killed
+            // during an append left (its extent grew, its data never reached the disk), which
+            // the resume drops and readers stop before. Not damage.
+            if (index > 0 && reason.find("addr overflow") != std::string::npos) continue;
+            throw io_error(what + " (dataset " + name + "): " + reason);
         }
     };
     read_attributes(file);
