@@ -58,10 +58,13 @@ std::size_t positive_size(std::string_view text, std::string_view what, std::int
 // A comma-separated list of names from `table` ("none": none), in the table's order without
 // repeats, so the record of a run does not depend on how it was spelled; an unknown name is
 // an input_error listing `choices` (the keywords) and the table.
+// A name of the `other` table (the other key's observables) is told where it belongs.
 std::vector<std::string> parse_name_list(std::string_view text,
                                          std::span<const std::string_view> table,
                                          std::string_view key, std::string_view choices,
-                                         std::string_view hint) {
+                                         std::string_view hint,
+                                         std::span<const std::string_view> other,
+                                         std::string_view other_key, std::string_view other_kind) {
     std::vector<bool> wanted(table.size(), false);
     if (text != "none") {
         std::size_t start = 0;
@@ -71,6 +74,11 @@ std::vector<std::string> parse_name_list(std::string_view text,
                 text.substr(start, comma == std::string_view::npos ? comma : comma - start);
             const auto found = std::find(table.begin(), table.end(), name);
             if (found == table.end()) {
+                if (std::find(other.begin(), other.end(), name) != other.end())
+                    throw input_error(quoted(name) + " is " + std::string(other_kind) +
+                                      " observable: ask for it under " + std::string(other_key) +
+                                      ", not " + std::string(key) + " (" + std::string(key) +
+                                      " = " + quoted(text) + ")");
                 std::string valid(choices);
                 for (const auto known : table)
                     valid += ", " + std::string(known);
@@ -92,14 +100,16 @@ std::vector<std::string> parse_name_list(std::string_view text,
 // "none" or a comma-separated list of optional_observable_names (--observe).
 std::vector<std::string> parse_observables(std::string_view text) {
     return parse_name_list(text, optional_observable_names, "observe", "none",
-                           "a comma-separated list");
+                           "a comma-separated list", observable_names, "observables",
+                           "a standard");
 }
 
 // "all", "none" or a comma-separated list of observable_names (--observables).
 std::vector<std::string> parse_standard_observables(std::string_view text) {
     if (text == "all") return {observable_names.begin(), observable_names.end()};
     return parse_name_list(text, observable_names, "observables", "all, none",
-                           "a comma-separated list; optional observables go to observe");
+                           "a comma-separated list; optional observables go to observe",
+                           optional_observable_names, "observe", "an optional");
 }
 
 // The record of --observables: "all" for the whole set (what files before the parameter

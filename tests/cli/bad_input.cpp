@@ -235,7 +235,7 @@ TEST_CASE("bad init files are refused before any output exists") {
         "init_files",
         {
             {with_size({"--init", "file:" + in + "/missing.h5"}),
-             {in + "/missing.h5", "no such file"}},
+             {"init = file:" + in + "/missing.h5 (--init): ", in + "/missing.h5", "no such file"}},
             {with_size({"--init", "file:" + in + "/text.h5"}),
              {in + "/text.h5", "not an HDF5 file"}},
             {with_size({"--init", "file:" + in + "/no_theta0.h5"}),
@@ -267,19 +267,20 @@ TEST_CASE("bad weights files are refused before any output exists") {
     auto nan_k = ramp(9);
     nan_k[5] = std::numeric_limits<double>::quiet_NaN();
     write_h5(in + "/nan_k.h5", {{"K", {3, 3}, nan_k}});
-    check_all(
-        "weights_files",
-        {
-            {{"--weights", "file:" + in + "/missing.h5"}, {in + "/missing.h5", "no such file"}},
-            {{"--weights", "file:" + in + "/text.h5"}, {in + "/text.h5", "not an HDF5 file"}},
-            {{"--weights", "file:" + in + "/wrong_q.h5"},
-             {"dataset 'Q'", "must be 3 x 3", "found 3 x 4"}},
-            {{"--weights", "file:" + in + "/wrong_v.h5"},
-             {"dataset 'V'", "must be 3 x 3", "found 2 x 2"}},
-            {{"--weights", "file:" + in + "/none.h5"}, {"none of the datasets Q, K, V"}},
-            {{"--weights", "file:" + in + "/nan_k.h5"},
-             {"dataset 'K'", "non-finite", "row 1, column 2"}},
-        });
+    check_all("weights_files",
+              {
+                  {{"--weights", "file:" + in + "/missing.h5"},
+                   {"weights = file:" + in + "/missing.h5 (--weights): ", in + "/missing.h5",
+                    "no such file"}},
+                  {{"--weights", "file:" + in + "/text.h5"}, {in + "/text.h5", "not an HDF5 file"}},
+                  {{"--weights", "file:" + in + "/wrong_q.h5"},
+                   {"dataset 'Q'", "must be 3 x 3", "found 3 x 4"}},
+                  {{"--weights", "file:" + in + "/wrong_v.h5"},
+                   {"dataset 'V'", "must be 3 x 3", "found 2 x 2"}},
+                  {{"--weights", "file:" + in + "/none.h5"}, {"none of the datasets Q, K, V"}},
+                  {{"--weights", "file:" + in + "/nan_k.h5"},
+                   {"dataset 'K'", "non-finite", "row 1, column 2"}},
+              });
 }
 
 TEST_CASE("an unwritable output path is refused") {

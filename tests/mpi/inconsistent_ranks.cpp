@@ -140,8 +140,8 @@ void check_inputs_refused(const run_result& r, const std::string& dir, const std
         CHECK(name == "i.h5");
 }
 
-const std::vector<std::string> from_file = {"simulate", "--n",  "16",          "--d",
-                                            "3",        "--T",  "0.5",         "--init",
+const std::vector<std::string> from_file = {"simulate",  "--n",   "16",   "--d",
+                                            "3",         "--T",   "0.5",  "--init",
                                             "file:i.h5", "--out", "o.h5", "--quiet"};
 
 } // namespace
@@ -184,7 +184,7 @@ TEST_CASE("a sweep whose ranks read different input files refuses before its fil
     write_init(dirs.b + "/i.h5", 0.5);
     const std::vector<std::string> sweep = {"sweep", "e.toml", "--out", "s.h5", "--quiet"};
     check_inputs_refused(run_in_two_dirs(sweep, dirs.a, dirs.b), dirs.a,
-                  "MPI rank 1 read other input files than rank 0");
+                         "MPI rank 1 read other input files than rank 0");
     fs::remove(dirs.b + "/i.h5");
     const run_result missing = run_in_two_dirs(sweep, dirs.a, dirs.b);
     check_inputs_refused(missing, dirs.a, "rank 1: ");
@@ -211,14 +211,16 @@ TEST_CASE("a sweep and its --dry-run refuse an input file missing on the workers
         return run_program(mpirun, all, options);
     };
     const run_result run = on_three_ranks({"sweep", "e.toml", "--out", "s.h5", "--quiet"});
-    check_inputs_refused(run, dirs.a,
-                         "nadyn: rank 1: e.toml: run 0 (beta=1 seed=1): cannot "
-                         "open 'i.h5': no such file");
+    check_inputs_refused(
+        run, dirs.a,
+        "nadyn: rank 1: e.toml: run 0 (beta=1 seed=1): init = file:i.h5 (--init): cannot "
+        "open 'i.h5': no such file");
     CHECK(!contains(run.out, "failed"));
     const run_result dry = on_three_ranks({"sweep", "e.toml", "--out", "s.h5", "--dry-run"});
-    check_inputs_refused(dry, dirs.a,
-                         "nadyn: rank 1: e.toml: run 0 (beta=1 seed=1): cannot "
-                         "open 'i.h5': no such file");
+    check_inputs_refused(
+        dry, dirs.a,
+        "nadyn: rank 1: e.toml: run 0 (beta=1 seed=1): init = file:i.h5 (--init): cannot "
+        "open 'i.h5': no such file");
     CHECK(dry.out.empty());
     // With the file on every rank (a byte copy: HDF5 records object times, so a file written
     // again later differs) the dry run prints its plan once and exits 0.

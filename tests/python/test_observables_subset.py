@@ -104,12 +104,18 @@ def test_summary_and_inspect_without_clusters(cli, tmp_path):
 
 def test_a_bad_name_is_one_line_and_status_2(cli, tmp_path):
     out = tmp_path / "bad.h5"
-    result = subprocess.run([cli, "simulate", "--observables", "mean_cos,pair_density",
+    result = subprocess.run([cli, "simulate", "--observables", "mean_cos,pair_frequency",
                              "--out", str(out)], capture_output=True, text=True)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
-    assert "'pair_density'" in result.stderr and "valid choices: all, none, mean_cos" in result.stderr
+    assert "'pair_frequency'" in result.stderr and "valid choices: all, none, mean_cos" in result.stderr
     assert "attention_entropy" in result.stderr
+    assert not out.exists()
+    # An optional observable under observables is told where it belongs.
+    optional = subprocess.run([cli, "simulate", "--observables", "mean_cos,pair_density",
+                               "--out", str(out)], capture_output=True, text=True)
+    assert optional.returncode == 2
+    assert "'pair_density' is an optional observable: ask for it under observe" in optional.stderr
     assert not out.exists()
     with pytest.raises(ValueError, match="unknown observable 'nope'"):
         nadyn.simulate(n=4, d=2, T=0.1, observables="nope")

@@ -200,6 +200,23 @@ TEST_CASE("defaults come from run_config, and the registry's checks are validate
     CHECK_THROWS_AS(parse_switch("maybe", "causal"), input_error);
 }
 
+TEST_CASE("an observable asked for under the other key is told where it belongs") {
+    run_config scratch;
+    // clusters is standard (--observables), angle optional (--observe): the message names
+    // the key that takes it instead of listing the wrong key's choices.
+    CHECK_THROWS_WITH_AS(assign_parameter(scratch, "observe", "angle,clusters"),
+                         "'clusters' is a standard observable: ask for it under observables, "
+                         "not observe (observe = 'angle,clusters')",
+                         input_error);
+    CHECK_THROWS_WITH_AS(assign_parameter(scratch, "observables", "mean_cos,angle"),
+                         "'angle' is an optional observable: ask for it under observe, not "
+                         "observables (observables = 'mean_cos,angle')",
+                         input_error);
+    // A name of neither list still lists the valid choices.
+    CHECK_THROWS_WITH_AS(assign_parameter(scratch, "observe", "clusterz"),
+                         doctest::Contains("valid choices: none, unselectable"), input_error);
+}
+
 TEST_CASE("a resume may extend T and change resumable rows, nothing else") {
     run_config recorded;
     recorded.integration.T = 10.0;
