@@ -100,8 +100,7 @@ std::vector<std::string> parse_name_list(std::string_view text,
 // "none" or a comma-separated list of optional_observable_names (--observe).
 std::vector<std::string> parse_observables(std::string_view text) {
     return parse_name_list(text, optional_observable_names, "observe", "none",
-                           "a comma-separated list", observable_names, "observables",
-                           "a standard");
+                           "a comma-separated list", observable_names, "observables", "a standard");
 }
 
 // "all", "none" or a comma-separated list of observable_names (--observables).
