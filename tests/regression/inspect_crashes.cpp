@@ -34,8 +34,15 @@ void check_crash_reported(const run_result& r, const std::string& path) {
     CHECK(r.signal == 0);
     CHECK(r.status == 1);
     CHECK(line_count(r.err) == 1);
-    CHECK(contains(r.err,
-                   "nadyn: '" + path + "': damaged HDF5 metadata (the reader crashed: SIGSEGV)"));
+    CHECK(contains(r.err, "nadyn: "));
+    CHECK(contains(r.err, "'" + path + "'"));
+    // The reader crashes (SIGSEGV, or SIGABRT when glibc's heap checks see the damage first:
+    // it depends on the heap), or meets the damage as HDF5's checksum error first (it depends
+    // on the order of the objects visited and the build): either way one line naming the
+    // file, exit 1, and no crash of nadyn itself.
+    CHECK((contains(r.err, "damaged HDF5 metadata (the reader crashed: SIGSEGV)") ||
+           contains(r.err, "damaged HDF5 metadata (the reader crashed: SIGABRT)") ||
+           contains(r.err, "incorrect metadata checksum")));
     CHECK(r.out.empty());
 }
 
