@@ -133,10 +133,9 @@ TEST_CASE("SIGINT to mpirun stops every rank at the same step; --resume over 3 r
     const std::vector<std::string> run = {"simulate", "--n",         "200",      "--d",
                                           "8",        "--weights",   "gaussian", "--T",
                                           "40",       "--positions", "all",      "--quiet"};
-    std::vector<std::string> args = {"--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                     nadyn_path};
-    args.insert(args.end(), run.begin(), run.end());
-    args.insert(args.end(), {"--out", "cut.h5"});
+    std::vector<std::string> with_out = run;
+    with_out.insert(with_out.end(), {"--out", "cut.h5"});
+    const std::vector<std::string> args = mpirun_args(2, with_out);
     // The run takes about a second on an idle machine, minutes on a loaded one: interrupt soon
     // after the file appears, sooner again if the run finished first.
     run_result stopped;

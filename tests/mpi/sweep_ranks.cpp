@@ -131,10 +131,9 @@ seed = { range = [1, 24] }
     double delay_ms = 300;
     for (int attempt = 0;; ++attempt) {
         fs::remove(dir + "/cut.h5");
-        child_process sweep(mpirun,
-                            {"--allow-run-as-root", "--oversubscribe", "-np", "3", nadyn_path,
-                             "sweep", "long.toml", "--out", "cut.h5", "--quiet"},
-                            in_dir(dir));
+        child_process sweep(
+            mpirun, mpirun_args(3, {"sweep", "long.toml", "--out", "cut.h5", "--quiet"}),
+            in_dir(dir));
         REQUIRE(wait_until([&] { return fs::exists(dir + "/cut.h5"); },
                            std::chrono::milliseconds(30000)));
         std::this_thread::sleep_for(std::chrono::milliseconds(int(delay_ms)));
