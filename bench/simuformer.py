@@ -49,6 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import blas  # noqa: E402  (bench/blas.py, beside this script: the peer's OpenBLAS)
+import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 from ensemble import gemm_rate  # noqa: E402  (bench/ensemble.py: the GEMM rates measured now)
 EXPERIMENT = os.path.join(ROOT, "examples", "simuformer.toml")
 N, D, HEADS, DT, T, BETAS, CHECKPOINTS = 64, 16, 8, 0.1, 50.0, 20, 200
@@ -122,6 +123,11 @@ def run_timed(argv, env=None, cwd=None):
                  + result.stderr[-2000:])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, result.stdout
+
+
+def measured(info):
+    """A program's run for timing.alternate: (wall seconds, its info dict)."""
+    return info["wall"], info
 
 
 def run_peer(peer, samples, outdir, env):
@@ -322,8 +328,22 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def verdict(ok):
-    return "met" if ok else "not met"
+def verdict(ok, *infos):
+    """"met" or "not met", and "(unreliable)" when a figure behind it is (bench/timing.py)."""
+    shaky = any(info and "timing" in info and not info["timing"].reliable for info in infos)
+    return ("met" if ok else "not met") + (" (unreliable)" if shaky else "")
+
+
+def timing_ratio(slow, fast):
+    """slow's wall over fast's, with the range the runs allow (bench/timing.py)."""
+    if slow and fast and "timing" in slow and "timing" in fast:
+        return timing.ratio_text(slow["timing"], fast["timing"]) + " wall clock"
+    return f"{slow['wall'] / fast['wall']:.1f}x wall clock"
+
+
+def runs(info):
+    """The runs behind a figure: best, range, spread and load (bench/timing.py)."""
+    return info["timing"].text() if info and "timing" in info else "1 run"
 
 
 def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rates, load,
@@ -349,38 +369,46 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         f"{DT:g}, {samples} samples per beta"
         + ("" if samples == 512 else " (the peer's default is 512)") + ".",
         "",
-        "| what | wall s | CPU s | wall vs nadyn sweep |",
-        "|---|---|---|---|",
+        f"Each program ran {args.repeats} times, alternating with the others; each figure is "
+        f"its best run (wall clock; CPU time of that run), with the range and spread of its "
+        f"runs and the load average before the best one. A figure is marked UNRELIABLE when "
+        f"that load was above {timing.RELIABLE_LOAD} or the spread above "
+        f"{100 * timing.RELIABLE_SPREAD:.0f}% (or it had fewer than {timing.MIN_REPEATS} runs): "
+        f"then something else used the machine, and the ratios built on it are marked too.",
+        "",
+        "| what | wall s | CPU s | runs | wall vs nadyn sweep |",
+        "|---|---|---|---|---|",
     ]
     note = None
     if peer_run:
         lines.append(f"| the peer: `{peer_run['command']}` (torch {peer_run['torch']}, "
                      f"float32, CPU, {peer_run['threads']} threads) | {peer_run['wall']:.2f} | "
-                     f"{peer_run['cpu']:.2f} | {peer_run['wall'] / nadyn_run['wall']:.1f}x |")
+                     f"{peer_run['cpu']:.2f} | {runs(peer_run)} | "
+                     f"{peer_run['wall'] / nadyn_run['wall']:.1f}x |")
         if peer_run["wall"] > 600:
             note = ("The peer took over 10 minutes: issue 25 allows fewer samples per beta "
                     "(`--samples`), and nothing else reduced.")
     else:
-        lines.append("| the peer | not run: no `--peer` checkout given | | |")
+        lines.append("| the peer | not run: no `--peer` checkout given | | | |")
     lines += [
         f"| nadyn: `{nadyn_run['command']}` ({nadyn_run['side_by_side']} runs side by side, "
         f"251 frames, positions not kept) | {nadyn_run['wall']:.2f} | {nadyn_run['cpu']:.2f} "
-        f"| 1.0x |",
+        f"| {runs(nadyn_run)} | 1.0x |",
         f"| nadyn, the dynamics alone: the same with `--set run.every=500` (frames at the "
         f"ends only) | {dynamics_run['wall']:.2f} | {dynamics_run['cpu']:.2f} | "
-        f"{dynamics_run['wall'] / nadyn_run['wall']:.2f}x |",
+        f"{runs(dynamics_run)} | {dynamics_run['wall'] / nadyn_run['wall']:.2f}x |",
         f"| roofline: {flops / 1e12:.3f} TFLOP of attention (H (4 n^2 d + 6 n d^2) per run "
-        f"and layer) at {best / 1e9:.1f} GFLOP/s | {roofline:.2f} | | "
+        f"and layer) at {best / 1e9:.1f} GFLOP/s | {roofline:.2f} | | | "
         f"{roofline / nadyn_run['wall']:.2f}x |",
     ]
     if float_run:
         lines += [
             f"| nadyn in float: the same sweep with `--set 'run.precision=\"float\"'` | "
-            f"{float_run['wall']:.2f} | {float_run['cpu']:.2f} | "
+            f"{float_run['wall']:.2f} | {float_run['cpu']:.2f} | {runs(float_run)} | "
             f"{float_run['wall'] / nadyn_run['wall']:.2f}x |",
             f"| nadyn in float, the dynamics alone (`run.every=500`) | "
             f"{float_dynamics_run['wall']:.2f} | {float_dynamics_run['cpu']:.2f} | "
-            f"{float_dynamics_run['wall'] / nadyn_run['wall']:.2f}x |",
+            f"{runs(float_dynamics_run)} | {float_dynamics_run['wall'] / nadyn_run['wall']:.2f}x |",
         ]
     if note:
         lines += ["", note]
@@ -396,11 +424,20 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         wall_ratio = peer_run["wall"] / nadyn_run["wall"]
         cpu_ratio = peer_run["cpu"] / nadyn_run["cpu"]
         lines.append(f"| nadyn at least 10x faster than the peer | {wall_ratio:.1f}x wall clock, "
-                     f"{cpu_ratio:.1f}x CPU time | {verdict(min(wall_ratio, cpu_ratio) >= 10)} |")
+                     f"{cpu_ratio:.1f}x CPU time | "
+                     f"{verdict(min(wall_ratio, cpu_ratio) >= 10, peer_run, nadyn_run)} |")
+        lines.append(f"| nadyn in double at least 6x the peer (issue 38; the peer runs float32) | "
+                     f"{timing_ratio(peer_run, nadyn_run)} | "
+                     f"{verdict(wall_ratio >= 6, peer_run, nadyn_run)} |")
+        if float_run:
+            float_ratio = peer_run["wall"] / float_run["wall"]
+            lines.append(f"| nadyn in float at least 10x the peer (issue 38: like for like) | "
+                         f"{timing_ratio(peer_run, float_run)} | "
+                         f"{verdict(float_ratio >= 10, peer_run, float_run)} |")
     dyn = dynamics_run["wall"] / roofline
     lines.append(f"| nadyn's dynamics within 1.5x of their roofline | {dyn:.2f}x (the whole "
                  f"sweep with its frames: {nadyn_run['wall'] / roofline:.2f}x) | "
-                 f"{verdict(dyn <= 1.5)} |")
+                 f"{verdict(dyn <= 1.5, dynamics_run)} |")
     if float_run:
         wall_gain = dynamics_run["wall"] / float_dynamics_run["wall"]
         cpu_gain = dynamics_run["cpu"] / float_dynamics_run["cpu"]
@@ -408,7 +445,7 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
                      f"clock, {cpu_gain:.2f}x CPU time (with the frames: "
                      f"{nadyn_run['wall'] / float_run['wall']:.2f}x wall clock, "
                      f"{nadyn_run['cpu'] / float_run['cpu']:.2f}x CPU time) | "
-                     f"{verdict(min(wall_gain, cpu_gain) >= 1.6)} |")
+                     f"{verdict(min(wall_gain, cpu_gain) >= 1.6, dynamics_run, float_dynamics_run)} |")
     if compared:
         lines.append(f"| heat maps agree within sampling error (at least 99% of cells within 3 "
                      f"standard errors; 99.7% expected) | largest \\|difference\\| / "
@@ -474,7 +511,12 @@ def main():
     parser.add_argument("--openblas", default=None,
                         help="directory of OpenBLAS's libblas.so.3 for the peer (default: the "
                         "one scripts/benchmark.sh fetches into BUILD/bench-openblas)")
+    parser.add_argument("--repeats", type=int, default=timing.MIN_REPEATS,
+                        help="runs of each program, alternating; each is reported by its best "
+                        f"(default and minimum for a trusted figure: {timing.MIN_REPEATS})")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     if args.samples < 2:
         parser.error("--samples must be at least 2 (the standard error needs two seeds)")
     nadyn = os.path.join(args.build, "bin", "nadyn")
@@ -485,7 +527,8 @@ def main():
     if not args.peer:
         print("simuformer.py: no --peer checkout given: only nadyn runs", file=sys.stderr)
     command = "/usr/bin/python3 bench/simuformer.py" + (" --peer PATH" if args.peer else "") \
-        + f" --samples {args.samples}"
+        + f" --samples {args.samples}" + (f" --repeats {args.repeats}"
+                                          if args.repeats != timing.MIN_REPEATS else "")
     version = subprocess.run([nadyn, "--version"], capture_output=True,
                              text=True).stdout.strip()
     load = os.getloadavg()[0]
@@ -494,20 +537,37 @@ def main():
     peer_blas = blas.describe_peer(peer_env, ROOT)
     peer_run = peer = compared = None
     with tempfile.TemporaryDirectory(prefix="nadyn-simuformer-") as work:
+        # Every program runs args.repeats times, alternating (bench/timing.py); each is
+        # reported by its best run, with the spread and the load before it. The files of
+        # the last run of each are read (the same seeds every time: the same contents).
+        programs = {}
         if args.peer:
             peer_dir = os.path.join(work, "peer")
             os.mkdir(peer_dir)
-            peer_run = run_peer(args.peer, args.samples, peer_dir, peer_env)
-            peer = read_peer(peer_dir)
+            programs["peer"] = lambda: measured(run_peer(args.peer, args.samples, peer_dir,
+                                                         peer_env))
         out = os.path.join(work, "simuformer.h5")
-        nadyn_run = nadyn_sweep(nadyn, args.samples, out)
+        programs["nadyn"] = lambda: measured(nadyn_sweep(nadyn, args.samples, out))
+        programs["dynamics"] = lambda: measured(nadyn_sweep(
+            nadyn, args.samples, os.path.join(work, "ends.h5"), every=LAYERS))
+        programs["float"] = lambda: measured(nadyn_sweep(
+            nadyn, args.samples, os.path.join(work, "float.h5"), precision="float"))
+        programs["float dynamics"] = lambda: measured(nadyn_sweep(
+            nadyn, args.samples, os.path.join(work, "float_ends.h5"), every=LAYERS,
+            precision="float"))
+        timings = timing.alternate(programs, args.repeats)
+        if args.peer:
+            peer_run = timings["peer"].result
+            peer = read_peer(peer_dir)
+        nadyn_run = timings["nadyn"].result
         result = read_nadyn(out)
-        dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "ends.h5"),
-                                   every=LAYERS)
-        float_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float.h5"),
-                                precision="float")
-        float_dynamics_run = nadyn_sweep(nadyn, args.samples, os.path.join(work, "float_ends.h5"),
-                                         every=LAYERS, precision="float")
+        dynamics_run = timings["dynamics"].result
+        float_run = timings["float"].result
+        float_dynamics_run = timings["float dynamics"].result
+        for name, info in (("peer", peer_run), ("nadyn", nadyn_run), ("dynamics", dynamics_run),
+                           ("float", float_run), ("float dynamics", float_dynamics_run)):
+            if info is not None:
+                info["timing"] = timings[name]
     rates = gemm_rate(args.build, peer_env)
     profiled = profile(nadyn, args.samples)
     if profiled[1] is None:
