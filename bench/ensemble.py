@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from benchmark import perf_profile  # noqa: E402  (bench/benchmark.py, beside this script)
 import blas  # noqa: E402  (bench/blas.py: the peers' OpenBLAS)
+import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 N, D, BETA, DT, T = 64, 16, 4.0, 0.1, 50.0
 STEPS = int(round(T / DT))
 HEADS = (1, 8)
@@ -133,6 +134,17 @@ def time_processes(nadyn, runs, workdir):
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(one, range(1, runs + 1)))
     return time.perf_counter() - start
+
+
+def seconds(wall):
+    """A nadyn program's run for timing.alternate: (wall seconds, the same)."""
+    return wall, wall
+
+
+def peer_seconds(record):
+    """A peer's run for timing.alternate: (its seconds, its record); a failed run counts as
+    infinitely slow, and is never the best."""
+    return (record["seconds"], record) if record else (float("inf"), None)
 
 
 def time_peer(batch, steps, heads, env):
@@ -299,7 +311,13 @@ def attention_share(profile):
     return profile[1][0][0] if profile else None
 
 
-def verdict(ok):
+def verdict(ok, *figures):
+    """"met" or "not met", "(unreliable)" added when a timing behind it is (bench/timing.py)."""
+    shaky = any(not f.reliable for f in figures)
+    return verdict_word(ok) + (" (unreliable)" if shaky else "")
+
+
+def verdict_word(ok):
     return "met" if ok else "not met"
 
 
@@ -311,7 +329,12 @@ def main():
     parser.add_argument("--openblas", default=None,
                         help="directory of OpenBLAS's libblas.so.3 for the peer (default: the "
                         "one scripts/benchmark.sh fetches into BUILD/bench-openblas)")
+    parser.add_argument("--repeats", type=int, default=timing.MIN_REPEATS,
+                        help="runs of each program, alternating; each is reported by its best "
+                        f"(default and minimum for a trusted figure: {timing.MIN_REPEATS})")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     openblas = blas.default_openblas(args.build) if args.openblas is None else args.openblas
     peer_env = blas.peer_env(openblas)
     peer_blas = blas.describe_peer(peer_env, os.path.dirname(HERE))
@@ -326,17 +349,35 @@ def main():
 
     rates = gemm_rate(args.build, peer_env)
     best_rate = max(rates.values())
-    sweep, dynamics = {}, {}
+    # Every program runs args.repeats times, the programs alternating (bench/timing.py);
+    # each figure below is its best run, with the spread and the load before it.
+    programs = {}
     with tempfile.TemporaryDirectory() as workdir:
         for heads in HEADS:
-            sweep[heads] = time_sweep(nadyn, runs, heads, workdir)
-            dynamics[heads] = time_sweep(nadyn, runs, heads, workdir, observables="none")
-        processes = time_processes(nadyn, process_runs, workdir)
-        issue_sweep = time_experiment(nadyn, ISSUE_SWEEP, workdir, "issue_sweep")
+            programs[f"sweep {heads}"] = lambda heads=heads: seconds(
+                time_sweep(nadyn, runs, heads, workdir))
+            programs[f"dynamics {heads}"] = lambda heads=heads: seconds(
+                time_sweep(nadyn, runs, heads, workdir, observables="none"))
+        programs["processes"] = lambda: seconds(time_processes(nadyn, process_runs, workdir))
+        programs["issue sweep"] = lambda: seconds(
+            time_experiment(nadyn, ISSUE_SWEEP, workdir, "issue_sweep"))
+        shapes = {(heads, "large"): peer_large[heads] for heads in HEADS}
+        shapes.update({(heads, "small"): peer_small[heads] for heads in HEADS})
+        peer_ran = {}
+        for key, (batch, steps) in shapes.items():
+            # A peer that cannot run (no python3-torch) is tried once, not args.repeats times.
+            peer_ran[key] = time_peer(batch, steps, key[0], peer_env)
+            if peer_ran[key] is not None:
+                programs[f"peer {key[0]} {key[1]}"] = (
+                    lambda key=key: peer_seconds(time_peer(*shapes[key], key[0], peer_env)))
+        timings = timing.alternate(programs, args.repeats)
+    sweep = {heads: timings[f"sweep {heads}"].best for heads in HEADS}
+    dynamics = {heads: timings[f"dynamics {heads}"].best for heads in HEADS}
+    processes = timings["processes"].best
+    issue_sweep = timings["issue sweep"].best
+    peers = {key: (timings[f"peer {key[0]} {key[1]}"].result if peer_ran[key] else None)
+             for key in shapes}
     profiles = {heads: profile_sweep(nadyn, max(runs // 4, 16), heads) for heads in HEADS}
-    peers = {(heads, "large"): time_peer(*peer_large[heads], heads, peer_env) for heads in HEADS}
-    peers.update({(heads, "small"): time_peer(*peer_small[heads], heads, peer_env)
-                  for heads in HEADS})
 
     def nadyn_time(heads, batch, steps):  # nadyn's time for the same work, from its rate
         return sweep[heads] / (runs * STEPS) * batch * steps
@@ -363,42 +404,52 @@ def main():
         lines.append(f"| {name} | {rate / 1e9:.1f} |")
     lines += [
         "",
-        "| heads | what | seconds | vs nadyn sweep | vs roofline |",
-        "|---|---|---|---|---|",
+        f"Each program ran {args.repeats} time{'s' if args.repeats != 1 else ''}, alternating "
+        f"with the others; `seconds` is its "
+        f"best run, `runs` the range and spread of its runs and the load average before the "
+        f"best one, UNRELIABLE when that load was above {timing.RELIABLE_LOAD} or the spread "
+        f"above {100 * timing.RELIABLE_SPREAD:.0f}% (bench/timing.py).",
+        "",
+        "| heads | what | seconds | runs | vs nadyn sweep | vs roofline |",
+        "|---|---|---|---|---|---|",
     ]
     for heads in HEADS:
         roofline = flops(runs, heads) / best_rate
         lines += [
             f"| {heads} | roofline ({flops(runs, heads) / 1e12:.3f} TFLOP at "
-            f"{best_rate / 1e9:.1f} GFLOP/s) | {roofline:.2f} | | 1.0x |",
+            f"{best_rate / 1e9:.1f} GFLOP/s) | {roofline:.2f} | | | 1.0x |",
             f"| {heads} | `nadyn sweep`, {runs} runs (one process, whole-process time) | "
-            f"{sweep[heads]:.2f} | 1.0x | {sweep[heads] / roofline:.1f}x |",
+            f"{sweep[heads]:.2f} | {timings[f'sweep {heads}'].text()} | 1.0x | "
+            f"{sweep[heads] / roofline:.1f}x |",
             f"| {heads} | the same without observables (`observables = \"none\"`: the "
             f"dynamics and the file) | {dynamics[heads]:.2f} | "
+            f"{timings[f'dynamics {heads}'].text()} | "
             f"{dynamics[heads] / sweep[heads]:.2f}x | {dynamics[heads] / roofline:.1f}x |",
         ]
         if heads == 1:
             same = nadyn_time(1, process_runs, STEPS)
             lines.append(
                 f"| 1 | {process_runs} `nadyn simulate` processes, two at a time | "
-                f"{processes:.2f} | {processes / same:.1f}x slower | "
+                f"{processes:.2f} | {timings['processes'].text()} | {processes / same:.1f}x slower | "
                 f"{processes / (flops(process_runs, 1) / best_rate):.1f}x |")
         for size in ("large", "small"):
             peer = peers[(heads, size)]
             if peer is None:
                 lines.append(f"| {heads} | PyTorch batched peer | not run: python3-torch is not "
-                             "installed | | |")
+                             "installed | | | |")
                 continue
             same = nadyn_time(heads, peer["batch"], peer["steps"])
             peer_roofline = flops(peer["batch"], heads, peer["steps"]) / best_rate
             lines.append(
                 f"| {heads} | PyTorch batched peer, batch {peer['batch']} x {peer['steps']} steps "
                 f"(float64, 2 threads, torch {peer['torch']}) | {peer['seconds']:.2f} | "
+                f"{timings[f'peer {heads} {size}'].text()} | "
                 f"{peer['seconds'] / same:.1f}x slower | {peer['seconds'] / peer_roofline:.1f}x |")
     lines += [
         "",
         f"The sweep of the issue (10 betas x 8 seeds x 2 schemes = 160 runs, one head, Gaussian "
-        f"weights, final positions kept), `nadyn sweep` whole-process time: {issue_sweep:.2f} s.",
+        f"weights, final positions kept), `nadyn sweep` whole-process time: {issue_sweep:.2f} s "
+        f"({timings['issue sweep'].text()}).",
         "",
         "Targets of the sweep issue (equal work; --quick extrapolates from shorter runs):",
         "",
@@ -410,7 +461,7 @@ def main():
     lines.append(f"| 8 heads within 2x of the roofline | {roofline_8:.1f}x at the fastest GEMM "
                  f"rate measured ({best_rate / 1e9:.0f} GFLOP/s); "
                  f"{sweep[8] / (flops(runs, 8) / numpy_rate):.1f}x at NumPy's BLAS rate "
-                 f"({numpy_rate / 1e9:.0f} GFLOP/s) | {verdict(roofline_8 <= 2.0)} |")
+                 f"({numpy_rate / 1e9:.0f} GFLOP/s) | {verdict(roofline_8 <= 2.0, timings['sweep 8'])} |")
     for size, goal in PEER_GOALS:
         peer = peers[(8, size)]
         if peer is None:
@@ -419,12 +470,13 @@ def main():
         what = ("batch 512" if size == "large" else "batch 64 x 200 steps")
         measured = f"batch {peer['batch']} x {peer['steps']} steps"
         lines.append(f"| 8 heads, at least {goal:.0f}x the peer at {what} | {ratio:.1f}x "
-                     f"(peer at {measured}) | {verdict(ratio >= goal)} |")
+                     f"(peer at {measured}) | "
+                     f"{verdict(ratio >= goal, timings['sweep 8'], timings[f'peer 8 {size}'])} |")
     ratio = processes / nadyn_time(1, process_runs, STEPS)
     lines += [
         f"| 1 head, at least 10x faster than separate processes | {ratio:.1f}x | "
-        f"{verdict(ratio >= 10.0)} |",
-        f"| the 160-run sweep under 5 s | {issue_sweep:.2f} s | {verdict(issue_sweep < 5.0)} |",
+        f"{verdict(ratio >= 10.0, timings['processes'], timings['sweep 1'])} |",
+        f"| the 160-run sweep under 5 s | {issue_sweep:.2f} s | {verdict(issue_sweep < 5.0, timings['issue sweep'])} |",
         "",
     ]
     attention_1 = attention_share(profiles[1])

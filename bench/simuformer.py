@@ -369,7 +369,8 @@ def report(args, command, peer_run, peer, nadyn_run, dynamics_run, compared, rat
         f"{DT:g}, {samples} samples per beta"
         + ("" if samples == 512 else " (the peer's default is 512)") + ".",
         "",
-        f"Each program ran {args.repeats} times, alternating with the others; each figure is "
+        f"Each program ran {args.repeats} time{'s' if args.repeats != 1 else ''}, alternating "
+        f"with the others; each figure is "
         f"its best run (wall clock; CPU time of that run), with the range and spread of its "
         f"runs and the load average before the best one. A figure is marked UNRELIABLE when "
         f"that load was above {timing.RELIABLE_LOAD} or the spread above "

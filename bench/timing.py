@@ -56,7 +56,8 @@ class Timing:
         """Why the figure is unreliable; empty when it is not."""
         found = []
         if len(self.walls) < MIN_REPEATS:
-            found.append(f"{len(self.walls)} runs, fewer than {MIN_REPEATS}")
+            count = len(self.walls)
+            found.append(f"{count} run{'s' if count != 1 else ''}, fewer than {MIN_REPEATS}")
         if self.load > RELIABLE_LOAD:
             found.append(f"load {self.load:.2f} before the best run, above {RELIABLE_LOAD}")
         if self.spread > RELIABLE_SPREAD:
@@ -70,7 +71,9 @@ class Timing:
     def text(self) -> str:
         """`best 3.16 s of 3 runs (3.16-3.40 s, spread 8%, load 0.21)`, then
         `; UNRELIABLE: ...` with the reasons when there are any."""
-        out = (f"best {self.best:.2f} s of {len(self.walls)} runs ({min(self.walls):.2f}-"
+        count = len(self.walls)
+        out = (f"best {self.best:.2f} s of {count} run{'s' if count != 1 else ''} "
+               f"({min(self.walls):.2f}-"
                f"{max(self.walls):.2f} s, spread {100 * self.spread:.0f}%, load "
                f"{self.load:.2f})")
         problems = self.problems()
