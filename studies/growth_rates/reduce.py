@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 import nadyn.closed_forms as closed
+from nadyn import stats
 from nadyn.study import run_parameters
 
 TITLE = ("Growth rates of the modes from a uniform start: particles and the density solver "
@@ -19,21 +20,31 @@ QUICK = ["rates:run.n=1024", "rates:sweep.seed.range=[1,1]",
 # white noise of amplitude 1e-8 in every degree 1..12. The others of its init axis show how
 # the difference scales with the amplitude.
 SOLVER_INIT = "noise:1e-8,12"
-# The fit window of a run ends where the fastest compared mode's m_k has grown by exp(GROWTH)
-# over its value at t = 0.
+# The fit window: the fast modes (predicted rate at least MIN_RATE_FRACTION of the fastest)
+# set the clock of the nonlinearity. A mode k's window ends at the first frame where the
+# fastest of them has grown in m by GROWTH * lambda_max / (2 lambda_max - lambda_k) (in log m):
+# the quadratic terms feed mode k from two fast modes, so relative to k's own linear part they
+# grow like exp((2 lambda_max - lambda_k) tau) (docs/model.md §13.4); every mode is stopped
+# when that relative part has grown as much as the fastest mode's own at log-growth GROWTH.
 GROWTH = 2.0
-# Modes compared: predicted rate at least this fraction of the fastest mode's (slower ones
-# barely move inside the window, and the quadratic terms then dominate their change).
 MIN_RATE_FRACTION = 0.5
+# Every mode up to COMPARE_UP_TO * k_max is compared (and at most the recorded mode_count).
+COMPARE_UP_TO = 2
 MIN_FRAMES = 4
 NOTE = f"""\
 `predicted`: lambda_k of docs/model.md §13 (softmax, identity weights; the amplitude of the
 degree-k part grows like exp(lambda_k tau), with tau the scheme's clock at the uniform state,
 §13.3: tau = t for post-ln). `measured`: half the least-squares slope of log m_k against tau
-over the run's window, mean over the seeds (`spread`: their standard deviation). The window
-runs from t = 0 to the first frame where one of the compared modes has grown by
-exp({GROWTH:g}) in m_k (at least {MIN_FRAMES} frames; `t_end`: its mean over the seeds).
-Compared modes: predicted rate at least {MIN_RATE_FRACTION:g} of the fastest. `naive`
+over the mode's window, mean over the seeds with its standard error `sem` and 95 % t interval
+[`low`, `high`] (`seeds` runs). Every mode k <= {COMPARE_UP_TO} k_max is compared; `class`
+is `fast` when its predicted rate is at least {MIN_RATE_FRACTION:g} of the fastest, else
+`slow`. Each mode has its own window, from t = 0 to the first frame where the fastest fast
+mode has grown in m by exp({GROWTH:g} lambda_max / (2 lambda_max - lambda_k)) (at least
+{MIN_FRAMES} frames; `t_end`: the window's end, mean over the seeds): the quadratic terms feed
+a mode from two fast ones, so relative to its own growth they grow like
+exp((2 lambda_max - lambda_k) tau), faster for a slower mode. `diff_max` = (measured -
+predicted) / lambda_max, the difference in units of the fastest rate (for slow modes, whose
+relative difference divides by a small number). `naive`
 (scheme rows): the same fit against t instead of tau, what one would measure ignoring the
 clock. `k_max`: the fastest predicted mode. `solver` (post-ln rows): the same fit on the
 density solver's run from white noise of amplitude 1e-8 (experiments/density.toml, the
@@ -56,7 +67,10 @@ TABLE_FORMATS = {"growth_rates_solver": {"d": "d", "k": "d", "k_max": "d", "pred
                                           "solver": ".9e", "rel_diff": ".2e",
                                           "rel_diff_eps1e-6": ".2e", "rel_diff_eps1e-10": ".2e",
                                           "extrap_rel_diff": ".2e", "extrap_abs_diff": ".2e"}}
-PAGE_TABLES = {"growth_rates_solver": "The density solver, every mode (experiments/density.toml)"}
+PAGE_TABLES = {
+    "growth_rates_agreement": "Agreement, fast and slow modes apart",
+    "growth_rates_sensitivity": "The window's thresholds halved and doubled (post-ln's rows)",
+    "growth_rates_solver": "The density solver, every mode (experiments/density.toml)"}
 
 
 def run_value(data, name, point):
@@ -81,14 +95,21 @@ def fit_window(log_m, compared, growth=GROWTH, min_frames=MIN_FRAMES):
     return max(frames, min(min_frames, log_m.shape[0]))
 
 
+def mode_growth(rate, fastest, growth=GROWTH):
+    """The fast modes' log-growth at which mode k's window ends: growth lambda_max /
+    (2 lambda_max - lambda_k) (growth itself for the fastest mode, growth / 2 for lambda_k = 0)."""
+    return growth * fastest / (2.0 * fastest - rate)
+
+
 def slope(x, y):
     """Least-squares slope of y against x."""
     x = np.asarray(x, float) - np.mean(x)
     return float(np.dot(x, np.asarray(y, float) - np.mean(y)) / np.dot(x, x))
 
 
-def measure(data, point):
-    """(rates against tau, rates against t, t_end, predicted, compared) of one run."""
+def measure(data, point, growth=GROWTH, fraction=MIN_RATE_FRACTION):
+    """(rates against tau, rates against t, window ends, predicted, fast, (scheme, d, beta))
+    of one run, every mode with its own window."""
     record = run_parameters(data, **point)
     scheme = record["scheme"]
     beta, d = float(record["beta"]), int(record["d"])
@@ -99,40 +120,79 @@ def measure(data, point):
     times, log_m = times[keep], log_m[keep]
     modes = run.mode.values
     predicted = np.array([closed.growth_rate(int(k), beta, d, record["attention"]) for k in modes])
-    compared = predicted >= MIN_RATE_FRACTION * predicted.max()
-    frames = fit_window(log_m, compared)
-    tau = clock(scheme, times[:frames], beta, d, record)
-    against_tau = np.array([slope(tau, log_m[:frames, i]) / 2 for i in range(len(modes))])
-    against_t = np.array([slope(times[:frames], log_m[:frames, i]) / 2 for i in range(len(modes))])
-    return against_tau, against_t, float(times[frames - 1]), predicted, compared, (scheme, d, beta)
+    fast = predicted >= fraction * predicted.max()
+    tau = clock(scheme, times, beta, d, record)
+    against_tau, against_t, ends = [], [], []
+    for i in range(len(modes)):
+        frames = fit_window(log_m, fast, mode_growth(predicted[i], predicted.max(), growth))
+        against_tau.append(slope(tau[:frames], log_m[:frames, i]) / 2)
+        against_t.append(slope(times[:frames], log_m[:frames, i]) / 2)
+        ends.append(float(times[frames - 1]))
+    return (np.array(against_tau), np.array(against_t), np.array(ends), predicted, fast,
+            (scheme, d, beta))
 
 
-def table_of(data, group_axes):
-    """Rows per (group, mode): the runs of each group are the seeds."""
+def table_of(data, group_axes, growth=GROWTH, fraction=MIN_RATE_FRACTION):
+    """Rows per (group, mode k <= COMPARE_UP_TO k_max): the runs of each group are the seeds."""
     if not (data.status == 1).all():
         raise ValueError("the sweep has runs that did not complete")
     groups = [data[a].values for a in group_axes]
     rows = []
     for values in itertools.product(*groups):
         point = dict(zip(group_axes, (v.item() if hasattr(v, "item") else v for v in values)))
-        runs = [measure(data, {**point, "seed": int(s)}) for s in data.seed.values]
+        runs = [measure(data, {**point, "seed": int(s)}, growth, fraction)
+                for s in data.seed.values]
         tau_rates = np.array([r[0] for r in runs])
         t_rates = np.array([r[1] for r in runs])
-        t_end = np.mean([r[2] for r in runs])
-        predicted, compared, (scheme, d, beta) = runs[0][3], runs[0][4], runs[0][5]
+        ends = np.array([r[2] for r in runs])
+        predicted, fast, (scheme, d, beta) = runs[0][3], runs[0][4], runs[0][5]
         k_max = closed.fastest_mode(beta, d)
         for i, k in enumerate(data.mode.values):
-            if not compared[i]:
+            if int(k) > COMPARE_UP_TO * k_max:
                 continue
-            measured = tau_rates[:, i].mean()
+            interval = stats.mean_interval(tau_rates[:, i])
             rows.append({
                 "scheme": scheme, "d": d, "beta": beta, "k": int(k), "k_max": k_max,
-                "predicted": predicted[i], "measured": measured,
-                "spread": tau_rates[:, i].std(ddof=1) if len(runs) > 1 else np.nan,
-                "rel_diff": measured / predicted[i] - 1.0,
+                "class": "fast" if fast[i] else "slow",
+                "predicted": predicted[i], "measured": interval.mean,
+                "sem": interval.sem, "low": interval.low, "high": interval.high,
+                "rel_diff": interval.mean / predicted[i] - 1.0,
+                "diff_max": (interval.mean - predicted[i]) / predicted.max(),
                 "naive": t_rates[:, i].mean(),
-                "t_end": t_end, "seeds": len(runs),
+                "t_end": ends[:, i].mean(), "seeds": len(runs),
             })
+    return pd.DataFrame(rows)
+
+
+def agreement(table):
+    """Per scheme group (post-ln's rates; the other schemes) and class: how many rows, the
+    median, third quartile and largest |rel_diff| and |diff_max|, and how many rows have the
+    prediction inside the 95 % interval of the measured mean."""
+    rows = []
+    table = table.assign(group=np.where(table.scheme == "post-ln", "post-ln (rates)",
+                                        "other schemes (beta = 5, d = 2)"))
+    for (group, kind), part in table.groupby(["group", "class"], sort=False):
+        rel, dmax = part.rel_diff.abs(), part.diff_max.abs()
+        inside = ((part.low <= part.predicted) & (part.predicted <= part.high)).sum()
+        rows.append({"rows of": group, "class": kind, "rows": len(part),
+                     "median |rel_diff|": rel.median(), "q3 |rel_diff|": rel.quantile(0.75),
+                     "max |rel_diff|": rel.max(), "median |diff_max|": dmax.median(),
+                     "max |diff_max|": dmax.max(),
+                     "predicted in 95% interval": f"{inside}/{len(part)}"})
+    return pd.DataFrame(rows)
+
+
+def sensitivity(data):
+    """The agreement of post-ln's rows with GROWTH and MIN_RATE_FRACTION each halved and
+    doubled (the other at its value)."""
+    rows = []
+    for name, value in (("GROWTH", GROWTH), ("MIN_RATE_FRACTION", MIN_RATE_FRACTION)):
+        for factor in (0.5, 2.0):
+            growth = GROWTH * factor if name == "GROWTH" else GROWTH
+            fraction = MIN_RATE_FRACTION * factor if name != "GROWTH" else MIN_RATE_FRACTION
+            table = table_of(data, ["d", "beta"], growth, fraction)
+            for row in agreement(table).to_dict("records"):
+                rows.append({"threshold": f"{name} x{factor:g} = {value * factor:g}", **row})
     return pd.DataFrame(rows)
 
 
@@ -195,7 +255,10 @@ def reduce(data):
     rates["solver"] = [solver[int(r.d), float(r.beta), SOLVER_INIT][position[int(r.k)]]
                        for r in rates.itertuples()]
     rates["solver_rel_diff"] = rates.solver / rates.predicted - 1.0
-    return {"growth_rates": pd.concat([rates, schemes], ignore_index=True),
+    table = pd.concat([rates, schemes], ignore_index=True)
+    return {"growth_rates": table,
+            "growth_rates_agreement": agreement(table),
+            "growth_rates_sensitivity": sensitivity(data["rates"]),
             "growth_rates_solver": solver_table(density, solver)}
 
 
@@ -208,7 +271,8 @@ def figure(table, data, path):
         for beta, rows in post[post.d == d].groupby("beta"):
             ks = np.arange(1, 13)
             line = ax.plot(ks, [closed.growth_rate(int(k), beta, d) for k in ks], "-", lw=1)[0]
-            ax.errorbar(rows.k, rows.measured, yerr=rows.spread.fillna(0), fmt="o",
+            ax.errorbar(rows.k, rows.measured,
+                        yerr=[(rows.measured - rows.low).fillna(0), (rows.high - rows.measured).fillna(0)], fmt="o",
                         color=line.get_color(), label=f"beta = {beta:g}")
         ax.set_title(f"post-ln, d = {d}: lines predicted, dots measured")
         ax.set_xlabel("mode k")

@@ -84,25 +84,33 @@ def test_uniform_clock_refuses_no_norm():
 
 
 def refit(data, point, scheme, beta, d, growth=2.0, fraction=0.5, min_frames=4):
-    """The measured rates of one run, written apart from reduce.py."""
+    """The measured rates of one run, written apart from reduce.py: every mode k <= 2 k_max,
+    each over its own window, which ends at the first frame where the fastest of the fast
+    modes (rate >= fraction of the largest) has grown in m by
+    exp(growth lambda_max / (2 lambda_max - lambda_k))."""
     run = data.modes.sel(point)
     m = run.transpose("time", "mode").values
     times = run.time.values
     ok = np.isfinite(m).all(axis=1)
     m, times = m[ok], times[ok]
     predicted = np.array([closed.growth_rate(int(k), beta, d) for k in run.mode.values])
-    compared = predicted >= fraction * predicted.max()
-    rise = np.log(m[:, compared] / m[0, compared]).max(axis=1)
-    end = len(times)
-    for i, r in enumerate(rise):
-        if r >= growth:
-            end = i + 1
-            break
-    end = max(end, min(min_frames, len(times)))
-    tau = np.array([closed.uniform_clock(scheme, float(x), beta, d, t_switch=1.0)
-                    for x in times[:end]])
-    return {int(k): np.polyfit(tau, np.log(m[:end, i]), 1)[0] / 2
-            for i, k in enumerate(run.mode.values) if compared[i]}
+    fastest = predicted.max()
+    fast = predicted >= fraction * fastest
+    rise = np.log(m[:, fast] / m[0, fast]).max(axis=1)
+    tau = np.array([closed.uniform_clock(scheme, float(x), beta, d, t_switch=1.0) for x in times])
+    rates = {}
+    for i, k in enumerate(run.mode.values):
+        if int(k) > 2 * closed.fastest_mode(beta, d):
+            continue
+        target = growth * fastest / (2.0 * fastest - predicted[i])
+        end = len(times)
+        for j, r in enumerate(rise):
+            if r >= target:
+                end = j + 1
+                break
+        end = max(end, min(min_frames, len(times)))
+        rates[int(k)] = np.polyfit(tau[:end], np.log(m[:end, i]), 1)[0] / 2
+    return rates
 
 
 def test_quick_form_against_a_refit(quick_twice):
@@ -111,6 +119,16 @@ def test_quick_form_against_a_refit(quick_twice):
     assert result.figure is not None and result.figure.stat().st_size > 0
     rates = nadyn.open(result.sweep_files["rates"])
     schemes = nadyn.open(result.sweep_files["schemes"])
+    # Issue 37: every mode up to 2 k_max is compared, the slow ones too, each in its class.
+    for (scheme, d, beta), rows in table.groupby(["scheme", "d", "beta"]):
+        k_max = closed.fastest_mode(beta, d)
+        assert sorted(rows.k) == list(range(1, min(2 * k_max, 12) + 1)), (scheme, d, beta)
+        fastest = max(closed.growth_rate(k, beta, d) for k in range(1, 13))
+        for _, row in rows.iterrows():
+            assert row["class"] == ("fast" if row["predicted"] >= 0.5 * fastest else "slow")
+    assert set(table["class"]) == {"fast", "slow"}
+    agreement = result.extra_tables["growth_rates_agreement"]
+    assert sorted(agreement["class"]) == ["fast", "fast", "slow", "slow"]
     checked = 0
     for _, row in table.iterrows():
         if row["scheme"] == "post-ln":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import subprocess
 
 import h5py
 import numpy as np
@@ -80,8 +81,44 @@ def test_point_clusters_merge_when_the_ode_says(simulate, scheme):
     assert _merge_frame(out) == pytest.approx(expected, abs=0.02)
 
 
-def test_quick_form_against_the_ode(quick_twice, tmp_path):
-    quick_twice(STUDY)
+def _centroid_angle(theta):
+    """The angle between the centroids of the two caps of a caps:2 start, the caps found as
+    the two connected groups of tokens within 0.2 rad of each other (apart from reduce.py)."""
+    near = theta @ theta.T > math.cos(0.2)
+    first = near[0]
+    a, b = theta[first].sum(axis=0), theta[~first].sum(axis=0)
+    return math.atan2(np.linalg.norm(np.cross(a, b)), a @ b)
+
+
+def check_realised_angles(cli, tmp_path, result):
+    """Issue 37: the prediction at each run's realised angle. The quick form's runs (seed 1),
+    each start redrawn here by `nadyn simulate` with its positions, the angle between the
+    caps' centroids measured apart from reduce.py, and the merge time from the ODE: the
+    plateau ends at the first frame after it (frames 0.25 apart)."""
+    runs = pd.read_csv(result.markdown.parent / "metastability_runs.csv")
+    assert len(runs) == 3 * 2 and (runs["seed"] == 1).all()
+    for row in runs.itertuples():
+        out = tmp_path / f"start-{row.delta}-{row.beta}.h5"
+        subprocess.run([cli, "simulate", "--n", "16", "--d", "3", "--T", "0.25", "--dt", "0.25",
+                        "--integrator", "rk4", "--seed", "1", "--beta", str(row.beta),
+                        "--init", f"caps:2,0.02,{row.delta!r}", "--out", str(out), "--quiet"],
+                       check=True, capture_output=True)
+        with h5py.File(out, "r") as f:
+            angle = _centroid_angle(f["particles/tokens/position/value"][0])
+        assert row.angle == pytest.approx(angle, abs=1e-12)
+        assert abs(angle - row.delta) > 1e-4  # seed 1's caps are not at the nominal angle
+        if not row.merged:
+            assert ode_merge_time(row.beta, angle) > 200.0  # the quick form's horizon
+            continue
+        assert row.predicted_realised == pytest.approx(ode_merge_time(row.beta, angle), rel=1e-6)
+        assert -0.01 <= row.plateau - row.predicted_realised <= 0.25
+    summary = result.table.set_index(["delta_deg", "beta"])
+    assert summary.loc[(90.0, 5.0), "merged"] == 1 and summary.loc[(90.0, 5.0), "runs"] == 1
+
+
+def test_quick_form_against_the_ode_at_the_realised_angle(quick_twice, cli, tmp_path):
+    result = quick_twice(STUDY)
+    check_realised_angles(cli, tmp_path, result)
     runs = pd.read_csv(tmp_path / "a" / "metastability_runs.csv")
     merged = runs[np.isfinite(runs["plateau"])]
     assert len(merged) >= 5

@@ -6,6 +6,7 @@ A study written in the test's own folder runs through `nadyn table` with no C++ 
 """
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import subprocess
 import textwrap
@@ -55,12 +56,48 @@ def test_clustering_time_matches_single_runs(cli, tmp_path):
                     v = f["observables/mean_cos/value"][()]
                 times.append(crossing(t, v, 0.99))
             assert np.all(np.isfinite(times)), (scheme, row["beta"])
+            # The Kaplan-Meier median of two observed times: S = 1/2 between them, so the
+            # median is their midpoint.
             assert row[f"t_cluster {scheme}"] == pytest.approx(np.mean(times), rel=1e-12)
             assert row[f"reached {scheme}"] == "2/2"
     # The model's claim the study checks: pre-ln is slower at every beta.
     assert (table["ratio"] > 1).all()
     csv = pd.read_csv(result.csv)
     assert csv["t_cluster pre-ln"].tolist() == pytest.approx(table["t_cluster pre-ln"].tolist())
+
+
+def _clustering_reduce():
+    spec = importlib.util.spec_from_file_location("clustering_reduce", CLUSTERING / "reduce.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_clustering_time_counts_censored_seeds_and_never_averages_them():
+    # Four seeds of pre-ln: mean_cos jumps from 0.5 to 1 at t = 3 and t = 5 for two (crossing
+    # 0.99 at 2.99 and 4.99, between frames 0.5 apart), never by T = 10 for two. The mean over
+    # the two that reach it (3.99) is biased low; the Kaplan-Meier estimate is S = 3/4 after
+    # 2.99 and 1/2 after 4.99, so the median is 4.99, its interval reaching beyond T.
+    import xarray as xr
+
+    times = np.arange(0.0, 10.5, 0.5)
+    series = np.full((1, 2, 4, times.size), 0.5)
+    series[0, 0, :, times >= 1.0] = 1.0              # post-ln: every seed at t = 1
+    series[0, 1, 0, times >= 3.0] = 1.0
+    series[0, 1, 1, times >= 5.0] = 1.0
+    data = xr.Dataset({"mean_cos": (("beta", "scheme", "seed", "time"), series)},
+                      coords={"beta": [3.0], "scheme": ["post-ln", "pre-ln"],
+                              "seed": [1, 2, 3, 4], "time": times})
+    tables = _clustering_reduce().reduce(data)
+    row = tables["clustering_time"].iloc[0]
+    assert row["reached pre-ln"] == "2/4" and row["reached post-ln"] == "4/4"
+    assert row["t_cluster pre-ln"] == pytest.approx(4.99)
+    assert row["95% interval pre-ln"] == "[2.99, > 10]"
+    assert row["t_cluster post-ln"] == pytest.approx(0.99)
+    assert row["ratio"] == pytest.approx(4.99 / 0.99)
+    # The threshold halved and doubled: three rows per beta.
+    assert tables["clustering_time_sensitivity"]["threshold"].tolist() == \
+        pytest.approx([0.995, 0.99, 0.98])
 
 
 def test_markdown_table_formats_numbers_and_gaps():

@@ -77,6 +77,23 @@ def test_results_readme_is_the_manifest_rendered_from_the_results_files():
     assert manifest.figures_script.resolve() == REPO / "scripts" / "figures.py"
 
 
+def test_initial_readme_states_the_speed_up_its_table_shows():
+    """Issue 37: peri-ln's initial velocity over post-ln's is (e^beta + n - 1) /
+    sqrt(e^{2 beta} + n - 1), between 1 and sqrt(n) (2.70 at n = 256, beta = 5), not "about
+    e^beta times" as the README once said; the table's particles give the same ratio."""
+    import csv
+    import math
+
+    rows = {r["scheme"]: r for r in csv.DictReader(open(REPO / "results" / "initial_velocity.csv"))}
+    ratio = float(rows["peri-ln"]["particles"]) / float(rows["post-ln"]["particles"])
+    n, beta = 256, 5.0
+    closed = (math.exp(beta) + n - 1) / math.sqrt(math.exp(2 * beta) + n - 1)
+    assert ratio == pytest.approx(closed, rel=1e-10) and 1 < ratio < math.sqrt(n)
+    readme = (REPO / "studies" / "initial" / "README.md").read_text()
+    assert "about e^beta times" not in readme
+    assert f"{closed:.2f}" in readme and "between 1 and sqrt(n)" in readme
+
+
 def test_a_study_runs_by_the_name_its_manifest_gives_it(cli, tmp_path):
     studies = tmp_path / "studies"
     write_study(studies / "final_cos")
