@@ -7,6 +7,7 @@
   with Greenwood's variance, and its median with the Brookmeyer-Crowley interval (the times
   where the pointwise log-log interval of S contains 1/2). A censored time is counted, never
   averaged as if it were observed.
+- :func:`proportion_interval`: a fraction of runs (k of n) with its Wilson score interval.
 - :func:`sensitivity`: a verdict recomputed with a threshold moved by x0.5 and x2.
 - :func:`interval_text`, :func:`median_text`: the same as one string for a Markdown table.
 """
@@ -136,6 +137,20 @@ def km_median(times: Sequence[float], reached: Sequence[bool], level: float = LE
     return Median(median=median, low=first(low_band <= 0.5), high=first(high_band <= 0.5),
                   events=int(seen.sum()), censored=int((~seen).sum()), horizon=horizon,
                   level=level)
+
+
+def proportion_interval(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
+    """The Wilson score interval (low, high) of a fraction of ``successes`` in ``trials`` runs:
+    unlike the normal approximation it stays inside [0, 1] and is not empty at 0 or n
+    successes. (nan, nan) for no trials."""
+    if trials <= 0:
+        return math.nan, math.nan
+    z = float(_scipy_stats.norm.ppf(0.5 + level / 2.0))
+    p = successes / trials
+    scale = 1.0 + z * z / trials
+    centre = (p + z * z / (2.0 * trials)) / scale
+    half = z * math.sqrt(p * (1.0 - p) / trials + z * z / (4.0 * trials * trials)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def sensitivity(verdict: Callable[[float], object], threshold: float,

@@ -100,3 +100,17 @@ def test_sensitivity_reports_each_factor():
     assert table["threshold"].tolist() == [0.75, 1.5, 3.0]
     assert table["verdict"].tolist() == [False, True, True]
     assert table["same"].tolist() == [False, True, True]
+
+
+def test_proportion_interval_is_scipys_wilson_interval():
+    # scipy's own Wilson interval (scipy.stats.binomtest), independent of ours.
+    for k, n in ((0, 16), (3, 16), (8, 16), (16, 16), (1, 3)):
+        expected = scipy.stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        low, high = stats.proportion_interval(k, n)
+        assert low == pytest.approx(expected.low, abs=1e-12)
+        assert high == pytest.approx(expected.high, abs=1e-12)
+    # By hand: 8 of 16 is centred on 1/2, half-width z sqrt(1/64 + z^2/1024) / (1 + z^2/16).
+    z = scipy.stats.norm.ppf(0.975)
+    half = z * math.sqrt(0.25 / 16 + z * z / 1024) / (1 + z * z / 16)
+    assert stats.proportion_interval(8, 16) == pytest.approx((0.5 - half, 0.5 + half), abs=1e-15)
+    assert all(math.isnan(x) for x in stats.proportion_interval(0, 0))
