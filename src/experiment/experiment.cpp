@@ -326,18 +326,6 @@ std::vector<double> spaced_values(std::string_view generator, double first, doub
     return values;
 }
 
-std::string_view to_string(sweep_positions positions) {
-    switch (positions) {
-    case sweep_positions::none:
-        return "none";
-    case sweep_positions::final:
-        return "final";
-    case sweep_positions::all:
-        return "all";
-    }
-    return "final";
-}
-
 namespace {
 
 experiment parse_experiment(const std::string& text, const std::string& source,
