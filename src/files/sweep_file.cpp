@@ -4,6 +4,7 @@
 
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
+#include "files/sweep_arrays.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/detail/utc_now.hpp"
 #include "nadyn/model/error.hpp"
@@ -56,10 +57,8 @@ using detail::output_claim;
 
 constexpr std::int64_t missing_count = sweep_record::missing_count;
 
-std::vector<hsize_t> concat_shape(std::vector<hsize_t> a, const std::vector<hsize_t>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
+using detail::concat_shape;
+using detail::sweep_arrays;
 const double nan = std::numeric_limits<double>::quiet_NaN();
 
 // A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
@@ -85,13 +84,6 @@ std::string sweep_observable_description(std::string_view observable) {
     return "observable " + std::string(observable) +
            " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
            "no such frame)";
-}
-
-std::vector<hsize_t> axis_lengths(const sweep_layout& layout) {
-    std::vector<hsize_t> lengths;
-    for (const sweep_file_axis& axis : layout.axes)
-        lengths.push_back(axis.size());
-    return lengths;
 }
 
 std::vector<hsize_t> point_of(const sweep_layout& layout, std::size_t index) {
@@ -127,25 +119,15 @@ hsize_t merge_rows(const sweep_layout& layout) {
 // Rows of a chunk of merges (a chunk of a run's block is allocated only when written).
 constexpr hsize_t merge_chunk_rows = 128;
 
-// One run's block of a dataset: its point on the axes, then the whole of `rest`.
-std::vector<hsize_t> block_start(const std::vector<hsize_t>& point,
-                                 const std::vector<hsize_t>& rest) {
-    return concat_shape(point, std::vector<hsize_t>(rest.size(), 0));
-}
-std::vector<hsize_t> block_count(const std::vector<hsize_t>& point,
-                                 const std::vector<hsize_t>& rest) {
-    return concat_shape(std::vector<hsize_t>(point.size(), 1), rest);
-}
-
 // The datasets of a new file, created group by group (axes and time, observables, positions,
 // cluster history, the runs' outcomes), each per-run dataset over the axes' scales.
 class sweep_file_builder {
   public:
+    // Makes the axes' scales.
     sweep_file_builder(hdf5_file& file, const sweep_layout& layout)
-        : m_file(file), m_layout(layout) {}
+        : m_file(file), m_layout(layout), m_arrays(file, layout.axes) {}
 
     void create() {
-        create_axes();
         create_time();
         create_observables();
         if (m_layout.positions != sweep_positions::none) create_positions();
@@ -155,58 +137,15 @@ class sweep_file_builder {
     }
 
   private:
-    using scale_list = std::vector<const hdf5_dataset*>;
-
-    // A 1-D coordinate made a dimension scale named after itself.
     hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length, const void* values,
                        const std::string& text) {
-        hdf5_dataset dataset = m_file.create_dataset(name, type, {hsize_t(length)});
-        if (length > 0) dataset.write_all(type, values);
-        dataset.make_scale(name);
-        dataset.write_attribute("description", text);
-        return dataset;
+        return m_arrays.scale(name, type, length, values, text);
     }
 
-    // A dataset over the axes, then `rest` (with its scales): one chunk per run (rest_chunk
-    // empty), or per rest_chunk-sized part of a run's block.
     hdf5_dataset variable(const std::string& name, hid_t type, const std::vector<hsize_t>& rest,
-                          const scale_list& rest_scales, const void* fill, const std::string& text,
-                          const std::vector<hsize_t>& rest_chunk = {}) {
-        const std::vector<hsize_t> axes = axis_lengths(m_layout);
-        const std::vector<hsize_t> ones(axes.size(), 1);
-        hdf5_dataset dataset =
-            m_file.create_dataset(name, type, concat_shape(axes, rest),
-                                  concat_shape(ones, rest_chunk.empty() ? rest : rest_chunk), fill);
-        unsigned dimension = 0;
-        for (const hdf5_dataset& axis : m_axis_scales)
-            dataset.attach_scale(axis, dimension++);
-        for (const hdf5_dataset* scale : rest_scales)
-            dataset.attach_scale(*scale, dimension++);
-        dataset.write_attribute("description", text);
-        return dataset;
-    }
-
-    void create_axes() {
-        for (const sweep_file_axis& axis : m_layout.axes) {
-            std::visit(
-                [&](const auto& values) {
-                    using value = typename std::decay_t<decltype(values)>::value_type;
-                    if constexpr (std::is_same_v<value, std::int64_t>) {
-                        m_axis_scales.push_back(scale(axis.name, H5T_NATIVE_INT64, values.size(),
-                                                      values.data(), axis.description));
-                    } else if constexpr (std::is_same_v<value, double>) {
-                        m_axis_scales.push_back(scale(axis.name, H5T_NATIVE_DOUBLE, values.size(),
-                                                      values.data(), axis.description));
-                    } else {
-                        std::vector<const char*> text;
-                        for (const std::string& v : values)
-                            text.push_back(v.c_str());
-                        m_axis_scales.push_back(scale(axis.name, hdf5_string_type(), text.size(),
-                                                      text.data(), axis.description));
-                    }
-                },
-                axis.values);
-        }
+                          const sweep_arrays::scale_list& rest_scales, const void* fill,
+                          const std::string& text, const std::vector<hsize_t>& rest_chunk = {}) {
+        return m_arrays.variable(name, type, rest, rest_scales, fill, text, rest_chunk);
     }
 
     // The time dimension: the shared frame times, or a frame index and each run's times.
@@ -342,7 +281,7 @@ class sweep_file_builder {
 
     hdf5_file& m_file;
     const sweep_layout& m_layout;
-    std::vector<hdf5_dataset> m_axis_scales;
+    sweep_arrays m_arrays;
     std::optional<hdf5_dataset> m_time_scale; // time, or frame
 };
 
@@ -430,15 +369,13 @@ struct sweep_file::impl {
     // Writes the block of one run.
     void write_block(const std::string& name, const std::vector<hsize_t>& point,
                      const std::vector<hsize_t>& rest, const void* data, hid_t memory_type) {
-        m_file->open_dataset(name).write_block(block_start(point, rest), block_count(point, rest),
-                                               memory_type, data);
+        detail::write_run_block(*m_file, name, point, rest, data, memory_type);
     }
 
     // Reads the block of one run, as write_block writes it, as doubles.
     void read_block(const std::string& name, const std::vector<hsize_t>& point,
                     const std::vector<hsize_t>& rest, double* out) {
-        m_file->open_dataset(name).read_block(block_start(point, rest), block_count(point, rest),
-                                              H5T_NATIVE_DOUBLE, out);
+        detail::read_run_block(*m_file, name, point, rest, H5T_NATIVE_DOUBLE, out);
     }
 
     // Which of the layout's observables the file holds, and which as integers (a file of
