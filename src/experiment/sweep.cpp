@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -151,12 +152,21 @@ sweep_provenance provenance_of(const experiment& e) {
 
 namespace {
 
-std::string parameters_text(const simulation& run) {
+// A run's parameter record as the sweep file keeps it: "name=value; ...", numbers in their
+// shortest exact text (0.1, not 0.10000000000000001), and positions what the sweep file keeps
+// of them (the run's own record says all: it hands every frame to the sweep).
+std::string parameters_text(const simulation& run, sweep_positions positions) {
     std::string out;
     const parameter_list record = run.parameters();
     for (const auto& [name, value] : record.entries()) {
         if (name == "started" || name == "command_line") continue;
-        out += (out.empty() ? "" : "; ") + name + "=" + to_display_string(value);
+        std::string text = to_display_string(value);
+        if (const double* number = std::get_if<double>(&value)) {
+            char buffer[32];
+            text.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, *number).ptr);
+        }
+        if (name == "positions") text = to_string(positions);
+        out += (out.empty() ? "" : "; ") + name + "=" + text;
     }
     return out;
 }
@@ -213,7 +223,7 @@ sweep_record run_point(const experiment& e, const sweep_layout& layout, std::siz
         record.failure = e.label(index) + ": " + error.what();
         return record;
     }
-    record.parameters = parameters_text(*run);
+    record.parameters = parameters_text(*run, e.positions);
     const auto times = frame_times(c);
     std::size_t slot = 0;
     std::vector<double> optional; // one optional observable's values at a frame
