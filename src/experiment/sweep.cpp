@@ -508,6 +508,9 @@ std::string describe_sweep_file(const std::string& path) {
     sweep_file_overview overview =
         read_sweep_overview(path, layout, {"mean_cos", "min_cos", "clusters", "r_mean"});
     std::map<std::string, std::vector<double>>& last = overview.last;
+    for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) // not recorded: nan
+        if (!last.count(name))
+            last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
     std::string sweep_status = overview.status;
     // Why a sweep stopped with status failed (sweep_file::finish_failed).
     if (!overview.failure.empty()) sweep_status += " (" + overview.failure + ")";

@@ -721,10 +721,10 @@ sweep_file_overview read_sweep_overview(const std::string& path, const sweep_lay
                    [](signed char code) { return static_cast<sweep_run_status>(code); });
     std::vector<double> values(runs * layout.frames);
     for (const std::string& name : observables) {
+        // Runs with --observables record only some: the others have no column.
+        if (!file.has(name)) continue;
         auto& column = out.last[name];
         column.assign(runs, nan);
-        // Runs with --observables record only some (the table shows the others as nan).
-        if (!file.has(name)) continue;
         file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
         if (is_count(name)) // missing_count (-1) marks a missing frame of a count
             for (double& value : values)

@@ -183,7 +183,8 @@ struct sweep_file_overview {
     // The sweep's status ("unknown" if unrecorded), and why it failed when it says so.
     std::string status, failure;
     std::vector<sweep_run_status> runs; // by run index
-    // Per name asked for: each run's last value on the grid (NaN: none, or not recorded).
+    // Per name asked for that the file records: each run's last value on the grid (NaN:
+    // none).
     std::map<std::string, std::vector<double>> last;
 };
 sweep_file_overview read_sweep_overview(const std::string& path, const sweep_layout& layout,
