@@ -52,6 +52,30 @@ bool shapes(std::string_view axis) {
     return axis == "integrator" || axis == "T" || axis == "dt" || axis == "n" || axis == "d";
 }
 
+// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
+// single-run file.
+bool is_count(std::string_view observable) {
+    const observable_info* info = find_observable_info(observable);
+    return info && info->integer;
+}
+
+// What a sweep file says an observable is.
+std::string sweep_observable_description(std::string_view observable) {
+    for (const observable_info& optional : optional_observable_table)
+        if (optional.name == observable)
+            return "optional observable " + std::string(observable) + " (observe = \"" +
+                   std::string(observable) +
+                   "\") of each run at each frame: " + std::string(optional.description) +
+                   "; NaN: no such frame, or a run that did not observe it";
+    if (is_count(observable))
+        return "observable " + std::string(observable) +
+               " of each run at each frame, an integer count (see nadyn inspect --describe on "
+               "a single-run file; -1, the _FillValue: no such frame)";
+    return "observable " + std::string(observable) +
+           " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
+           "no such frame)";
+}
+
 double evaluations_per_step(integrator_kind kind) {
     switch (kind) {
     case integrator_kind::rk4:
@@ -125,6 +149,10 @@ sweep_layout layout_of(const experiment& e) {
     for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
         if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
     layout.widths = observable_widths(layout.observables, modes);
+    for (const std::string& name : layout.observables) {
+        layout.counts.push_back(is_count(name));
+        layout.descriptions.push_back(sweep_observable_description(name));
+    }
     return layout;
 }
 

@@ -8,7 +8,6 @@
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/detail/utc_now.hpp"
 #include "nadyn/model/error.hpp"
-#include "nadyn/model/observables.hpp"
 #include "nadyn/model/version.hpp"
 
 #include <algorithm>
@@ -60,31 +59,6 @@ constexpr std::int64_t missing_count = sweep_record::missing_count;
 using detail::concat_shape;
 using detail::sweep_arrays;
 const double nan = std::numeric_limits<double>::quiet_NaN();
-
-// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
-// single-run file. A frame a run did not write holds missing_count, also written as the
-// dataset's CF attribute _FillValue, so that xarray masks it (as NaN).
-bool is_count(std::string_view observable) {
-    const observable_info* info = find_observable_info(observable);
-    return info && info->integer;
-}
-
-// What a sweep file says an observable is.
-std::string sweep_observable_description(std::string_view observable) {
-    for (const observable_info& optional : optional_observable_table)
-        if (optional.name == observable)
-            return "optional observable " + std::string(observable) + " (observe = \"" +
-                   std::string(observable) +
-                   "\") of each run at each frame: " + std::string(optional.description) +
-                   "; NaN: no such frame, or a run that did not observe it";
-    if (is_count(observable))
-        return "observable " + std::string(observable) +
-               " of each run at each frame, an integer count (see nadyn inspect --describe on "
-               "a single-run file; -1, the _FillValue: no such frame)";
-    return "observable " + std::string(observable) +
-           " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
-           "no such frame)";
-}
 
 std::vector<hsize_t> point_of(const sweep_layout& layout, std::size_t index) {
     const auto at = layout.coordinates(index);
@@ -178,11 +152,11 @@ class sweep_file_builder {
         const hdf5_dataset* time = &*m_time_scale;
         for (std::size_t o = 0; o < L.observables.size(); ++o) {
             const std::string& name = L.observables[o];
-            const std::string text = sweep_observable_description(name);
+            const std::string text = L.description(o);
             if (L.width(o) > 1)
                 variable(name, H5T_NATIVE_DOUBLE, {L.frames, L.width(o)}, {time, &*mode_scale},
                          &nan, text);
-            else if (!is_count(name))
+            else if (!L.count(o))
                 variable(name, H5T_NATIVE_DOUBLE, {L.frames}, {time}, &nan, text);
             else
                 variable(name, H5T_NATIVE_INT64, {L.frames}, {time}, &missing_count, text)
@@ -726,7 +700,10 @@ sweep_file_overview read_sweep_overview(const std::string& path, const sweep_lay
         auto& column = out.last[name];
         column.assign(runs, nan);
         file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
-        if (is_count(name)) // missing_count (-1) marks a missing frame of a count
+        const auto o =
+            std::size_t(std::find(layout.observables.begin(), layout.observables.end(), name) -
+                        layout.observables.begin());
+        if (layout.count(o)) // missing_count (-1) marks a missing frame of a count
             for (double& value : values)
                 if (value < 0) value = nan;
         for (std::size_t i = 0; i < runs; ++i)

@@ -50,6 +50,8 @@ sweep_layout small_layout() {
     layout.dims = 2;
     layout.observables = {"mean_cos", "clusters"};
     layout.widths = {1, 1};
+    layout.counts = {false, true}; // clusters: int64, -1 where a run has no frame
+    layout.descriptions = {"mean cosine", "cluster count"};
     layout.positions = sweep_positions::final;
     return layout;
 }
@@ -132,6 +134,8 @@ TEST_CASE("a record lands at its point over the axes and reads back") {
         CHECK(clusters[10] == 1);
         CHECK(clusters[11] == -1);
         CHECK(clusters[0] == -1);
+        CHECK(f.open_dataset("clusters").read_attribute("description") ==
+              std::optional<parameter_value>(std::string("cluster count")));
         std::vector<double> beta(2);
         f.open_dataset("beta").read_all(H5T_NATIVE_DOUBLE, beta.data());
         CHECK(beta == std::vector<double>{0.5, 1.0});

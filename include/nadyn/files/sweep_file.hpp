@@ -65,10 +65,18 @@ struct sweep_layout {
     // Values per frame of each observable: 1, or for modes the largest K of the runs that
     // record it (a run with fewer leaves NaN in the rest), a dimension `mode` of the file.
     std::vector<std::size_t> widths;
+    // Whether each observable is a count (int64 in the file, sweep_record::missing_count its
+    // fill value and _FillValue; float64 and NaN otherwise), and what the file says it is.
+    std::vector<bool> counts;
+    std::vector<std::string> descriptions;
     sweep_positions positions = sweep_positions::final;
 
     [[nodiscard]] std::size_t width(std::size_t o) const {
         return o < widths.size() ? widths[o] : 1;
+    }
+    [[nodiscard]] bool count(std::size_t o) const { return o < counts.size() && counts[o]; }
+    [[nodiscard]] std::string description(std::size_t o) const {
+        return o < descriptions.size() ? descriptions[o] : std::string();
     }
     // The runs: the product of the axes' lengths (1 without axes).
     [[nodiscard]] std::size_t runs() const;
