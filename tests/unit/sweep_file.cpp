@@ -21,7 +21,7 @@ using namespace nadyn;
 
 namespace {
 
-const double nan = std::numeric_limits<double>::quiet_NaN();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 std::string scratch(const std::string& name) {
     std::filesystem::create_directories(NADYN_TEST_TMPDIR);
@@ -84,7 +84,7 @@ sweep_record run_three() {
     m.size = 2;
     m.absorbed_size = 1;
     m.clusters_after = 1;
-    r.merges = {m};
+    r.merges.push_back(m);
     r.frames = 2;
     r.rhs = 40;
     r.accepted = 10;
