@@ -1551,6 +1551,73 @@ class Report:
                      "143", "%s (%.1f s after)" % (status_text(res.status), seconds),
                      first_line(res.out), frames, "—", check.problems))
 
+    # ---- 39. the sweep file read through the files layer (issue 36) -------------------------
+
+    def damaged_sweep_copy(self, cwd, name, remove):
+        """A finished two-run sweep, then `remove` (an attribute "@name" or a dataset) gone."""
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 8\nd = 2\nT = 0.5\n[sweep]\nseed = [1, 2]\n")
+        made = self.runner.run(["sweep", "e.toml", "--out", name, "--quiet"], cwd)
+        path = os.path.join(cwd, name)
+        with h5py.File(path, "a") as f:
+            if remove.startswith("@"):
+                del f.attrs[remove[1:]]
+            else:
+                del f[remove]
+        return made, path
+
+    def sweep_file_damage(self):
+        check = Check()
+        cwd = self.case_dir("sweep_without_experiment")
+        made, path = self.damaged_sweep_copy(cwd, "s.h5", "@experiment")
+        check(made.status == 0, "the sweep failed: %s" % first_line(made.err))
+        before = snapshot(path)
+        commands = [["inspect", "s.h5"], ["sweep", "--resume", "s.h5", "--quiet"]]
+        statuses, line = [], ""
+        for args in commands:
+            res = self.runner.run(args, cwd)
+            statuses.append(status_text(res.status))
+            one_line_refusal(check, res, ["'s.h5' lacks the attribute experiment"])
+            line = line or self.runner.clean(first_line(res.err))
+        check(snapshot(path) == before, "the file was modified")
+        self.add(Row("39 a sweep file whose recorded experiment was deleted: inspect, --resume",
+                     "; ".join(self.runner.show(a) for a in commands), "2, 2",
+                     ", ".join(statuses), line, "—", "—", check.problems))
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            return
+        # Over MPI ranks: rank 0 meets the damage, every rank leaves with its status.
+        cases = [("39 MPI sweep --resume of a file whose recorded experiment was deleted",
+                  "@experiment", "2", ["lacks the attribute experiment"]),
+                 ("39 MPI sweep --resume of a file that lost its status dataset", "status", "1",
+                  ["cannot open dataset '/status'"])]
+        for number, (scenario, remove, expected, words) in enumerate(cases):
+            check = Check()
+            cwd = self.case_dir("mpi_sweep_damage_%d" % number)
+            made, path = self.damaged_sweep_copy(cwd, "s.h5", remove)
+            check(made.status == 0, "the sweep failed: %s" % first_line(made.err))
+            with h5py.File(path, "r") as f:
+                before = f["mean_cos"][()].tobytes()
+            command = ("%s --allow-run-as-root --oversubscribe -np 2 %s sweep --resume s.h5 "
+                       "--quiet" % (mpirun, self.runner.nadyn))
+            res = self.runner.run_shell(command, cwd)
+            check(status_text(res.status) == expected,
+                  "exit %s, expected %s" % (status_text(res.status), expected))
+            lines = [line for line in res.err.splitlines() if line.startswith("nadyn:")]
+            check(len(lines) == 1, "%d lines from nadyn on stderr" % len(lines))
+            for word in words:
+                check(any(word in line for line in lines), "stderr does not mention %r" % word)
+            # Opened for writing (the status case) its superblock changes, not its runs.
+            try:
+                with h5py.File(path, "r") as f:
+                    check(f["mean_cos"][()].tobytes() == before, "the runs' results changed")
+            except Exception as e:  # noqa: BLE001
+                check(False, "file unreadable: %s" % e)
+            self.add(Row(scenario, "mpirun -np 2 nadyn sweep --resume s.h5", expected,
+                         status_text(res.status),
+                         self.runner.clean(lines[0]) if lines else "(none)", "—", "—",
+                         check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1615,6 +1682,7 @@ class Report:
         for sig in (signal.SIGTERM, signal.SIGINT):
             self.stuck_stop(sig)
         self.layer_time_stop()
+        self.sweep_file_damage()
 
 
 def cell(text):

@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -110,10 +111,12 @@ class locator {
     std::map<std::string, std::string> m_overridden; // "run.n" -> "run.n=128"
 };
 
+// The shortest text that reads back as `value` (0.1, not 0.10000000000000001): how the axes'
+// generated values are shown and recorded; parsed, it is `value` exactly.
 std::string number_text(double value) {
     char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value);
-    return buffer;
+    const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return std::string(buffer, written.ptr);
 }
 
 // A scalar TOML value as the text the registry parses; input_error for arrays and tables.
@@ -324,18 +327,6 @@ std::vector<double> spaced_values(std::string_view generator, double first, doub
         values.push_back(x);
     }
     return values;
-}
-
-std::string_view to_string(sweep_positions positions) {
-    switch (positions) {
-    case sweep_positions::none:
-        return "none";
-    case sweep_positions::final:
-        return "final";
-    case sweep_positions::all:
-        return "all";
-    }
-    return "final";
 }
 
 namespace {

@@ -1,6 +1,5 @@
 #include "nadyn/experiment/sweep.hpp"
 
-#include "files/hdf5.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/experiment/run_scheduler.hpp"
@@ -9,12 +8,12 @@
 #include "nadyn/model/version.hpp"
 #include "sweep_engine.hpp"
 
-#include <hdf5.h>
 #include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,8 +31,6 @@ namespace nadyn {
 using namespace detail;
 
 namespace {
-
-using detail::hdf5_lock;
 
 // The frame times a run writes when it is not stopped (the contract of integrate()).
 std::vector<double> frame_times(const run_config& c) {
@@ -55,6 +52,30 @@ bool shapes(std::string_view axis) {
     return axis == "integrator" || axis == "T" || axis == "dt" || axis == "n" || axis == "d";
 }
 
+// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
+// single-run file.
+bool is_count(std::string_view observable) {
+    const observable_info* info = find_observable_info(observable);
+    return info && info->integer;
+}
+
+// What a sweep file says an observable is.
+std::string sweep_observable_description(std::string_view observable) {
+    for (const observable_info& optional : optional_observable_table)
+        if (optional.name == observable)
+            return "optional observable " + std::string(observable) + " (observe = \"" +
+                   std::string(observable) +
+                   "\") of each run at each frame: " + std::string(optional.description) +
+                   "; NaN: no such frame, or a run that did not observe it";
+    if (is_count(observable))
+        return "observable " + std::string(observable) +
+               " of each run at each frame, an integer count (see nadyn inspect --describe on "
+               "a single-run file; -1, the _FillValue: no such frame)";
+    return "observable " + std::string(observable) +
+           " of each run at each frame (see nadyn inspect --describe on a single-run file; NaN: "
+           "no such frame)";
+}
+
 double evaluations_per_step(integrator_kind kind) {
     switch (kind) {
     case integrator_kind::rk4:
@@ -74,8 +95,28 @@ namespace detail {
 
 sweep_layout layout_of(const experiment& e) {
     sweep_layout layout;
-    for (const auto& axis : e.axes)
-        layout.axes.push_back(axis.values.size());
+    for (const auto& axis : e.axes) {
+        // The coordinate holds the values in the parameter's type.
+        const parameter_spec& spec = parameter(axis.name);
+        sweep_file_axis& out = layout.axes.emplace_back();
+        out.name = axis.name;
+        out.description = "sweep axis: " + std::string(spec.description);
+        out.labels = axis.values;
+        if (spec.type == value_type::integer) {
+            std::vector<std::int64_t> values;
+            for (const auto& v : axis.values)
+                values.push_back(parse_integer(v, axis.name));
+            out.values = std::move(values);
+        } else if (spec.type == value_type::number) {
+            std::vector<double> values;
+            for (const auto& v : axis.values)
+                values.push_back(parse_number(v, axis.name));
+            out.values = std::move(values);
+        } else {
+            out.values = axis.values;
+        }
+    }
+    layout.positions = e.positions;
     bool first = true;
     std::array<bool, optional_observable_names.size()> observed{}; // by any run
     std::array<bool, observable_names.size()> recorded{};          // by any run
@@ -108,19 +149,52 @@ sweep_layout layout_of(const experiment& e) {
     for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
         if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
     layout.widths = observable_widths(layout.observables, modes);
+    for (const std::string& name : layout.observables) {
+        layout.counts.push_back(is_count(name));
+        layout.descriptions.push_back(sweep_observable_description(name));
+    }
     return layout;
+}
+
+sweep_provenance provenance_of(const experiment& e) {
+    sweep_provenance out;
+    out.experiment = e.text;
+    out.source = e.source;
+    out.overrides = e.overrides;
+    out.digest = e.digest();
+    // The content of every input file the runs read, so that a resume can refuse inputs
+    // that changed in between (check_recorded_experiment).
+    const auto inputs = e.input_file_hashes();
+    if (!inputs.empty()) {
+        out.input_files.emplace();
+        out.input_sha256.emplace();
+        for (const auto& [input, hash] : inputs) {
+            out.input_files->push_back(input);
+            out.input_sha256->push_back(hash);
+        }
+    }
+    return out;
 }
 
 } // namespace detail
 
 namespace {
 
-std::string parameters_text(const simulation& run) {
+// A run's parameter record as the sweep file keeps it: "name=value; ...", numbers in their
+// shortest exact text (0.1, not 0.10000000000000001), and positions what the sweep file keeps
+// of them (the run's own record says all: it hands every frame to the sweep).
+std::string parameters_text(const simulation& run, sweep_positions positions) {
     std::string out;
     const parameter_list record = run.parameters();
     for (const auto& [name, value] : record.entries()) {
         if (name == "started" || name == "command_line") continue;
-        out += (out.empty() ? "" : "; ") + name + "=" + to_display_string(value);
+        std::string text = to_display_string(value);
+        if (const double* number = std::get_if<double>(&value)) {
+            char buffer[32];
+            text.assign(buffer, std::to_chars(buffer, buffer + sizeof buffer, *number).ptr);
+        }
+        if (name == "positions") text = to_string(positions);
+        out += (out.empty() ? "" : "; ") + name + "=" + text;
     }
     return out;
 }
@@ -132,7 +206,7 @@ namespace detail {
 namespace {
 
 // The longest plateau of the run's clusters series over its `frames` frames on the grid.
-void set_longest_plateau(run_record& record, const sweep_layout& layout, const run_config& c,
+void set_longest_plateau(sweep_record& record, const sweep_layout& layout, const run_config& c,
                          std::size_t frames) {
     const auto clusters =
         std::find(layout.observables.begin(), layout.observables.end(), std::string("clusters"));
@@ -144,15 +218,15 @@ void set_longest_plateau(run_record& record, const sweep_layout& layout, const r
                       c.plateau_min.time(c.integration.T));
     const std::optional<plateau> longest = longest_plateau(table);
     record.plateau_length = longest ? longest->length() : 0.0;
-    record.plateau_clusters = longest ? longest->clusters : missing_count;
+    record.plateau_clusters = longest ? longest->clusters : sweep_record::missing_count;
 }
 
 } // namespace
 
 // Runs one point; never throws for the run's own failures (they are its record).
-run_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
-                     int threads, const std::atomic<bool>* stop) {
-    run_record record;
+sweep_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
+                       int threads, const std::atomic<bool>* stop) {
+    sweep_record record;
     record.index = index;
     const std::size_t frames = layout.frames;
     record.observables.resize(layout.observables.size());
@@ -171,14 +245,13 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
     c.command_line = "nadyn sweep (" + e.label(index) + ")";
     std::optional<simulation> run;
     try {
-        auto guard = hdf5_lock(); // input files (init, weights) are read here
-        run.emplace(c);
+        run.emplace(c); // reads the input files (init, weights) under the HDF5 lock
     } catch (const std::exception& error) {
-        record.status = broken;
+        record.status = sweep_run_status::failed;
         record.failure = e.label(index) + ": " + error.what();
         return record;
     }
-    record.parameters = parameters_text(*run);
+    record.parameters = parameters_text(*run, e.positions);
     const auto times = frame_times(c);
     std::size_t slot = 0;
     std::vector<double> optional; // one optional observable's values at a frame
@@ -224,15 +297,17 @@ run_record run_point(const experiment& e, const sweep_layout& layout, std::size_
                 ++slot;
             },
             stop);
-        record.status = summary.outcome == integration_outcome::complete ? done : stopped;
+        record.status = summary.outcome == integration_outcome::complete
+                            ? sweep_run_status::complete
+                            : sweep_run_status::interrupted;
         record.rhs = static_cast<std::int64_t>(summary.statistics.rhs_evaluations);
         record.accepted = static_cast<std::int64_t>(summary.statistics.accepted_steps);
         record.wall = summary.wall_seconds;
     } catch (const std::bad_alloc&) {
-        record.status = broken;
+        record.status = sweep_run_status::failed;
         record.failure = e.label(index) + ": " + c.out_of_memory_message();
     } catch (const std::exception& error) {
-        record.status = broken;
+        record.status = sweep_run_status::failed;
         record.failure = e.label(index) + ": " + error.what();
     }
     record.frames = static_cast<std::int64_t>(slot);
@@ -261,14 +336,14 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
     std::mutex progress_lock;
     std::size_t finished = 0;
     auto one = [&](std::size_t i, int threads) {
-        run_record record = run_point(e, layout, todo[i], threads, options.stop);
+        sweep_record record = run_point(e, layout, todo[i], threads, options.stop);
         std::lock_guard<std::mutex> lock(progress_lock);
-        file.write(e, record); // a file that cannot be written stops the sweep (rethrown)
+        file.write(record); // a file that cannot be written stops the sweep (rethrown)
         switch (record.status) {
-        case done:
+        case sweep_run_status::complete:
             ++summary.complete;
             break;
-        case stopped:
+        case sweep_run_status::interrupted:
             ++summary.interrupted;
             break;
         default:
@@ -291,7 +366,7 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
         // A write that failed (a full disk) stops the sweep: the file says so, and why.
         summary.wall_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        file.finish_failed(error.what(), summary);
+        file.finish_failed(error.what(), summary.failed);
         throw;
     }
     const bool stopped_early = options.stop && options.stop->load();
@@ -300,9 +375,12 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
     const bool incomplete = stopped_early || summary.interrupted > 0 ||
                             summary.complete + summary.skipped + summary.failed < summary.runs;
     try {
-        file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+        file.finish(incomplete       ? "interrupted"
+                    : summary.failed ? "failed"
+                                     : "complete",
+                    summary.failed);
     } catch (const std::exception& error) {
-        file.finish_failed(error.what(), summary); // in the room the last run's write kept
+        file.finish_failed(error.what(), summary.failed); // in the room the last run's write kept
         throw;
     }
     return summary;
@@ -382,37 +460,19 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
     const sweep_layout layout = layout_of(e);
     // A path that cannot be used is an input_error (the claim's checks); a disk that cannot
     // take the header is an io_error.
-    auto file = std::make_unique<sweep_file>(path, e, layout, options.overwrite);
+    sweep_file file = sweep_file::create(path, provenance_of(e), layout, options.overwrite);
     std::vector<std::size_t> todo(e.size());
     std::iota(todo.begin(), todo.end(), 0);
-    return execute(e, *file, layout, todo, options, 0);
-}
-
-bool is_sweep_file(const std::string& path) {
-    auto guard = hdf5_lock();
-    if (!detail::hdf5_file::is_hdf5(path)) return false;
-    const auto file = detail::hdf5_file::open_read_only(path);
-    const auto kind = file.read_attribute("nadyn_kind");
-    return kind && std::holds_alternative<std::string>(*kind) &&
-           std::get<std::string>(*kind) == "sweep";
+    return execute(e, file, layout, todo, options, 0);
 }
 
 namespace detail {
 
 void check_recorded_experiment(const std::string& path, const experiment& e) {
-    std::optional<std::string> recorded;
-    std::optional<std::vector<std::string>> input_paths, input_hashes;
-    {
-        auto guard = hdf5_lock();
-        const auto file = detail::hdf5_file::open_read_only(path);
-        const auto value = file.read_attribute("experiment_hash");
-        if (value && std::holds_alternative<std::string>(*value))
-            recorded = std::get<std::string>(*value);
-        if (file.has_attribute("input_files")) {
-            input_paths = file.read_strings("input_files");
-            input_hashes = file.read_strings("input_sha256");
-        }
-    }
+    const sweep_provenance provenance = read_sweep_provenance(path);
+    const std::optional<std::string>& recorded = provenance.digest;
+    const auto& input_paths = provenance.input_files;
+    const auto& input_hashes = provenance.input_sha256;
     // Files written before the hash was recorded have none, and resume as they always did.
     if (recorded && *recorded != e.digest())
         throw input_error("'" + path +
@@ -442,26 +502,8 @@ void check_recorded_experiment(const std::string& path, const experiment& e) {
 
 experiment sweep_experiment(const std::string& path) {
     if (!is_sweep_file(path)) throw input_error("'" + path + "' is not a nadyn sweep file");
-    std::string text, source;
-    std::vector<std::string> overrides;
-    {
-        auto guard = hdf5_lock();
-        const auto file = detail::hdf5_file::open_read_only(path);
-        auto get = [&](const char* name) {
-            const auto value = file.read_attribute(name);
-            if (!value || !std::holds_alternative<std::string>(*value))
-                throw input_error("'" + path + "' lacks the attribute " + name);
-            return std::get<std::string>(*value);
-        };
-        text = get("experiment");
-        source = get("experiment_source");
-        // overrides: a list of strings; a sweep without any records one empty string.
-        const auto recorded = file.read_strings("overrides");
-        if (!recorded) throw io_error("'" + path + "' lacks the attribute overrides");
-        for (const std::string& value : *recorded)
-            if (!value.empty()) overrides.push_back(value);
-    }
-    return experiment::parse(text, source, overrides);
+    const sweep_provenance recorded = read_sweep_provenance(path);
+    return experiment::parse(recorded.experiment, recorded.source, recorded.overrides);
 }
 
 sweep_summary resume_sweep(const std::string& path, const sweep_options& options) {
@@ -470,9 +512,9 @@ sweep_summary resume_sweep(const std::string& path, const sweep_options& options
     (void)choose_jobs(e, options.jobs); // refuses a bad count before the file is opened
     e.check_input_files();
     const sweep_layout layout = layout_of(e);
-    sweep_file file(path, e, layout);
+    sweep_file file = sweep_file::open(path, layout);
     std::size_t distrusted = 0;
-    const std::vector<bool> trusted = file.trusted_runs(e, distrusted);
+    const std::vector<bool> trusted = file.trusted_runs(distrusted);
     std::vector<std::size_t> todo;
     std::size_t skipped = 0;
     for (std::size_t i = 0; i < trusted.size(); ++i) {
@@ -490,45 +532,19 @@ std::string describe_sweep_file(const std::string& path) {
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = layout_of(e);
     std::ostringstream out;
-    std::vector<signed char> status(e.size());
-    std::map<std::string, std::vector<double>> last; // observable -> per run final value
-    std::string sweep_status;
-    {
-        auto guard = hdf5_lock();
-        const auto file = detail::hdf5_file::open_read_only(path);
-        const auto s = file.read_attribute("status");
-        sweep_status =
-            s && std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : "unknown";
-        // Why a sweep stopped with status failed (sweep_file::finish_failed).
-        const auto failure = file.read_attribute("failure");
-        if (failure && std::holds_alternative<std::string>(*failure) &&
-            !std::get<std::string>(*failure).empty())
-            sweep_status += " (" + std::get<std::string>(*failure) + ")";
-        file.open_dataset("status").read_all(H5T_NATIVE_SCHAR, status.data());
-        std::vector<double> values(e.size() * layout.frames);
-        for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) {
-            // Runs with --observables record only some (the table shows the others as nan).
-            if (!file.has(name)) {
-                last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
-                continue;
-            }
-            file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
-            if (is_count(name)) // missing_count (-1) marks a missing frame of a count
-                for (double& value : values)
-                    if (value < 0) value = std::numeric_limits<double>::quiet_NaN();
-            auto& column = last[name];
-            column.assign(e.size(), std::numeric_limits<double>::quiet_NaN());
-            for (std::size_t i = 0; i < e.size(); ++i)
-                for (std::size_t f = layout.frames; f-- > 0;)
-                    if (!std::isnan(values[i * layout.frames + f])) {
-                        column[i] = values[i * layout.frames + f];
-                        break;
-                    }
-        }
-    }
+    // Each run's status and final value of each observable of the table.
+    sweep_file_overview overview =
+        read_sweep_overview(path, layout, {"mean_cos", "min_cos", "clusters", "r_mean"});
+    std::map<std::string, std::vector<double>>& last = overview.last;
+    for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) // not recorded: nan
+        if (!last.count(name))
+            last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
+    std::string sweep_status = overview.status;
+    // Why a sweep stopped with status failed (sweep_file::finish_failed).
+    if (!overview.failure.empty()) sweep_status += " (" + overview.failure + ")";
     std::size_t complete = 0;
-    for (signed char s : status)
-        complete += s == done;
+    for (sweep_run_status s : overview.runs)
+        complete += s == sweep_run_status::complete;
     out << path << ": nadyn sweep, " << sweep_status << ", " << complete << " of " << e.size()
         << " runs complete; positions: " << to_string(e.positions) << "\naxes:";
     for (const auto& axis : e.axes)
@@ -663,43 +679,8 @@ sweep_run_history sweep_cluster_history(const std::string& path, const std::stri
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = detail::layout_of(e);
     const std::size_t index = find_point(e, point);
-    sweep_run_history out;
+    sweep_run_history out = read_sweep_history(path, layout, index);
     out.label = e.label(index);
-    out.levels = clustering_levels(layout.tokens);
-    auto guard = detail::hdf5_lock();
-    const auto file = detail::hdf5_file::open_read_only(path);
-    if (!file.has("merges") || !file.has("clustering_time"))
-        throw input_error("'" + path +
-                          "' records no merge events (written by a nadyn without cluster "
-                          "histories)");
-    const auto at = e.coordinates(index);
-    std::vector<hsize_t> start(at.begin(), at.end()), count(at.size(), 1);
-    out.clustering_times.resize(out.levels.size());
-    file.open_dataset("clustering_time")
-        .read_block(detail::concat(start, {0}), detail::concat(count, {out.levels.size()}),
-                    H5T_NATIVE_DOUBLE, out.clustering_times.data());
-    const detail::hdf5_dataset merges = file.open_dataset("merges");
-    const auto shape = merges.shape();
-    const hsize_t rows = shape.at(shape.size() - 2), fields = shape.back();
-    std::vector<double> table(rows * fields);
-    merges.read_block(detail::concat(start, {0, 0}), detail::concat(count, {rows, fields}),
-                      H5T_NATIVE_DOUBLE, table.data());
-    std::int64_t total = 0;
-    file.open_dataset("merge_count").read_block(start, count, H5T_NATIVE_INT64, &total);
-    out.merge_count = static_cast<std::size_t>(total);
-    for (hsize_t r = 0; r < rows; ++r) {
-        const double* row = table.data() + r * fields;
-        if (std::isnan(row[0])) break;
-        merge_event m;
-        m.time = row[0];
-        m.frame = std::int64_t(row[1]);
-        m.label = std::int64_t(row[2]);
-        m.absorbed = std::int64_t(row[3]);
-        m.size = std::int64_t(row[4]);
-        m.absorbed_size = std::int64_t(row[5]);
-        m.clusters_after = std::int64_t(row[6]);
-        out.merges.push_back(m);
-    }
     return out;
 }
 

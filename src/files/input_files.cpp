@@ -1,5 +1,6 @@
 #include "nadyn/files/input_files.hpp"
 
+#include "files/hdf5.hpp"
 #include "files/sha256.hpp"
 
 #include "nadyn/files/h5md.hpp"
@@ -12,6 +13,9 @@
 namespace nadyn {
 
 initial_file_contents read_initial_file(const std::string& path, std::size_t n, std::size_t d) {
+    // One file's reads under one hold of the HDF5 lock: a sweep's runs read their inputs from
+    // several threads.
+    const auto guard = detail::hdf5_lock();
     auto theta0 =
         read_matrix_dataset(path, "theta0", false, [&](std::size_t rows, std::size_t cols) {
             check_init_theta0_shape(path, n, d, rows, cols);
@@ -30,6 +34,9 @@ initial_file_contents read_initial_file(const std::string& path, std::size_t n, 
 }
 
 attention_weights read_weights_file(const std::string& path, std::size_t d, std::size_t heads) {
+    // One file's reads under one hold of the HDF5 lock: a sweep's runs read their inputs from
+    // several threads.
+    const auto guard = detail::hdf5_lock();
     attention_weights weights;
     weights.heads.assign(heads, attention_head{});
     for (const auto& [name, member] : {std::pair{"Q", &attention_head::Q},
@@ -68,6 +75,9 @@ attention_weights read_weights_file(const std::string& path, std::size_t d, std:
 }
 
 layer_norm_affine read_layer_norm_affine(const std::string& path, std::size_t d) {
+    // One file's reads under one hold of the HDF5 lock: a sweep's runs read their inputs from
+    // several threads.
+    const auto guard = detail::hdf5_lock();
     layer_norm_affine affine;
     for (const auto& [name, member] :
          {std::pair{"gain", &layer_norm_affine::gain}, {"bias", &layer_norm_affine::bias}}) {

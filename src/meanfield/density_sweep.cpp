@@ -2,6 +2,7 @@
 
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
+#include "files/sweep_arrays.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/model/error.hpp"
 #include "nadyn/model/integrate.hpp"
@@ -136,11 +137,6 @@ double scalar_of(const density_frame& f, std::size_t i) {
     default:
         return f.step_size;
     }
-}
-
-std::vector<hsize_t> concat(std::vector<hsize_t> a, const std::vector<hsize_t>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
 }
 
 enum : signed char {
@@ -447,21 +443,33 @@ class density_sweep_file {
 
     void write(const std::string& name, const std::vector<hsize_t>& point,
                const std::vector<hsize_t>& rest, const void* data, hid_t type) {
-        std::vector<hsize_t> start = point, count(point.size(), 1);
-        for (const hsize_t r : rest) {
-            start.push_back(0);
-            count.push_back(r);
-        }
-        m_file->open_dataset(name).write_block(start, count, type, data);
+        detail::write_run_block(*m_file, name, point, rest, data, type);
     }
 
-    hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length, const void* values,
-                       const std::string& text) {
-        hdf5_dataset dataset = m_file->create_dataset(name, type, {hsize_t(length)});
-        if (length > 0) dataset.write_all(type, values);
-        dataset.make_scale(name);
-        dataset.write_attribute("description", text);
-        return dataset;
+    // The axes as the file's coordinates: each of its key's type.
+    static std::vector<sweep_file_axis> file_axes(const density_experiment& e) {
+        std::vector<sweep_file_axis> axes;
+        for (const auto& axis : e.axes) {
+            sweep_file_axis& out = axes.emplace_back();
+            out.name = axis.name;
+            out.description = "sweep axis: nadyn meanfield's " + axis.name;
+            out.labels = axis.values;
+            const value_type type = find_key(axis.name)->type;
+            if (type == value_type::integer) {
+                std::vector<std::int64_t> values;
+                for (const auto& v : axis.values)
+                    values.push_back(parse_integer(v, axis.name));
+                out.values = std::move(values);
+            } else if (type == value_type::number) {
+                std::vector<double> values;
+                for (const auto& v : axis.values)
+                    values.push_back(parse_number(v, axis.name));
+                out.values = std::move(values);
+            } else {
+                out.values = axis.values;
+            }
+        }
+        return axes;
     }
 
     void create(const density_experiment& e) {
@@ -483,30 +491,11 @@ class density_sweep_file {
                                                     : e.density == sweep_density::final ? "final"
                                                                                         : "all"));
         file.write_attribute("status", std::string("running"));
-        std::vector<hdf5_dataset> axis_scales;
-        for (const auto& axis : e.axes) {
-            const value_type type = find_key(axis.name)->type;
-            const std::string text = "sweep axis: nadyn meanfield's " + axis.name;
-            if (type == value_type::integer) {
-                std::vector<std::int64_t> values;
-                for (const auto& v : axis.values)
-                    values.push_back(parse_integer(v, axis.name));
-                axis_scales.push_back(
-                    scale(axis.name, H5T_NATIVE_INT64, values.size(), values.data(), text));
-            } else if (type == value_type::number) {
-                std::vector<double> values;
-                for (const auto& v : axis.values)
-                    values.push_back(parse_number(v, axis.name));
-                axis_scales.push_back(
-                    scale(axis.name, H5T_NATIVE_DOUBLE, values.size(), values.data(), text));
-            } else {
-                std::vector<const char*> values;
-                for (const auto& v : axis.values)
-                    values.push_back(v.c_str());
-                axis_scales.push_back(
-                    scale(axis.name, hdf5_string_type(), values.size(), values.data(), text));
-            }
-        }
+        detail::sweep_arrays arrays(file, file_axes(e)); // the axes' scales
+        const auto scale = [&](const std::string& name, hid_t type, std::size_t length,
+                               const void* values, const std::string& text) {
+            return arrays.scale(name, type, length, values, text);
+        };
         const double nan = std::numeric_limits<double>::quiet_NaN();
         std::optional<hdf5_dataset> time_scale;
         if (L.shared_times) {
@@ -544,18 +533,10 @@ class density_sweep_file {
             weights.write_attribute("description",
                                     std::string("quadrature weights: sum_i w_i rho_i is the mass"));
         }
-        const std::vector<hsize_t> ones(L.axes.size(), 1);
         auto variable = [&](const std::string& name, hid_t type, const std::vector<hsize_t>& rest,
                             const std::vector<const hdf5_dataset*>& rest_scales, const void* fill,
                             const std::string& text) {
-            hdf5_dataset dataset =
-                file.create_dataset(name, type, concat(L.axes, rest), concat(ones, rest), fill);
-            for (std::size_t i = 0; i < axis_scales.size(); ++i)
-                dataset.attach_scale(axis_scales[i], static_cast<unsigned>(i));
-            for (std::size_t i = 0; i < rest_scales.size(); ++i)
-                dataset.attach_scale(*rest_scales[i],
-                                     static_cast<unsigned>(axis_scales.size() + i));
-            dataset.write_attribute("description", text);
+            (void)arrays.variable(name, type, rest, rest_scales, fill, text);
         };
         const std::vector<const hdf5_dataset*> by_time{&*time_scale};
         if (!L.shared_times)

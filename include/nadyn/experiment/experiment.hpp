@@ -16,6 +16,7 @@
 // Errors name the file, the line and the key, and list the valid keys or values.
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run_config.hpp"
+#include "nadyn/files/sweep_file.hpp" // sweep_positions
 
 #include <cstddef>
 #include <functional>
@@ -37,9 +38,6 @@ struct sweep_axis {
 // input_error unless 1 <= count <= 1e7.
 std::vector<double> spaced_values(std::string_view generator, double first, double last,
                                   std::int64_t count);
-
-// What a sweep file keeps of the positions: nothing, the last frame, or every frame.
-enum class sweep_positions { none, final, all };
 
 struct experiment {
     std::string source;                 // the file's path, or a label for text
@@ -83,8 +81,6 @@ struct experiment {
     // resume can refuse inputs that changed, and compared by the ranks of an MPI sweep.
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> input_file_hashes() const;
 };
-
-std::string_view to_string(sweep_positions positions);
 
 // An experiment file's text (the checks of experiment::load: a regular file of at most 1 MiB).
 std::string read_experiment_text(const std::string& path);

@@ -8,21 +8,11 @@
 //
 // The file (docs/file-format.md, "Sweep files"): each observable is an array over the sweep's axes
 // and time, the axes' values are HDF5 dimension scales, so xarray opens it with named
-// dimensions (`xarray.open_dataset(path, engine="h5netcdf")`) and h5py reads plain arrays:
-//
-//   /<axis>            coordinate of each sweep axis (dimension scale)
-//   /time              frame times (dimension scale), when every run has the same frames;
-//                      otherwise /frame (scale) and /time over (axes..., frame)
-//   /<observable>      (axes..., time) float64, NaN where a run has no such frame
-//   /positions         final: (axes..., token, dim); all: (axes..., time, token, dim)
-//   /magnitudes        final: (axes..., token);      all: (axes..., time, token)
-//   /status            (axes...) int8: 0 not run, 1 complete, 2 interrupted, 3 failed
-//   /frames, /rhs_evaluations, /accepted_steps (axes...) int64; /wall_time (axes...)
-//   /checksum          (axes...) uint64: hash of each run's results as written (0: none)
-//   /parameters        (axes...) string: each run's full parameter record
-//   root attributes    nadyn_kind = "sweep", the experiment's text and overrides, the axes,
-//                      positions, version, compiler, flags, status of the sweep
+// dimensions (`xarray.open_dataset(path, engine="h5netcdf")`) and h5py reads plain arrays. Its
+// layout, writer and readers are the files layer's, nadyn/files/sweep_file.hpp (which also
+// declares is_sweep_file() and sweep_run_history); this engine schedules the runs.
 #include "nadyn/experiment/experiment.hpp"
+#include "nadyn/files/sweep_file.hpp"
 #include "nadyn/model/cluster_history.hpp"
 
 #include <atomic>
@@ -81,8 +71,6 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
 // experiment recorded there; the finished file's data equal an uninterrupted sweep's, bitwise.
 sweep_summary resume_sweep(const std::string& path, const sweep_options& options = {});
 
-// Whether `path` is a sweep file (root attribute nadyn_kind = "sweep").
-bool is_sweep_file(const std::string& path);
 // The experiment recorded in a sweep file.
 experiment sweep_experiment(const std::string& path);
 // The axes and a table of final observables per point (mean and spread over the `seed`
@@ -90,17 +78,9 @@ experiment sweep_experiment(const std::string& path);
 std::string describe_sweep_file(const std::string& path);
 
 // The cluster history of one run of a sweep file (docs/model.md §5.2), as nadyn inspect
-// --merges prints it.
-struct sweep_run_history {
-    std::string label;                    // the run's point, "beta=4, seed=1"
-    std::vector<merge_event> merges;      // the events the file holds (at most n - 1)
-    std::size_t merge_count = 0;          // events the run had
-    std::vector<std::int64_t> levels;     // k of t_k
-    std::vector<double> clustering_times; // t_k
-};
-// The run at `point`, "axis=value,...": every axis with more than one value named once, a
-// value as the experiment writes it or equal as a number. input_error (naming the axes and
-// their values) for anything else, or a file without cluster histories.
+// --merges prints it: the run at `point`, "axis=value,...": every axis with more than one value
+// named once, a value as the experiment writes it or equal as a number. input_error (naming the
+// axes and their values) for anything else, or a file without cluster histories.
 sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point);
 
 } // namespace nadyn

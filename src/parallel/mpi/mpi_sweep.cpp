@@ -16,14 +16,13 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <type_traits>
 
 namespace nadyn {
 
 namespace {
-
-using detail::run_record;
 
 // Message tags between a worker and rank 0.
 enum tag : int {
@@ -117,7 +116,7 @@ template <class Record, class Field> void each_field(Record& r, Field&& field) {
     field(r.failure);
 }
 
-std::vector<char> encode(const run_record& r) {
+std::vector<char> encode(const sweep_record& r) {
     bytes_out out;
     out.put(std::uint64_t(r.index));
     out.put(std::uint64_t(r.observables.size()));
@@ -125,9 +124,9 @@ std::vector<char> encode(const run_record& r) {
     return out.data();
 }
 
-run_record decode(const std::vector<char>& bytes) {
+sweep_record decode(const std::vector<char>& bytes) {
     bytes_in in(bytes);
-    run_record r;
+    sweep_record r;
     std::uint64_t index = 0, observables = 0;
     in.get(index);
     in.get(observables);
@@ -200,8 +199,30 @@ void agree_on_input_files(const parallel_context& context, const experiment& e) 
     throw io_error("rank 0 failed");
 }
 
+// Runs `step` on rank 0 and tells every rank how it went: rank 0 rethrows its own error, the
+// others throw one of the same kind (input_error: exit 2, else exit 1), so that every rank
+// leaves together before any run starts.
+template <class Step> void agree_on_root_step(const parallel_context& context, Step&& step) {
+    int code = fine;
+    std::exception_ptr failure;
+    if (context.root()) {
+        try {
+            step();
+        } catch (const input_error&) {
+            code = bad_input;
+            failure = std::current_exception();
+        } catch (...) {
+            code = failed_io;
+            failure = std::current_exception();
+        }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    if (code != fine) throw_as_rank_zero(code);
+}
+
 // Rank 0: hands out `todo` and writes what comes back, until every worker has retired.
-ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
+ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
                               const std::vector<std::size_t>& todo, std::size_t skipped,
                               const sweep_options& options, int workers) {
     const auto started = clock_type::now();
@@ -238,20 +259,20 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
             MPI_Send(&index, 1, MPI_LONG_LONG, from, assign, MPI_COMM_WORLD);
         } else if (status.MPI_TAG == record) {
             const auto receive_start = clock_type::now();
-            const run_record r = decode(receive_bytes(from, record));
+            const sweep_record r = decode(receive_bytes(from, record));
             result.receiving_seconds += seconds_since(receive_start);
             const auto write_start = clock_type::now();
             try {
-                file.write(e, r);
+                file.write(r);
             } catch (...) {
                 if (!write_failure) write_failure = std::current_exception();
             }
             result.writing_seconds += seconds_since(write_start);
             switch (r.status) {
-            case detail::done:
+            case sweep_run_status::complete:
                 ++summary.complete;
                 break;
-            case detail::stopped:
+            case sweep_run_status::interrupted:
                 ++summary.interrupted;
                 break;
             default:
@@ -278,7 +299,7 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
             std::rethrow_exception(write_failure);
         } catch (const std::exception& error) {
             summary.wall_seconds = seconds_since(started);
-            file.finish_failed(error.what(), summary);
+            file.finish_failed(error.what(), summary.failed);
         } catch (...) {
         }
         std::rethrow_exception(write_failure);
@@ -289,9 +310,12 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
                             summary.complete + summary.skipped + summary.failed < summary.runs;
     const auto write_start = clock_type::now();
     try {
-        file.finish(incomplete ? "interrupted" : summary.failed ? "failed" : "complete", summary);
+        file.finish(incomplete       ? "interrupted"
+                    : summary.failed ? "failed"
+                                     : "complete",
+                    summary.failed);
     } catch (const std::exception& error) {
-        file.finish_failed(error.what(), summary);
+        file.finish_failed(error.what(), summary.failed);
         throw;
     }
     result.writing_seconds += seconds_since(write_start);
@@ -302,12 +326,12 @@ ranks_sweep_result coordinate(const experiment& e, detail::sweep_file& file,
 // (as the one-process sweep: side by side with one thread each, or one at a time with all
 // cores) and sends each record back from the main thread (MPI_THREAD_FUNNELED).
 void work(const experiment& e, const sweep_options& options) {
-    const detail::sweep_layout layout = detail::layout_of(e);
+    const sweep_layout layout = detail::layout_of(e);
     const int jobs = detail::choose_jobs(e, options.jobs);
     const int threads_per_run = jobs > 1 ? 1 : 0;
     std::mutex lock;
     std::condition_variable ready;
-    std::deque<run_record> finished;
+    std::deque<sweep_record> finished;
     std::map<std::size_t, std::thread> running;
     bool more = true;
     auto stopping = [&] { return options.stop && options.stop->load(); };
@@ -323,7 +347,7 @@ void work(const experiment& e, const sweep_options& options) {
             }
             const auto i = static_cast<std::size_t>(index);
             running.emplace(i, std::thread([&, i] {
-                                run_record r =
+                                sweep_record r =
                                     detail::run_point(e, layout, i, threads_per_run, options.stop);
                                 std::lock_guard<std::mutex> guard(lock);
                                 finished.push_back(std::move(r));
@@ -331,13 +355,13 @@ void work(const experiment& e, const sweep_options& options) {
                             }));
         }
         if (running.empty()) break;
-        std::deque<run_record> batch;
+        std::deque<sweep_record> batch;
         {
             std::unique_lock<std::mutex> guard(lock);
             ready.wait(guard, [&] { return !finished.empty(); });
             batch.swap(finished);
         }
-        for (const run_record& r : batch) {
+        for (const sweep_record& r : batch) {
             send_bytes(encode(r), 0, record);
             auto thread = running.find(r.index);
             thread->second.join();
@@ -355,43 +379,30 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                                     const sweep_options& options) {
     // Rank 0 prepares everything that can fail on bad input before any rank starts work.
     ranks_sweep_job job;
-    std::unique_ptr<detail::sweep_file> file;
+    std::optional<sweep_file> file;
     std::vector<std::size_t> todo;
     std::size_t skipped = 0, distrusted = 0;
-    int code = fine;
-    std::exception_ptr failure;
-    if (context.root()) {
-        try {
-            job = prepare();
-            if (!job.plan_only) {
-                job.e.check_input_files();
-                if (job.resume) {
-                    detail::check_recorded_experiment(job.path, job.e);
-                } else {
-                    check_output_path(job.path, options.overwrite);
-                    // The memory check of one process, for each worker (nodes alike).
-                    const sweep_plan plan = plan_sweep(job.e, options.jobs);
-                    const double available =
-                        double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-                    if (available > 0 && plan.bytes_in_use > available)
-                        throw input_error("the sweep needs about " +
-                                          std::to_string(plan.bytes_in_use / 1e9) + " GB with " +
-                                          std::to_string(plan.jobs) +
-                                          " runs side by side per rank, more than the memory "
-                                          "available; pass --jobs 1");
-                }
+    agree_on_root_step(context, [&] {
+        job = prepare();
+        if (!job.plan_only) {
+            job.e.check_input_files();
+            if (job.resume) {
+                detail::check_recorded_experiment(job.path, job.e);
+            } else {
+                check_output_path(job.path, options.overwrite);
+                // The memory check of one process, for each worker (nodes alike).
+                const sweep_plan plan = plan_sweep(job.e, options.jobs);
+                const double available =
+                    double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+                if (available > 0 && plan.bytes_in_use > available)
+                    throw input_error("the sweep needs about " +
+                                      std::to_string(plan.bytes_in_use / 1e9) + " GB with " +
+                                      std::to_string(plan.jobs) +
+                                      " runs side by side per rank, more than the memory "
+                                      "available; pass --jobs 1");
             }
-        } catch (const input_error&) {
-            code = bad_input;
-            failure = std::current_exception();
-        } catch (...) {
-            code = failed_io;
-            failure = std::current_exception();
         }
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (failure) std::rethrow_exception(failure);
-    if (code != fine) throw_as_rank_zero(code);
+    });
     int plan_only = job.plan_only ? 1 : 0;
     MPI_Bcast(&plan_only, 1, MPI_INT, 0, MPI_COMM_WORLD);
     ranks_sweep_result result;
@@ -412,35 +423,24 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     // A dry run refuses what the run would (an input missing on a worker), then ends.
     if (plan_only) return result;
 
-    if (context.root()) {
-        try {
-            const detail::sweep_layout layout = detail::layout_of(job.e);
-            if (job.resume) {
-                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout);
-                const auto trusted = file->trusted_runs(job.e, distrusted);
-                for (std::size_t i = 0; i < trusted.size(); ++i) {
-                    if (trusted[i])
-                        ++skipped;
-                    else
-                        todo.push_back(i);
-                }
-            } else {
-                file = std::make_unique<detail::sweep_file>(job.path, job.e, layout,
-                                                            options.overwrite);
-                todo.resize(job.e.size());
-                std::iota(todo.begin(), todo.end(), 0);
+    agree_on_root_step(context, [&] {
+        const sweep_layout layout = detail::layout_of(job.e);
+        if (job.resume) {
+            file = sweep_file::open(job.path, layout);
+            const auto trusted = file->trusted_runs(distrusted);
+            for (std::size_t i = 0; i < trusted.size(); ++i) {
+                if (trusted[i])
+                    ++skipped;
+                else
+                    todo.push_back(i);
             }
-        } catch (const input_error&) {
-            code = bad_input;
-            failure = std::current_exception();
-        } catch (...) {
-            code = failed_io;
-            failure = std::current_exception();
+        } else {
+            file = sweep_file::create(job.path, detail::provenance_of(job.e), layout,
+                                      options.overwrite);
+            todo.resize(job.e.size());
+            std::iota(todo.begin(), todo.end(), 0);
         }
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (failure) std::rethrow_exception(failure);
-    if (code != fine) throw_as_rank_zero(code);
+    });
 
     if (context.root()) {
         try {
