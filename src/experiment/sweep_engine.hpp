@@ -7,6 +7,7 @@
 #include "files/hdf5.hpp"
 #include "files/output_claim.hpp"
 #include "nadyn/experiment/experiment.hpp"
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/sweep.hpp"
 #include "nadyn/model/detail/utc_now.hpp"
@@ -56,18 +57,18 @@ struct sweep_layout {
 inline constexpr std::int64_t missing_count = -1;
 
 inline bool is_count(std::string_view observable) {
-    const observable_info* info = find_observable_info(observable);
-    return info && info->integer;
+    const nadyn::observable* row = find_observable(observable);
+    return row && !row->optional && row->integer;
 }
 
 // What a sweep file says an observable is.
 inline std::string sweep_observable_description(std::string_view observable) {
-    for (const observable_info& optional : optional_observable_table)
-        if (optional.name == observable)
-            return "optional observable " + std::string(observable) + " (observe = \"" +
-                   std::string(observable) +
-                   "\") of each run at each frame: " + std::string(optional.description) +
-                   "; NaN: no such frame, or a run that did not observe it";
+    if (const nadyn::observable* optional = find_observable(observable);
+        optional && optional->optional)
+        return "optional observable " + std::string(observable) + " (observe = \"" +
+               std::string(observable) +
+               "\") of each run at each frame: " + std::string(optional->description) +
+               "; NaN: no such frame, or a run that did not observe it";
     if (is_count(observable))
         return "observable " + std::string(observable) +
                " of each run at each frame, an integer count (see nadyn inspect --describe on "
