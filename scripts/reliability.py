@@ -1571,9 +1571,12 @@ class Report:
                                                        "--quiet"], cwd)
         check(whole.status == 0 and part.status == 0, "the runs to compare with failed")
         old = os.path.join(cwd, "old.h5")
-        with h5py.File(old, "r+") as f:
-            f.move("observables/log_energy", "observables/energy")
-            f["parameters"].attrs["observe"] = "energy,angle"
+        try:
+            with h5py.File(old, "r+") as f:
+                f.move("observables/log_energy", "observables/energy")
+                f["parameters"].attrs["observe"] = "energy,angle"
+        except Exception as e:  # noqa: BLE001
+            check(False, "cannot make the older file: %s" % e)
         args = ["simulate", "--resume", "old.h5", "--T", "2", "--quiet"]
         res = self.runner.run(args, cwd)
         check(res.status == 0, "resume: exit %s" % status_text(res.status))

@@ -182,11 +182,11 @@ class observables_calculator {
     std::vector<int> m_components; // n, after compute()
 };
 
-// The observable `energy` (docs/model.md §5.1) of the n x d rows y attention reads (theta_k,
+// The observable `log_energy` (docs/model.md §5.1) of the n x d rows y attention reads (theta_k,
 // r_k theta_k for no-norm, a ⊙ theta_k + b under layernorm) and the heads' Q_h, K_h (an
 // empty matrix is the identity; V and norm noise play no part):
 //
-//     energy = (1 / beta) log((1 / (H n^2)) sum_h sum_{i,j} exp(beta <Q_h y_i, K_h y_j>))
+//     log_energy = (1 / beta) log((1 / (H n^2)) sum_h sum_{i,j} exp(beta <Q_h y_i, K_h y_j>))
 //
 // evaluated as a log-sum-exp with the largest logit subtracted (no overflow at any beta), or,
 // when every |beta <Q_h y_i, K_h y_j>| <= 1, as log1p of the mean of expm1 (full relative
@@ -204,7 +204,7 @@ double interaction_energy(const double* inputs, std::size_t n, std::size_t d, do
 // [-1, 1] on [-1, 1] (C_k^lambda(1) itself overflows for large d and k).
 void zonal_polynomials(std::size_t K, std::size_t d, double x, double* out);
 
-// effective_rank of the n x d row-major directions theta (see optional_observable_names):
+// effective_rank of the n x d row-major directions theta (its row in observable_table.cpp):
 // exp of the entropy of the normalised singular values; 1 when every singular value but one
 // is zero, and 0 for a matrix of zeros (no direction at all).
 double effective_rank(const double* theta, std::size_t n, std::size_t d);
