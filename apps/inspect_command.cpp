@@ -1,6 +1,8 @@
 // nadyn inspect: the parameters of a trajectory file and a table of its observables.
 #include "commands.hpp"
 
+#include "nadyn/experiment/observable_table.hpp"
+#include "nadyn/experiment/run_config.hpp"
 #include "nadyn/experiment/sweep.hpp"
 #include "nadyn/files/child_reader.hpp"
 #include "nadyn/files/h5md.hpp"
@@ -10,8 +12,10 @@
 #include "nadyn/model/plateaus.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 namespace nadyn::cli {
 
@@ -36,7 +40,7 @@ int describe(const trajectory_reader& file, const std::string& path) {
         std::string note;
         if (about.description.empty()) {
             // An older file: say what nadyn means by the name today, marked as such.
-            if (const observable_info* known = find_any_observable_info(name)) {
+            if (const observable* known = find_observable(name)) {
                 about.description = std::string(known->description);
                 about.unit = std::string(known->unit);
                 note = " (not stored in this file: nadyn's current definition)";
@@ -46,6 +50,15 @@ int describe(const trajectory_reader& file, const std::string& path) {
         }
         std::printf("  %-13s %s%s%s\n", name.c_str(), about.description.c_str(),
                     about.unit.empty() ? "" : (" [" + about.unit + "]").c_str(), note.c_str());
+        if (name == "log_energy" || name == "energy")
+            std::printf(
+                "  %-13s %s\n", "energy",
+                name == "energy"
+                    ? "(this file's energy is log_energy, as nadyn names it today; nadyn "
+                      "inspect shows E itself, c exp(beta log_energy) / (2 beta), as energy)"
+                    : "the interaction energy E itself, c exp(beta log_energy) / (2 beta): "
+                      "not stored; nadyn inspect and nadyn.open give it wherever it is "
+                      "finite (beta != 0, no overflow)");
     }
     const auto parameters = file.parameter_descriptions();
     std::printf("\nparameters (/parameters/descriptions)\n");
@@ -190,6 +203,35 @@ constexpr const char* table_columns[] = {"mean_cos", "gap",    "velocity",    "m
 
 int inspect(const inspect_options& options);
 
+// The interaction energy E (docs/model.md §5.1) beside the stored log_energy (called energy
+// by files before the rename, which this renames to log_energy): E where some frame's is
+// finite, so that the table and --csv give E itself.
+void add_energy(const trajectory_reader& file, std::vector<std::string>& names,
+                std::vector<std::vector<double>>& series, std::vector<std::size_t>& widths) {
+    const auto stored = std::find(names.begin(), names.end(), "log_energy") != names.end()
+                            ? std::find(names.begin(), names.end(), "log_energy")
+                            : std::find(names.begin(), names.end(), "energy");
+    if (stored == names.end()) return;
+    const auto i = static_cast<std::size_t>(stored - names.begin());
+    *stored = "log_energy";
+    std::optional<run_config> config;
+    try {
+        config = run_config::from_parameters(file.parameters());
+    } catch (const input_error&) {
+        return; // parameters this nadyn cannot read: log_energy alone
+    }
+    std::vector<double> energy;
+    bool finite = false;
+    for (const double value : series[i]) {
+        energy.push_back(config->energy_from_log_energy(value));
+        finite = finite || std::isfinite(energy.back());
+    }
+    if (!finite) return;
+    names.insert(names.begin() + static_cast<std::ptrdiff_t>(i) + 1, "energy");
+    series.insert(series.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(energy));
+    widths.insert(widths.begin() + static_cast<std::ptrdiff_t>(i) + 1, 1);
+}
+
 } // namespace
 
 command add_inspect(CLI::App& app) {
@@ -277,7 +319,7 @@ int inspect(const inspect_options& options) {
         if (o->plateaus) return print_plateaus(file, o->path);
         const auto steps = file.steps();
         const auto times = file.times();
-        const auto names = file.observable_names();
+        std::vector<std::string> names = file.observable_names();
         std::vector<std::vector<double>> series;
         std::vector<std::size_t> widths; // values per frame: K for modes, 1 for the others
         for (const auto& name : names) {
@@ -285,6 +327,7 @@ int inspect(const inspect_options& options) {
             widths.push_back(file.observable_width(name));
         }
         const std::size_t frames = file.frame_count();
+        add_energy(file, names, series, widths);
 
         if (o->csv) {
             std::printf("step,time");
@@ -335,10 +378,17 @@ int inspect(const inspect_options& options) {
         // A run that records none of them (--observables): the standard ones it records.
         if (columns.empty())
             for (std::size_t i = 0; i < names.size(); ++i)
-                if (find_observable_info(names[i]) && widths[i] == 1) columns.push_back(i);
-        for (std::string_view optional : optional_observable_names)
+                if (const observable* row = find_observable(names[i]);
+                    row && !row->optional && widths[i] == 1)
+                    columns.push_back(i);
+        for (std::string_view optional : observable_names(true)) {
             for (std::size_t i = 0; i < names.size(); ++i)
                 if (names[i] == optional && widths[i] == 1) columns.push_back(i);
+            // E itself beside the stored log_energy.
+            if (optional == "log_energy")
+                for (std::size_t i = 0; i < names.size(); ++i)
+                    if (names[i] == "energy") columns.push_back(i);
+        }
         std::printf("\n%12s", "time");
         for (std::size_t i : columns)
             std::printf(" %14s", names[i].c_str());

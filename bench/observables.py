@@ -35,12 +35,12 @@ import time
 
 # Optional observables timed one by one; unselectable solves n linear programs per frame and
 # is timed at its own, smaller size below.
-OPTIONAL = ["pair_change", "angle", "energy", "effective_rank", "pair_density", "modes"]
+OPTIONAL = ["pair_change", "angle", "log_energy", "effective_rank", "pair_density", "modes"]
 RUN = dict(n=1024, d=64, beta=4.0, dt=0.01, steps=100, scheme="pre-ln")
 ENSEMBLE = dict(n=64, d=16, beta=4.0, dt=0.1, T=50.0, heads=8, steps=500)
 
 
-# The standard observables (include/nadyn/model/observables.hpp, observable_names), timed one by
+# The standard observables (src/model/observable_table.cpp), timed one by
 # one; step_size is recorded by every run, so `none` is the baseline frame.
 STANDARD = ["mean_cos", "gap", "velocity", "variance", "displacement", "r_mean", "r_min", "r_max",
             "min_cos", "clusters", "norm_error", "step_error", "argmax_flips",

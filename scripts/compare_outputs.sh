@@ -11,8 +11,10 @@
 # small and large n, small and large d, one and four heads, double and float, the
 # integrators and the layers; the input files (an init file with magnitudes, a weights file
 # of four heads, layernorm's gain and bias); and one sweep (examples/beta_sweep.toml, every
-# dataset but wall_time, the seconds each run took). Exit status 0 when every file matches,
-# 1 otherwise.
+# dataset but wall_time, the seconds each run took), and a sweep of optional observables.
+# The interaction energy, `energy` in files before it was renamed `log_energy`, is compared
+# under its new name (`--observe energy` asks both binaries for it). Exit status 0 when every
+# file matches, 1 otherwise.
 # NADYN_COMPARE_DIR=DIR keeps the files there (default: a temporary directory, removed).
 set -euo pipefail
 if [[ $# -ne 2 ]]; then
@@ -49,6 +51,8 @@ configs=(
     "pre_n24_d6_init_file|--scheme pre-ln --n 24 --d 6 --init file:@INPUTS@ --T 2"
     "peri_n24_d6_h4_weights_file|--scheme peri-ln --n 24 --d 6 --heads 4 --weights file:@INPUTS@ --value qk --T 2"
     "post_n24_d6_ln_params|--scheme post-ln --n 24 --d 6 --norm layernorm --ln-params file:@INPUTS@ --T 2"
+    "pre_n40_d4_h2_observe|--scheme pre-ln --n 40 --d 4 --heads 2 --weights gaussian --T 2 --observe unselectable,pair_change,angle,energy,effective_rank,pair_density,modes --mode-count 5"
+    "nonorm_n30_d3_observables|--scheme no-norm --n 30 --d 3 --T 2 --observables gap,clusters,step_error --observe angle,modes"
 )
 
 # The input files the configurations name (@INPUTS@): seeded numbers, written once.
@@ -84,6 +88,16 @@ def datasets(path):
                 if name == "parameters":  # a sweep's run records "key=value; ..."
                     raw = [dict(item.split("=", 1) for item in record.decode().split("; "))
                            for record in data.ravel().tolist()]
+                if name == "parameters":
+                    for record in raw:
+                        if "observe" in record:  # the name `energy` had before the rename
+                            record["observe"] = ",".join(
+                                "log_energy" if o == "energy" else o
+                                for o in record["observe"].split(","))
+                # energy was renamed log_energy: the same dataset under its new name.
+                name = {"energy": "log_energy"}.get(name, name)
+                if name.startswith("observables/energy/"):
+                    name = "observables/log_energy/" + name[len("observables/energy/"):]
                 found[name] = (obj.dtype, obj.shape, raw)
         f.visititems(visit)
     return found
@@ -153,8 +167,33 @@ else
     echo "    DIFFERENT"
     failed=1
 fi
+echo "sweep: optional observables, two mode counts"
+cat >"$dir/observe.toml" <<'EOF'
+[run]
+scheme = "pre-ln"
+n = 16
+d = 3
+T = 1
+dt = 0.1
+observe = "unselectable,angle,energy,modes"
+[sweep]
+mode_count = [2, 4]
+seed = [1, 2]
+EOF
+"$before" sweep "$dir/observe.toml" --quiet --out "$dir/observe.before.h5" --force
+"$after" sweep "$dir/observe.toml" --quiet --out "$dir/observe.after.h5" --force
+for side in before after; do
+    "$python" -c "import h5py, sys; f = h5py.File(sys.argv[1], 'a'); del f['wall_time']" \
+        "$dir/observe.$side.h5"
+done
+if compare "$dir/observe.before.h5" "$dir/observe.after.h5"; then
+    echo "    bitwise equal"
+else
+    echo "    DIFFERENT"
+    failed=1
+fi
 if [[ $failed -eq 0 ]]; then
-    echo "all ${#configs[@]} configurations and the sweep bitwise equal"
+    echo "all ${#configs[@]} configurations and the sweeps bitwise equal"
 else
     echo "some configurations differ" >&2
 fi

@@ -1618,6 +1618,57 @@ class Report:
                          self.runner.clean(lines[0]) if lines else "(none)", "—", "—",
                          check.problems))
 
+    # ---- 40. observables: one table, and log_energy renamed ---------------------------------
+
+    def observables_table_cases(self):
+        # An unknown name: one line listing the table's optional observables (the library's,
+        # the experiment layer's unselectable and the renamed log_energy among them).
+        self.bad_simulate("--observe an unknown name", ["--observe", "entropy"],
+                          ["unknown observable 'entropy'", "unselectable", "log_energy",
+                           "modes"], scenario="40 observables")
+        # A file of an older nadyn, whose log_energy is called energy (series and observe
+        # parameter), resumed: it keeps its own name and continues bit for bit.
+        check = Check()
+        cwd = self.case_dir("renamed_energy")
+        flags = ["--n", "16", "--d", "3", "--beta", "2", "--dt", "0.05", "--every", "4",
+                 "--observe", "log_energy,angle"]
+        whole = self.runner.run(["simulate"] + flags + ["--T", "2", "--out", "whole.h5",
+                                                        "--quiet"], cwd)
+        part = self.runner.run(["simulate"] + flags + ["--T", "1", "--out", "old.h5",
+                                                       "--quiet"], cwd)
+        check(whole.status == 0 and part.status == 0, "the runs to compare with failed")
+        old = os.path.join(cwd, "old.h5")
+        try:
+            with h5py.File(old, "r+") as f:
+                f.move("observables/log_energy", "observables/energy")
+                f["parameters"].attrs["observe"] = "energy,angle"
+        except Exception as e:  # noqa: BLE001
+            check(False, "cannot make the older file: %s" % e)
+        args = ["simulate", "--resume", "old.h5", "--T", "2", "--quiet"]
+        res = self.runner.run(args, cwd)
+        check(res.status == 0, "resume: exit %s" % status_text(res.status))
+        frames = "—"
+        try:
+            with h5py.File(old, "r") as f, h5py.File(os.path.join(cwd, "whole.h5"), "r") as g:
+                names = list(f["observables"])
+                check("energy" in names and "log_energy" not in names,
+                      "series after the resume: %s" % names)
+                resumed = f["observables/energy/value"][()]
+                uninterrupted = g["observables/log_energy/value"][()]
+                check(resumed.tobytes() == uninterrupted.tobytes(),
+                      "the resumed energy differs from an uninterrupted run's log_energy")
+                frames = "%d (uninterrupted: %d)" % (len(resumed), len(uninterrupted))
+        except Exception as e:  # noqa: BLE001
+            check(False, "cannot compare: %s" % e)
+        table = self.runner.run(["inspect", "old.h5", "--csv"], cwd)
+        header = table.out.splitlines()[0].split(",") if table.out else []
+        check(header[-3:] == ["angle", "log_energy", "energy"],
+              "inspect --csv columns end with %s" % header[-3:])
+        self.add(Row("40 observables: an older file's energy (log_energy's old name), resumed",
+                     self.runner.show(args), "0; its energy series continued bit for bit, "
+                     "inspect shows log_energy and E", status_text(res.status),
+                     first_line(res.err), frames, "—", check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1683,6 +1734,7 @@ class Report:
             self.stuck_stop(sig)
         self.layer_time_stop()
         self.sweep_file_damage()
+        self.observables_table_cases()
 
 
 def cell(text):

@@ -436,7 +436,7 @@ def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice 
     attributes.update(dataset.attrs)
     dataset.attrs = attributes
     dataset.attrs["file"] = os.fspath(path)
-    return dataset
+    return _with_energy(dataset)
 
 
 def _read_series(group: h5py.Group, member: str, selection: slice) -> np.ndarray:
@@ -642,8 +642,55 @@ def _read_trajectory(
     for key, value in root.items():
         attrs.setdefault(key, value)
     dataset = xr.Dataset(variables, coords=coords, attrs=attrs)
+    dataset = _with_energy(dataset)
     if manager is not None:
         dataset.set_close(manager.close)
+    return dataset
+
+
+_ENERGY_DESCRIPTION = (
+    "the interaction energy E = (1 / (2 beta n^2)) sum_{i,j} exp(beta <Q_h y_i, K_h y_j>) itself "
+    "(docs/model.md section 5.1), c exp(beta log_energy) / (2 beta) with beta the logits' inverse "
+    "temperature (beta log n with beta_log_n) and c = 1 for the heads' mean, H for their sum: "
+    "derived by nadyn.open from the stored log_energy, inf where it overflows float64; absent "
+    "at beta = 0, where E is infinite")
+
+
+def _with_energy(dataset: xr.Dataset) -> xr.Dataset:
+    """``log_energy`` under its name (files before the rename call it ``energy``) and E itself
+    as ``energy`` beside it, wherever beta != 0 (NaN at the points of a sweep with beta = 0)."""
+    if "energy" in dataset.data_vars and "log_energy" not in dataset.data_vars:
+        dataset = dataset.rename_vars({"energy": "log_energy"})
+    if "log_energy" not in dataset.data_vars:
+        return dataset
+
+    def parameter(name: str, default: Any) -> Any:
+        # A sweep's axis is a coordinate; the other parameters are attributes.
+        if name in dataset.variables and name not in dataset.data_vars:
+            return dataset[name]
+        return _plain(dataset.attrs.get(name, default))
+
+    beta = parameter("beta", np.nan)
+    beta_log_n = parameter("beta_log_n", 0)
+    n = parameter("n", np.nan)
+    heads = parameter("heads", 1)
+    combine = parameter("head_combine", "mean")
+    logit_beta = xr.where(xr.DataArray(beta_log_n).astype(bool), beta * np.log(n), beta) \
+        if isinstance(beta_log_n, xr.DataArray) else (beta * np.log(n) if int(beta_log_n) else beta)
+    scale = xr.where(combine == "sum", heads, 1) if isinstance(combine, xr.DataArray) \
+        else (heads if str(combine) == "sum" else 1)
+    if not isinstance(logit_beta, xr.DataArray):
+        logit_beta = float(logit_beta)
+        if logit_beta == 0.0 or not np.isfinite(logit_beta):
+            return dataset
+    stored = dataset["log_energy"]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        energy = scale * np.exp(logit_beta * stored) / (2.0 * logit_beta)
+        if isinstance(logit_beta, xr.DataArray):
+            energy = energy.where(logit_beta != 0)
+    energy = energy.transpose(*stored.dims)
+    energy.attrs = {"description": _ENERGY_DESCRIPTION, "unit": "1"}
+    dataset = dataset.assign(energy=energy)
     return dataset
 
 
@@ -726,4 +773,33 @@ def _read_density(
     dataset = xr.Dataset(variables, coords=coords, attrs=attrs)
     if manager is not None:
         dataset.set_close(manager.close)
+    return dataset
+
+    def parameter(name: str, default: Any) -> Any:
+        # A sweep's axis is a coordinate; the other parameters are attributes.
+        if name in dataset.variables and name not in dataset.data_vars:
+            return dataset[name]
+        return _plain(dataset.attrs.get(name, default))
+
+    beta = parameter("beta", np.nan)
+    beta_log_n = parameter("beta_log_n", 0)
+    n = parameter("n", np.nan)
+    heads = parameter("heads", 1)
+    combine = parameter("head_combine", "mean")
+    logit_beta = xr.where(xr.DataArray(beta_log_n).astype(bool), beta * np.log(n), beta) \
+        if isinstance(beta_log_n, xr.DataArray) else (beta * np.log(n) if int(beta_log_n) else beta)
+    scale = xr.where(combine == "sum", heads, 1) if isinstance(combine, xr.DataArray) \
+        else (heads if str(combine) == "sum" else 1)
+    if not isinstance(logit_beta, xr.DataArray):
+        logit_beta = float(logit_beta)
+        if logit_beta == 0.0 or not np.isfinite(logit_beta):
+            return dataset
+    stored = dataset["log_energy"]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        energy = scale * np.exp(logit_beta * stored) / (2.0 * logit_beta)
+        if isinstance(logit_beta, xr.DataArray):
+            energy = energy.where(logit_beta != 0)
+    energy = energy.transpose(*stored.dims)
+    energy.attrs = {"description": _ENERGY_DESCRIPTION, "unit": "1"}
+    dataset = dataset.assign(energy=energy)
     return dataset

@@ -2,6 +2,7 @@
 // nadyn.simulate, nadyn.sweep, nadyn.reduced, nadyn.table).
 #include "common.hpp"
 
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/error.hpp"
@@ -202,7 +203,7 @@ PYBIND11_MODULE(_core, m) {
         "observable_names",
         [] {
             std::vector<std::string> names;
-            for (auto name : observable_names)
+            for (auto name : observable_names(false))
                 names.emplace_back(name);
             return names;
         },

@@ -60,7 +60,7 @@ void read_back(const std::string& path, run_result& result) {
     result.steps.resize(frames);
     for (auto& [name, values] : result.observables) {
         values = file.observable(name); // modes: K values per frame, row by row
-        values.resize(frames * observable_width(name, result.modes));
+        values.resize(frames * find_observable(name)->values_per_frame(result.modes));
     }
     result.magnitudes.reserve(frames * result.n);
     if (result.has_positions) result.positions.reserve(frames * result.n * result.d);
@@ -130,11 +130,7 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     result.modes = config.modes;
     for (const std::string& name : config.recorded_observables())
         result.observables.emplace_back(name, std::vector<double>{});
-    // Where each recorded standard observable is in frame_observables::values().
-    std::vector<std::size_t> standard(result.observables.size(), observable_names.size());
-    for (std::size_t i = 0; i < result.observables.size(); ++i)
-        for (std::size_t k = 0; k < observable_names.size(); ++k)
-            if (observable_names[k] == result.observables[i].first) standard[i] = k;
+    const std::vector<std::size_t> widths = observable_widths(config.recorded_rows(), config.modes);
     py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
         // Built here, on the thread that runs it: the constructor sets the OpenMP thread
         // count (`threads`) for the calling thread.
@@ -162,13 +158,13 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                                                 x.begin() + static_cast<std::ptrdiff_t>(n * d));
                     const double* r = magnitudes(x, n, d);
                     result.magnitudes.insert(result.magnitudes.end(), r, r + n);
-                    const std::vector<double> v = o.values();
+                    // One column per observable (modes: m_1 .. m_K, a row per frame).
+                    auto column = o.values.begin();
                     for (std::size_t i = 0; i < result.observables.size(); ++i) {
-                        auto& [name, values] = result.observables[i];
-                        if (standard[i] < v.size())
-                            values.push_back(v[standard[i]]);
-                        else // modes: m_1 .. m_K, a row per frame
-                            o.append_optional(name, values);
+                        const auto width = static_cast<std::ptrdiff_t>(widths[i]);
+                        auto& values = result.observables[i].second;
+                        values.insert(values.end(), column, column + width);
+                        column += width;
                     }
                 },
                 stop);
@@ -196,8 +192,9 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     py::dict observables;
     for (auto& [name, values] : result.observables) {
         // A vector observable (modes) is (frames, K) even for K = 1.
-        const bool vector = observable_width(name, 2) > 1;
-        const auto width = static_cast<py::ssize_t>(observable_width(name, result.modes));
+        const observable* row = find_observable(name);
+        const bool vector = row->width == observable_width::modes;
+        const auto width = static_cast<py::ssize_t>(row->values_per_frame(result.modes));
         observables[py::str(name)] = vector ? owning_array(std::move(values), {frames, width})
                                             : owning_array(std::move(values), {frames});
     }

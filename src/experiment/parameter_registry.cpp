@@ -1,6 +1,7 @@
 #include "nadyn/experiment/parameter_registry.hpp"
 
 #include "nadyn/experiment/experiment.hpp"
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/model/error.hpp"
 #include "nadyn/model/observables.hpp"
 
@@ -72,7 +73,11 @@ std::vector<std::string> parse_name_list(std::string_view text,
             const std::size_t comma = text.find(',', start);
             const std::string_view name =
                 text.substr(start, comma == std::string_view::npos ? comma : comma - start);
-            const auto found = std::find(table.begin(), table.end(), name);
+            auto found = std::find(table.begin(), table.end(), name);
+            // The name an observable had before it was renamed (energy: log_energy).
+            if (const observable* row = find_observable(name);
+                found == table.end() && row && row->legacy_name == name)
+                found = std::find(table.begin(), table.end(), row->name);
             if (found == table.end()) {
                 if (std::find(other.begin(), other.end(), name) != other.end())
                     throw input_error(quoted(name) + " is " + std::string(other_kind) +
@@ -97,24 +102,31 @@ std::vector<std::string> parse_name_list(std::string_view text,
     return names;
 }
 
-// "none" or a comma-separated list of optional_observable_names (--observe).
-std::vector<std::string> parse_observables(std::string_view text) {
-    return parse_name_list(text, optional_observable_names, "observe", "none",
-                           "a comma-separated list", observable_names, "observables", "a standard");
+// --observe's help, generated from the observables' table (observe_help()) once.
+std::string_view observe_help_text() {
+    static const std::string help = observe_help();
+    return help;
 }
 
-// "all", "none" or a comma-separated list of observable_names (--observables).
+// "none" or a comma-separated list of the table's optional observables (--observe).
+std::vector<std::string> parse_observables(std::string_view text) {
+    return parse_name_list(text, observable_names(true), "observe", "none",
+                           "a comma-separated list", observable_names(false), "observables",
+                           "a standard");
+}
+
+// "all", "none" or a comma-separated list of the standard observables (--observables).
 std::vector<std::string> parse_standard_observables(std::string_view text) {
-    if (text == "all") return {observable_names.begin(), observable_names.end()};
-    return parse_name_list(text, observable_names, "observables", "all, none",
+    if (text == "all") return all_standard_observables();
+    return parse_name_list(text, observable_names(false), "observables", "all, none",
                            "a comma-separated list; optional observables go to observe",
-                           optional_observable_names, "observe", "an optional");
+                           observable_names(true), "observe", "an optional");
 }
 
 // The record of --observables: "all" for the whole set (what files before the parameter
 // hold), "none", or the names.
 std::string standard_observables_text(const std::vector<std::string>& names) {
-    if (names.size() == observable_names.size()) return "all";
+    if (names.size() == observable_names(false).size()) return "all";
     std::string text;
     for (const std::string& name : names)
         text += (text.empty() ? "" : ",") + name;
@@ -546,9 +558,9 @@ const std::array registry{
                 require(!(c.qkv_norm && c.observes("unselectable")),
                         "observe unselectable reads the keys K y_j without QKV-Norm; drop "
                         "--qkv-norm or --observe unselectable");
-                require(!(c.qkv_norm && c.observes("energy")),
-                        "observe energy is the energy of the plain logits <Q y_i, K y_j>, not "
-                        "QKV-Norm's; drop --qkv-norm or --observe energy");
+                require(!(c.qkv_norm && c.observes("log_energy")),
+                        "observe log_energy is the energy of the plain logits <Q y_i, K y_j>, "
+                        "not QKV-Norm's; drop --qkv-norm or --observe log_energy");
             }},
     parameter_spec{
         .name = "norm_noise",
@@ -574,9 +586,9 @@ const std::array registry{
                 require(!(c.norm_noise > 0.0 && c.observes("unselectable")),
                         "observe unselectable reads the keys K y_j without norm noise; drop "
                         "--norm-noise or --observe unselectable");
-                require(!(c.norm_noise > 0.0 && c.observes("energy")),
-                        "observe energy is the energy of the noiseless logits <Q y_i, K y_j>; drop "
-                        "--norm-noise or --observe energy");
+                require(!(c.norm_noise > 0.0 && c.observes("log_energy")),
+                        "observe log_energy is the energy of the noiseless logits <Q y_i, K y_j>; "
+                        "drop --norm-noise or --observe log_energy");
             }},
     parameter_spec{
         .name = "seed",
@@ -895,18 +907,15 @@ const std::array registry{
         .name = "observe",
         .flag = "--observe",
         .type = value_type::name,
-        .help =
-            "Optional observables, comma-separated: unselectable (n linear programs per frame), "
-            "pair_change, angle (the motion since the previous frame), energy (the interaction "
-            "energy, O(H n^2 d) per frame), effective_rank, pair_density, modes (K values per "
-            "frame, --mode-count) | none",
+        .help = observe_help_text(),
         .description =
             "optional observables computed at every frame besides the standard ones (none, or a "
             "comma-separated list: unselectable = fraction of keys in the convex hull of the "
             "other keys, docs/model.md section 12; pair_change = mean change of the pairwise "
             "cosines and angle = mean angle a token moved since the previous recorded frame, "
-            "docs/model.md section 5; energy = the interaction energy as (1/beta) log of the mean "
-            "of exp(beta <Q y_i, K y_j>), docs/model.md section 5.1; effective_rank = exp of the "
+            "docs/model.md section 5; log_energy = the interaction energy E as (1/beta) log of the "
+            "mean of exp(beta <Q y_i, K y_j>), docs/model.md section 5.1 (energy: its older name); "
+            "effective_rank = exp of the "
             "entropy of the normalised singular values of the directions; pair_density = fraction "
             "of pairs with cosine >= 1 - cluster_eps; modes = the spectral modes m_1 .. m_K of the "
             "empirical measure)",

@@ -72,7 +72,8 @@ void reduced_run::write_file(const std::string& path, const std::vector<reduced_
     layout.d = 2;
     layout.positions = false;
     layout.scheme = std::string(info(id).name);
-    layout.observable_names = {"mean_cos", "gap", "velocity", "r_mean"};
+    for (const char* name : {"mean_cos", "gap", "velocity", "r_mean"})
+        layout.observables.push_back({name, 1, find_model_observable(name)});
     std::unique_ptr<trajectory_writer> writer;
     // A path that cannot be used is an input_error (the claim's checks); a disk that cannot
     // take the header is an io_error.

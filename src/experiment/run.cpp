@@ -4,7 +4,6 @@
 
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run_inputs.hpp"
-#include "nadyn/experiment/unselectable.hpp"
 #include "nadyn/files/input_files.hpp"
 #include "nadyn/model/attention_observables.hpp"
 #include "nadyn/model/detail/parallel.hpp"
@@ -335,29 +334,23 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const bool observes = !m_exchange || m_exchange->writes();
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     attention_observables attention_pass(c.n, c.d, c.block);
-    // Optional observables (--observe): the keys are those of the attention's input.
-    const bool unselectable = c.observes("unselectable");
-    std::vector<double> keys;
+    // The observables the run records (the table's rows), and the passes they need: the
+    // O(n d) moments are computed whatever the choice (mean_cos feeds the summary line).
+    const std::vector<const observable*> rows = c.recorded_rows();
+    std::vector<std::vector<double>> workspaces(rows.size()); // each row's own, across frames
     // The motion since the previous recorded frame; a resumed run's is the file's last kept
     // frame (read_resume), so its next frame measures what an uninterrupted run's does.
     const bool pair_change = c.observes("pair_change");
-    const bool motion = pair_change || c.observes("angle");
+    const bool motion = c.needs(observable_pass::motion);
     if (motion && resume && m_resume_previous.size() == c.n * c.d)
         calculator.set_previous_frame(m_resume_previous.data());
-    // The interaction energy of the logits the attention forms (docs/model.md §5.1).
-    const bool energy = c.observes("energy");
-    std::vector<double> energy_logits;
-    // Optional observables of the frame alone: pair_density is counted in compute()'s Gram
-    // blocks, effective_rank is an SVD of the directions.
+    // What the Gram pass measures besides min_cos and clusters: pair_density is counted in
+    // its blocks, and the modes summed there. With none of them it is skipped, its O(n^2 d).
     calculator.measure_pairs(c.observes("pair_density"));
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
-    const bool rank = c.observes("effective_rank");
-    // Only what the run records (--observables): the Gram pass for min_cos and clusters, the
-    // attention pass for argmax_flips and attention_entropy. The O(n d) moments are computed
-    // whatever the choice (mean_cos feeds the summary line).
     const bool clusters = c.records("clusters");
     calculator.measure_pairwise(c.records("min_cos"), clusters);
-    const bool attention_observed = c.records("argmax_flips") || c.records("attention_entropy");
+    const bool attention_observed = c.needs(observable_pass::attention);
     // The cluster history from each frame's components (no second pass over the pairs);
     // a resumed run's tracker continues from the file's last kept frame.
     cluster_tracker tracker(c.n);
@@ -378,8 +371,6 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
             return;
         }
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
-        summary.last.step_size = summary.statistics.next_step;
-        summary.last.step_error = summary.statistics.step_error;
         // The input the attention reads: theta_k, r_k theta_k (no-norm) or a ⊙ theta_k + b
         // (layernorm with gain and bias).
         const double* input = system.attention_input(x);
@@ -392,17 +383,27 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
             summary.last.attention_entropy = attention.attention_entropy;
         }
         if (!clusters) summary.last.clusters = std::numeric_limits<double>::quiet_NaN();
-        if (unselectable) {
-            summary.last.unselectable =
-                unselectable_fraction(input, c.n, c.d, system.weights(), keys);
-        }
         if (motion) calculator.compute_motion(directions(x), pair_change, summary.last);
-        if (energy) {
-            // The weights of this frame's layer (per-layer runs set them on the system).
-            summary.last.energy = interaction_energy(input, c.n, c.d, c.logit_beta(),
-                                                     system.weights(), energy_logits, threads);
+        // Each recorded observable's column, from the passes or its own computation (with
+        // this frame's weights: per-layer runs set them on the system).
+        const frame_context frame{.n = c.n,
+                                  .d = c.d,
+                                  .theta = directions(x),
+                                  .r = magnitudes(x, c.n, c.d),
+                                  .input = input,
+                                  .weights = &system.weights(),
+                                  .beta = c.logit_beta(),
+                                  .threads = threads,
+                                  .next_step = summary.statistics.next_step,
+                                  .step_error = summary.statistics.step_error,
+                                  .passes = &summary.last};
+        std::vector<double>& values = summary.last.values;
+        values.clear();
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const std::size_t start = values.size();
+            values.resize(start + rows[i]->values_per_frame(c.modes));
+            rows[i]->value(frame, workspaces[i], values.data() + start);
         }
-        if (rank) summary.last.effective_rank = effective_rank(directions(x), c.n, c.d);
         if (clusters) {
             tracker.update(calculator.components(),
                            first_frame + static_cast<std::int64_t>(summary.frames), step, t);
@@ -525,24 +526,23 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
         writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
     };
-    const std::vector<std::string> value_names = c.recorded_observables();
-    // a file from an older nadyn keeps its own series
-    writer.set_value_names(value_names, observable_widths(value_names, c.modes));
-    // Where each recorded standard observable is in frame_observables::values().
-    std::vector<std::size_t> standard;
-    for (std::size_t i = 0; i < observable_names.size(); ++i)
-        if (c.records(observable_names[i])) standard.push_back(i);
+    // A file from an older nadyn keeps its own series, under the names it gave them.
+    const std::vector<const observable*> rows = c.recorded_rows();
+    const std::vector<std::string> series = writer.series_names();
+    std::vector<std::string> value_names;
+    for (const observable* row : rows) {
+        const bool legacy =
+            !row->legacy_name.empty() &&
+            std::find(series.begin(), series.end(), row->name) == series.end() &&
+            std::find(series.begin(), series.end(), row->legacy_name) != series.end();
+        value_names.emplace_back(legacy ? row->legacy_name : row->name);
+    }
+    writer.set_value_names(value_names, observable_widths(rows, c.modes));
     const bool clusters = c.records("clusters");
     try {
         summary = run(
             [&](const state_type& x, double t, std::int64_t step, const frame_observables& o) {
-                const std::vector<double> all = o.values();
-                std::vector<double> values;
-                values.reserve(all.size());
-                for (const std::size_t i : standard)
-                    values.push_back(all[i]);
-                for (const std::string& name : c.observe)
-                    o.append_optional(name, values);
+                const std::vector<double>& values = o.values;
                 const cluster_record history{o.cluster_labels.data(), &o.merges,
                                              &o.clustering_times};
                 writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
@@ -595,8 +595,8 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     layout.compress = c.compress;
     layout.swmr = c.swmr;
     layout.scheme = std::string(info(c.scheme_id).name);
-    layout.observable_names = c.recorded_observables();
-    layout.observable_widths = observable_widths(layout.observable_names, c.modes);
+    for (const observable* row : c.recorded_rows())
+        layout.observables.push_back({std::string(row->name), row->values_per_frame(c.modes), row});
     // The history follows the clusters series (its labels live in /observables/clusters).
     layout.cluster_history = c.records("clusters");
 

@@ -51,12 +51,40 @@ bool run_config::records(std::string_view name) const {
     return false;
 }
 
+double run_config::energy_from_log_energy(double log_energy) const {
+    const double b = logit_beta();
+    if (b == 0.0) return std::numeric_limits<double>::quiet_NaN();
+    const double c = combine == head_combine::sum
+                         ? static_cast<double>(std::max<std::size_t>(weights.heads, 1))
+                         : 1.0;
+    return c * std::exp(b * log_energy) / (2.0 * b);
+}
+
+std::vector<std::string> all_standard_observables() {
+    std::vector<std::string> names;
+    for (const std::string_view name : observable_names(false))
+        names.emplace_back(name);
+    return names;
+}
+
 std::vector<std::string> run_config::recorded_observables() const {
     std::vector<std::string> names;
-    for (const std::string_view name : observable_names)
-        if (records(name)) names.emplace_back(name);
-    names.insert(names.end(), observe.begin(), observe.end());
+    for (const observable* row : recorded_rows())
+        names.emplace_back(row->name);
     return names;
+}
+
+std::vector<const observable*> run_config::recorded_rows() const {
+    std::vector<const observable*> rows;
+    for (const observable* row : observable_table())
+        if (row->optional ? observes(row->name) : records(row->name)) rows.push_back(row);
+    return rows;
+}
+
+bool run_config::needs(observable_pass pass) const {
+    for (const observable* row : recorded_rows())
+        if (row->pass == pass) return true;
+    return false;
 }
 
 scheme_parameters run_config::scheme_settings() const {

@@ -52,21 +52,21 @@ bool shapes(std::string_view axis) {
     return axis == "integrator" || axis == "T" || axis == "dt" || axis == "n" || axis == "d";
 }
 
-// A count (observable_info::integer: clusters) is int64 in a sweep file, as in a
+// A count (the observable row's `integer`: clusters) is int64 in a sweep file, as in a
 // single-run file.
 bool is_count(std::string_view observable) {
-    const observable_info* info = find_observable_info(observable);
-    return info && info->integer;
+    const nadyn::observable* row = find_observable(observable);
+    return row && !row->optional && row->integer;
 }
 
 // What a sweep file says an observable is.
 std::string sweep_observable_description(std::string_view observable) {
-    for (const observable_info& optional : optional_observable_table)
-        if (optional.name == observable)
-            return "optional observable " + std::string(observable) + " (observe = \"" +
-                   std::string(observable) +
-                   "\") of each run at each frame: " + std::string(optional.description) +
-                   "; NaN: no such frame, or a run that did not observe it";
+    if (const nadyn::observable* optional = find_observable(observable);
+        optional && optional->optional)
+        return "optional observable " + std::string(observable) + " (observe = \"" +
+               std::string(observable) +
+               "\") of each run at each frame: " + std::string(optional->description) +
+               "; NaN: no such frame, or a run that did not observe it";
     if (is_count(observable))
         return "observable " + std::string(observable) +
                " of each run at each frame, an integer count (see nadyn inspect --describe on "
@@ -118,8 +118,8 @@ sweep_layout layout_of(const experiment& e) {
     }
     layout.positions = e.positions;
     bool first = true;
-    std::array<bool, optional_observable_names.size()> observed{}; // by any run
-    std::array<bool, observable_names.size()> recorded{};          // by any run
+    const std::vector<const observable*> table = observable_table();
+    std::vector<bool> recorded(table.size(), false); // by any run
     // Every combination of the axes the layout depends on: the shapes, and which observables
     // the runs record.
     const auto layout_axes = [](std::string_view axis) {
@@ -135,20 +135,19 @@ sweep_layout layout_of(const experiment& e) {
             layout.shared_times = false;
             if (times.size() > layout.times.size()) layout.times = times;
         }
-        for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
-            observed[o] = observed[o] || c.observes(optional_observable_names[o]);
-        for (std::size_t o = 0; o < observable_names.size(); ++o)
-            recorded[o] = recorded[o] || c.records(observable_names[o]);
+        for (std::size_t o = 0; o < table.size(); ++o)
+            recorded[o] = recorded[o] || (table[o]->optional ? c.observes(table[o]->name)
+                                                             : c.records(table[o]->name));
         if (c.observes("modes")) modes = std::max(modes, c.modes);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
     });
     layout.frames = layout.times.size();
-    for (std::size_t o = 0; o < observable_names.size(); ++o)
-        if (recorded[o]) layout.observables.emplace_back(observable_names[o]);
-    for (std::size_t o = 0; o < optional_observable_names.size(); ++o)
-        if (observed[o]) layout.observables.emplace_back(optional_observable_names[o]);
-    layout.widths = observable_widths(layout.observables, modes);
+    for (std::size_t o = 0; o < table.size(); ++o)
+        if (recorded[o]) {
+            layout.observables.emplace_back(table[o]->name);
+            layout.widths.push_back(table[o]->values_per_frame(modes));
+        }
     for (const std::string& name : layout.observables) {
         layout.counts.push_back(is_count(name));
         layout.descriptions.push_back(sweep_observable_description(name));
@@ -254,7 +253,24 @@ sweep_record run_point(const experiment& e, const sweep_layout& layout, std::siz
     record.parameters = parameters_text(*run, e.positions);
     const auto times = frame_times(c);
     std::size_t slot = 0;
-    std::vector<double> optional; // one optional observable's values at a frame
+    // Where each of the layout's observables starts in the run's frame values (npos: the run
+    // does not record it, and its row stays NaN), and how many values it has there.
+    std::vector<std::size_t> starts(layout.observables.size(), std::string::npos);
+    std::vector<std::size_t> counts(layout.observables.size(), 0);
+    {
+        std::size_t start = 0;
+        for (const observable* row : c.recorded_rows()) {
+            const auto found =
+                std::find(layout.observables.begin(), layout.observables.end(), row->name);
+            const std::size_t width = row->values_per_frame(c.modes);
+            if (found != layout.observables.end()) {
+                const auto v = static_cast<std::size_t>(found - layout.observables.begin());
+                starts[v] = start;
+                counts[v] = width;
+            }
+            start += width;
+        }
+    }
     auto keep_positions = [&](const state_type& x, std::size_t frame) {
         const double* theta = directions(x);
         const double* r = magnitudes(x, c.n, c.d);
@@ -269,23 +285,12 @@ sweep_record run_point(const experiment& e, const sweep_layout& layout, std::siz
             [&](const state_type& x, double t, std::int64_t, const frame_observables& o) {
                 // Only the frames of the grid: a stop writes one more, off the grid.
                 if (slot >= times.size() || t != times[slot]) return;
-                const auto values = o.values();
                 for (std::size_t v = 0; v < record.observables.size(); ++v) {
-                    const std::string& name = layout.observables[v];
-                    const auto standard =
-                        std::find(observable_names.begin(), observable_names.end(), name);
-                    if (standard != observable_names.end()) {
-                        if (c.records(name))
-                            record.observables[v][slot] =
-                                values[std::size_t(standard - observable_names.begin())];
-                        continue;
-                    }
-                    if (!c.observes(name)) continue;
+                    if (starts[v] == std::string::npos) continue;
                     // The run's values (K of them for modes) at the start of its row of the
                     // layout's width.
-                    optional.clear();
-                    o.append_optional(name, optional);
-                    std::copy(optional.begin(), optional.end(),
+                    const auto first = o.values.begin() + static_cast<std::ptrdiff_t>(starts[v]);
+                    std::copy(first, first + static_cast<std::ptrdiff_t>(counts[v]),
                               record.observables[v].begin() +
                                   static_cast<std::ptrdiff_t>(slot * layout.width(v)));
                 }
@@ -552,10 +557,10 @@ std::string describe_sweep_file(const std::string& path) {
     out << (layout.shared_times ? ", time (" : ", frame (") << layout.frames << ")\n";
     // The optional observables the runs record (modes with its `mode` dimension).
     std::size_t standard = 0;
-    while (standard < layout.observables.size() &&
-           find_observable_info(layout.observables[standard]))
+    while (standard < layout.observables.size() && find_observable(layout.observables[standard]) &&
+           !find_observable(layout.observables[standard])->optional)
         ++standard;
-    if (standard < observable_names.size()) {
+    if (standard < observable_names(false).size()) {
         out << "observables:";
         for (std::size_t o = 0; o < standard; ++o)
             out << " " << layout.observables[o];

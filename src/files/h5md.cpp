@@ -44,7 +44,13 @@ const char* const merges_path = "cluster_history/merges";
 const char* const clustering_time_path = "cluster_history/clustering_time";
 
 // What the cluster history's datasets mean (their description and unit attributes).
-constexpr observable_info label_info{
+// What a series is: its description and unit attributes, and its type.
+struct series_info {
+    std::string_view name, description, unit;
+    bool integer = false;
+};
+
+constexpr series_info label_info{
     "cluster_label",
     "cluster label of every token: single-linkage clusters of cos >= 1 - cluster_eps (those "
     "of the clusters observable), labelled 0, 1, ... by smallest token at the first frame; a "
@@ -52,7 +58,7 @@ constexpr observable_info label_info{
     "part (ties: the smaller label), a part split off gets a fresh label (docs/model.md "
     "section 5.2)",
     "label", true};
-constexpr observable_info merges_info{
+constexpr series_info merges_info{
     "merges",
     "merge events of the cluster history, one row each (columns: frame, label, absorbed, size, "
     "absorbed_size, clusters_after): at frame `frame` (first frame at which they are one), "
@@ -79,7 +85,7 @@ struct series {
 
 series create_series(hdf5_group& parent, const std::string& name,
                      const std::vector<hsize_t>& row_shape, const std::vector<hsize_t>& chunk,
-                     bool compress, const observable_info* about = nullptr) {
+                     bool compress, const series_info* about = nullptr) {
     hdf5_group group = parent.create_group(name);
     const hid_t value_type = about && about->integer ? H5T_STD_I64LE : H5T_IEEE_F64LE;
     hdf5_dataset value = group.create_series("value", value_type, row_shape, chunk, compress);
@@ -124,7 +130,8 @@ void validate(const trajectory_layout& layout) {
         throw input_error("a trajectory needs at least one token and one dimension (n = " +
                           std::to_string(layout.n) + ", d = " + std::to_string(layout.d) + ")");
     std::set<std::string> seen;
-    for (const auto& name : layout.observable_names) {
+    for (const auto& column : layout.observables) {
+        const std::string& name = column.name;
         if (name.empty() || name == "." || name.find('/') != std::string::npos)
             throw input_error("observable name '" + name + "' cannot name an HDF5 group");
         if (!seen.insert(name).second)
@@ -328,18 +335,23 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
     hdf5_group observables_group = file.create_group("observables", true);
     std::vector<series> observables;
     std::vector<std::size_t> widths;
-    for (std::size_t i = 0; i < layout.observable_names.size(); ++i) {
-        const std::string& name = layout.observable_names[i];
-        const hsize_t width = i < layout.observable_widths.size() ? layout.observable_widths[i] : 1;
+    std::vector<std::string> names;
+    for (const trajectory_layout::observable_column& column : layout.observables) {
+        const hsize_t width = column.width;
         // A vector observable (modes): rows of `width` values, the same frames per chunk.
         const std::vector<hsize_t> row =
             width > 1 ? std::vector<hsize_t>{width} : std::vector<hsize_t>{};
         const std::vector<hsize_t> chunk = width > 1
                                                ? std::vector<hsize_t>{scalar_chunk_frames, width}
                                                : std::vector<hsize_t>{scalar_chunk_frames};
-        observables.push_back(create_series(observables_group, name, row, chunk, false,
-                                            find_any_observable_info(name)));
+        std::optional<series_info> about;
+        if (column.row)
+            about = series_info{column.row->name, column.row->description, column.row->unit,
+                                column.row->integer};
+        observables.push_back(create_series(observables_group, column.name, row, chunk, false,
+                                            about ? &*about : nullptr));
         widths.push_back(static_cast<std::size_t>(width));
+        names.push_back(column.name);
     }
     // The cluster history, created with the rest before SWMR starts (it forbids creating
     // datasets); the events are a series of their own, one row per event.
@@ -385,7 +397,7 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
                                             std::move(position),
                                             std::move(magnitude),
                                             std::move(observables),
-                                            layout.observable_names,
+                                            names,
                                             {},
                                             widths,
                                             prefix_offsets(widths),
@@ -929,6 +941,10 @@ std::vector<double> trajectory_reader::clustering_times() const {
     std::vector<double> times(dataset.shape().at(0));
     dataset.read_all(H5T_NATIVE_DOUBLE, times.data());
     return times;
+}
+
+std::vector<std::string> trajectory_writer::series_names() const {
+    return m_impl->observable_names;
 }
 
 std::vector<std::string> trajectory_reader::observable_names() const {

@@ -17,31 +17,6 @@
 
 namespace nadyn {
 
-std::vector<double> frame_observables::values() const {
-    return {mean_cos,   gap,       velocity,   variance,     displacement,
-            r_mean,     r_min,     r_max,      min_cos,      clusters,
-            norm_error, step_size, step_error, argmax_flips, attention_entropy};
-}
-
-double frame_observables::optional_value(std::string_view name) const {
-    if (name == "unselectable") return unselectable;
-    if (name == "pair_change") return pair_change;
-    if (name == "angle") return angle;
-    if (name == "energy") return energy;
-    if (name == "effective_rank") return effective_rank;
-    if (name == "pair_density") return pair_density;
-    throw std::invalid_argument("unknown optional observable '" + std::string(name) + "'");
-}
-
-void frame_observables::append_optional(std::string_view name, std::vector<double>& out) const {
-    // A vector observable (observable_width > 1 for any K > 1) holds its K values in `modes`.
-    if (observable_width(name, 2) > 1) {
-        out.insert(out.end(), modes.begin(), modes.end());
-        return;
-    }
-    out.push_back(optional_value(name));
-}
-
 namespace {
 
 int find_root(std::vector<int>& parent, int k) {

@@ -8,6 +8,7 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/observables.hpp"
 
@@ -80,7 +81,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 void check_same_sweep(const std::string& a, const std::string& b) {
     std::vector<std::string> names{"positions", "magnitudes",      "status",
                                    "frames",    "rhs_evaluations", "accepted_steps"};
-    for (auto name : nadyn::observable_names)
+    for (auto name : nadyn::observable_names(false))
         names.emplace_back(name);
     for (const auto& name : names) {
         INFO(name);
@@ -382,7 +383,7 @@ TEST_CASE("a file left by a run stopped before its first frame is recognised as 
         nadyn::trajectory_layout layout;
         layout.n = 4;
         layout.d = 3;
-        layout.observable_names = {"mean_cos"};
+        layout.observables = {{"mean_cos"}};
         nadyn::trajectory_writer writer(header, layout, false);
         nadyn::parameter_list parameters;
         parameters.set("n", std::int64_t{4});

@@ -85,7 +85,7 @@ TEST_CASE("one, two and three threads give bitwise identical trajectories") {
         for (std::size_t f = 0; f < one.states.size(); ++f) {
             CHECK(one.states[f] == many.states[f]); // operator== on doubles: bitwise
             // Bitwise, NaN included (step_error is NaN at frames without an estimate).
-            const auto a = one.frames[f].values(), b = many.frames[f].values();
+            const auto &a = one.frames[f].values, &b = many.frames[f].values;
             CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
         }
     }

@@ -541,15 +541,15 @@ def test_sweep_refuses_a_negative_jobs(tmp_path):
 
 def test_optional_observables_in_memory_and_from_a_file(tmp_path):
     # --observe's observables come back by name, in memory as from a file, bit for bit.
-    keywords = dict(scheme="post-ln", n=12, d=3, beta=3.0, T=2, observe="angle,energy")
+    keywords = dict(scheme="post-ln", n=12, d=3, beta=3.0, T=2, observe="angle,log_energy")
     memory = nadyn.simulate(**keywords)
     stored = nadyn.simulate(**keywords, out=tmp_path / "e.h5")
-    for name in ("angle", "energy"):
+    for name in ("angle", "log_energy"):
         a, b = memory.observables[name], stored.observables[name]
         assert a.shape == (len(memory),)
         assert a.tobytes() == b.tobytes(), name
-    # energy = (1/beta) log of the mean of exp(beta <theta_i, theta_j>) (identity weights).
+    # log_energy = (1/beta) log of the mean of exp(beta <theta_i, theta_j>) (identity weights).
     logits = np.einsum("fia,fja->fij", memory.ys, memory.ys).reshape(len(memory), -1)
     expected = np.log(np.exp(3.0 * logits).mean(axis=1)) / 3.0
-    np.testing.assert_allclose(memory.observables["energy"], expected, rtol=1e-12)
-    assert "energy" not in nadyn.simulate(n=4, d=3, T=0.1).observables
+    np.testing.assert_allclose(memory.observables["log_energy"], expected, rtol=1e-12)
+    assert "log_energy" not in nadyn.simulate(n=4, d=3, T=0.1).observables

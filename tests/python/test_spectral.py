@@ -130,15 +130,17 @@ def test_inspect_prints_modes_and_csv_columns(cli, simulate):
 
 def test_inspect_table_shows_the_recorded_optional_observables(cli, simulate):
     path = simulate("table.h5", "--n", "16", "--T", "1", "--observe",
-                    "pair_density,energy,effective_rank")
+                    "pair_density,log_energy,effective_rank")
     summary = subprocess.run([cli, "inspect", str(path), "--rows", "2"], check=True,
                              capture_output=True, text=True).stdout.splitlines()
     header = next(line for line in summary if line.split()[:2] == ["time", "mean_cos"])
     # After the default columns, in the order of the optional observables, not of --observe.
-    assert header.split()[-3:] == ["energy", "effective_rank", "pair_density"]
+    # E itself (energy) beside the stored log_energy.
+    names = ["log_energy", "energy", "effective_rank", "pair_density"]
+    assert header.split()[-4:] == names
     last = summary[summary.index(header) + 2].split()
     ds = nadyn.open(path)
-    for name, printed in zip(["energy", "effective_rank", "pair_density"], last[-3:]):
+    for name, printed in zip(names, last[-4:]):
         assert float(printed) == pytest.approx(ds[name].values[-1], rel=1e-7)
 
 

@@ -3,6 +3,7 @@
 // specification, and parameter descriptions land in /parameters/descriptions. Read back
 // through the HDF5 C API wrappers, independently of trajectory_reader, and through it.
 #include "files/hdf5.hpp"
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/error.hpp"
 #include "nadyn/model/observables.hpp"
@@ -34,8 +35,8 @@ std::string write_described_file(bool swmr) {
     layout.d = 2;
     layout.swmr = swmr;
     layout.scheme = "peri-ln";
-    for (auto name : observable_names)
-        layout.observable_names.emplace_back(name);
+    for (const observable& row : model_observables())
+        if (!row.optional) layout.observables.push_back({std::string(row.name), 1, &row});
     trajectory_writer writer(path, layout, true);
     parameter_list parameters;
     parameters.set("beta", 4.0);
@@ -45,7 +46,7 @@ std::string write_described_file(bool swmr) {
         {{"beta", "inverse temperature of the softmax"}, {"n", "number of tokens"}});
     writer.write_parameter_descriptions({{"beta", "inverse temperature (replaced)"}});
     const double theta[6] = {1, 0, 0, 1, -1, 0}, r[3] = {1, 1, 1};
-    std::vector<double> values(observable_names.size(), 0.25);
+    std::vector<double> values(layout.observables.size(), 0.25);
     values[9] = 3.0; // clusters
     writer.write_frame(0, 0.0, theta, r, values);
     writer.finish(run_status::complete, {});
@@ -54,12 +55,13 @@ std::string write_described_file(bool swmr) {
 
 } // namespace
 
-TEST_CASE("every observable carries the description and unit of observable_table") {
+TEST_CASE("every observable carries the description and unit of its row of the table") {
     for (const bool swmr : {false, true}) {
         CAPTURE(swmr);
         const std::string path = write_described_file(swmr);
         const detail::hdf5_file file = detail::hdf5_file::open_read_only(path);
-        for (const auto& entry : observable_table) {
+        for (const observable& entry : model_observables()) {
+            if (entry.optional) continue;
             CAPTURE(entry.name);
             const std::string group_path = "observables/" + std::string(entry.name);
             const detail::hdf5_group group = file.open_group(group_path);
@@ -93,7 +95,7 @@ TEST_CASE("trajectory_reader returns the descriptions it finds") {
     const std::string path = write_described_file(true);
     const trajectory_reader reader(path);
     const observable_description gap = reader.describe_observable("gap");
-    CHECK(gap.description == find_observable_info("gap")->description);
+    CHECK(gap.description == find_observable("gap")->description);
     CHECK(gap.unit == "1");
     CHECK(reader.describe_observable("displacement").unit == "rad");
     CHECK(reader.observable("clusters") == std::vector<double>{3.0});
@@ -104,7 +106,7 @@ TEST_CASE("trajectory_reader returns the descriptions it finds") {
     CHECK(parameters[1] ==
           std::pair<std::string, std::string>{"beta", "inverse temperature (replaced)"});
     CHECK_THROWS(reader.describe_observable("no_such"));
-    CHECK(find_observable_info("no_such") == nullptr);
+    CHECK(find_observable("no_such") == nullptr);
 }
 
 TEST_CASE("a file written before an observable existed is continued with its own series") {
@@ -113,7 +115,7 @@ TEST_CASE("a file written before an observable existed is continued with its own
     trajectory_layout layout;
     layout.n = 2;
     layout.d = 2;
-    layout.observable_names = {"mean_cos", "step_size"}; // as an older nadyn wrote it
+    layout.observables = {{"mean_cos"}, {"step_size"}}; // as an older nadyn wrote it
     const double theta[4] = {1, 0, 0, 1}, r[2] = {1, 1};
     {
         trajectory_writer writer(path, layout, true);

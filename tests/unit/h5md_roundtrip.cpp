@@ -49,7 +49,7 @@ nadyn::trajectory_layout small_layout() {
     nadyn::trajectory_layout layout;
     layout.n = 5;
     layout.d = 3;
-    layout.observable_names = {"energy", "order"};
+    layout.observables = {{"energy"}, {"order"}};
     layout.scheme = "rk4";
     return layout;
 }

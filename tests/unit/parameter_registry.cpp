@@ -102,7 +102,7 @@ TEST_CASE("every row's record reads back to the same value, defaults and non-def
     CHECK(changed.observables == std::vector<std::string>{"gap", "r_min"});
     CHECK(changed.recorded_observables() ==
           std::vector<std::string>{"gap", "r_min", "step_size", "unselectable"});
-    CHECK(run_config{}.recorded_observables().size() == observable_names.size());
+    CHECK(run_config{}.recorded_observables().size() == observable_names(false).size());
     CHECK(parameter_text(run_config{}, parameter("observables")) == "all");
     CHECK(changed.switch_time() == 1.25);
     CHECK(changed.scheme_settings().ngpt_step == ngpt_layer::add);

@@ -2,6 +2,7 @@
 // Every input of one simulation, with defaults that give a meaningful run, validation with
 // messages that name the problem and the valid choices, and the record written to the
 // file's /parameters.
+#include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/model/attention.hpp"
 #include "nadyn/model/initial.hpp"
 #include "nadyn/model/integrate.hpp"
@@ -21,6 +22,9 @@
 #include <vector>
 
 namespace nadyn {
+
+// The names of every standard observable (--observables all), in the table's order.
+std::vector<std::string> all_standard_observables();
 
 struct run_config {
     scheme scheme_id = scheme::peri_ln;
@@ -57,13 +61,13 @@ struct run_config {
     bool compress = false;
     bool swmr = true; // SWMR writing (see trajectory_layout); --no-swmr turns it off
     double cluster_eps = 1e-3;
-    // Optional observables of the run (--observe), names from optional_observable_names in
-    // that order, no repeats; empty: none.
+    // Optional observables of the run (--observe), names of the table's optional rows
+    // (observable_table.hpp) in its order, no repeats; empty: none.
     std::vector<std::string> observe;
     // The standard observables computed and recorded at frames (--observables), names from
-    // observable_names in that order, no repeats; default: all of them. step_size is
+    // the table's standard rows in its order, no repeats; default: all of them. step_size is
     // recorded whatever the choice (a resumed run continues from it).
-    std::vector<std::string> observables{observable_names.begin(), observable_names.end()};
+    std::vector<std::string> observables = all_standard_observables();
     // Degrees k = 1..modes of the optional observable `modes` (its width in the files).
     std::size_t modes = 8;
     // The least length of a metastable plateau of the cluster count (--plateau-min: a time or
@@ -106,9 +110,18 @@ struct run_config {
     // Whether the run records the standard observable `name` (--observables, plus step_size).
     [[nodiscard]] bool records(std::string_view name) const;
     // The series a trajectory file of the run holds, in file order: the standard observables
-    // recorded (observable_names' order), then the optional ones (--observe).
+    // recorded (the table's order), then the optional ones (--observe).
     [[nodiscard]] std::vector<std::string> recorded_observables() const;
+    // The rows of recorded_observables(), in that order.
+    [[nodiscard]] std::vector<const observable*> recorded_rows() const;
+    // Whether any recorded observable needs the pass.
+    [[nodiscard]] bool needs(observable_pass pass) const;
     [[nodiscard]] integration_settings resolved_integration() const;
+    // The interaction energy E (docs/model.md §5.1) from the recorded log_energy L of this
+    // run: E = c exp(beta L) / (2 beta) with beta = logit_beta() and c = 1 for the heads'
+    // mean, H for their sum. NaN at beta = 0 (E itself is infinite there), +-inf where it
+    // overflows.
+    [[nodiscard]] double energy_from_log_energy(double log_energy) const;
     // Every input, as the attributes of /parameters.
     [[nodiscard]] parameter_list to_parameters() const;
     // The inputs recorded in a file's /parameters; input_error names a missing or

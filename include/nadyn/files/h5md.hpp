@@ -78,6 +78,8 @@ struct plateau_table {
 };
 const char* to_string(run_status status);
 
+struct observable; // observables.hpp
+
 struct trajectory_layout {
     std::size_t n = 0;
     std::size_t d = 0;
@@ -87,11 +89,17 @@ struct trajectory_layout {
     // h5py (swmr=True) and nadyn inspect can read the file while it grows, and a writer
     // killed at any moment leaves every flushed frame intact.
     bool swmr = true;
-    std::vector<std::string> observable_names;
+    // The observables, in file order: /observables/<name>, `width` values per frame (a width
+    // above 1 makes its value (frames, width) instead of (frames)), and the row of the
+    // observables' table that says what it is (its description, unit and type; nullptr: an
+    // undescribed float64 series).
+    struct observable_column {
+        std::string name;
+        std::size_t width = 1;
+        const observable* row = nullptr;
+    };
+    std::vector<observable_column> observables;
     std::string scheme; // recorded in /h5md/modules/nadyn
-    // Values per frame of each observable (observable_widths): a width above 1 makes its
-    // value (frames, width) instead of (frames). Empty: one value each.
-    std::vector<std::size_t> observable_widths;
     // The cluster history (cluster_history.hpp): /cluster_history with the merge events and
     // t_k, and /particles/tokens/cluster_label when positions are recorded.
     bool cluster_history = false;
@@ -144,6 +152,8 @@ class trajectory_writer {
     // from its name's is an input_error.
     void set_value_names(const std::vector<std::string>& names,
                          const std::vector<std::size_t>& widths = {});
+    // The names of the file's observables, in file order.
+    [[nodiscard]] std::vector<std::string> series_names() const;
 
     // Appends one frame: theta is n*d row-major (ignored when positions are off),
     // r has n entries, observables the values of each name of the layout (or of
