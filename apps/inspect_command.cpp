@@ -207,7 +207,7 @@ command add_inspect(CLI::App& app) {
                  "names");
     app.add_option("--point", o->point,
                    "With --merges on a sweep file: the run, as axis=value,... (every axis with "
-                   "more than one value)");
+                   "more than one value) or its index; not needed when the sweep has one run");
     app.add_flag("--plateaus", o->plateaus,
                  "Print the metastable plateaus of the cluster count (start, end, length, "
                  "count; the file's /plateaus)");
@@ -243,9 +243,6 @@ int inspect(const inspect_options& options) {
         if (!o->point.empty() && !o->merges)
             throw input_error("--point selects the run of --merges in a sweep file; add --merges");
         if (o->merges && is_sweep_file(o->path)) {
-            if (o->point.empty())
-                throw input_error("--merges on a sweep file needs --point axis=value,... to "
-                                  "pick the run");
             const sweep_run_history run = sweep_cluster_history(o->path, o->point);
             return print_merges(o->path + " (" + run.label + ")", run.merges, run.merge_count,
                                 run.levels, run.clustering_times);

@@ -12,8 +12,11 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -608,6 +611,71 @@ std::string experiment::label(std::size_t index) const {
     for (std::size_t a = 0; a < axes.size(); ++a)
         out += (a ? " " : "") + axes[a].name + "=" + axes[a].values[at[a]];
     return out.empty() ? "the base run" : out;
+}
+
+std::size_t experiment::find_point(std::string_view point) const {
+    auto choices = [&] {
+        std::string text;
+        for (const auto& axis : axes) {
+            text += (text.empty() ? "" : "; ") + axis.name + " in {";
+            for (std::size_t v = 0; v < axis.values.size(); ++v)
+                text += (v ? ", " : "") + axis.values[v];
+            text += "}";
+        }
+        return (text.empty() ? std::string("no axes") : text) + "; or a run's index, 0 to " +
+               std::to_string(size() - 1);
+    };
+    const std::string text(point);
+    if (text.empty()) {
+        if (size() == 1) return 0;
+        throw input_error("the sweep has " + std::to_string(size()) +
+                          " runs: pass --point axis=value,... to pick one; " + choices());
+    }
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        errno = 0;
+        const unsigned long long index = std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || index >= size())
+            throw input_error("--point " + text + ": the sweep has " + std::to_string(size()) +
+                              " runs; " + choices());
+        return static_cast<std::size_t>(index);
+    }
+    std::vector<std::size_t> chosen(axes.size(), SIZE_MAX);
+    std::stringstream items(text);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+        if (item.empty()) continue;
+        const auto equals = item.find('=');
+        const std::string name = item.substr(0, equals);
+        const auto axis = std::find_if(axes.begin(), axes.end(),
+                                       [&](const sweep_axis& a) { return a.name == name; });
+        if (equals == std::string::npos || axis == axes.end())
+            throw input_error("--point: '" + item + "' is not axis=value; the axes: " + choices());
+        const std::string value = item.substr(equals + 1);
+        std::size_t found = SIZE_MAX;
+        for (std::size_t v = 0; v < axis->values.size() && found == SIZE_MAX; ++v) {
+            if (axis->values[v] == value) found = v;
+            char* end = nullptr;
+            const double a = std::strtod(value.c_str(), &end);
+            const bool number = !value.empty() && *end == '\0';
+            const double b = std::strtod(axis->values[v].c_str(), &end);
+            if (number && *end == '\0' && a == b) found = v;
+        }
+        if (found == SIZE_MAX)
+            throw input_error("--point: " + name + " = " + value + " is not a value of the axis; " +
+                              choices());
+        chosen[std::size_t(axis - axes.begin())] = found;
+    }
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (chosen[a] != SIZE_MAX) continue;
+        if (axes[a].values.size() != 1)
+            throw input_error("--point names no value of the axis " + axes[a].name + "; " +
+                              choices());
+        chosen[a] = 0;
+    }
+    std::size_t index = 0;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        index = index * axes[a].values.size() + chosen[a];
+    return index;
 }
 
 void experiment::for_each_combination(

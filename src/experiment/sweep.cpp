@@ -508,10 +508,7 @@ std::string describe_sweep_file(const std::string& path) {
         std::vector<double> values(e.size() * layout.frames);
         for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) {
             // Runs with --observables record only some (the table shows the others as nan).
-            if (!file.has(name)) {
-                last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
-                continue;
-            }
+            if (!file.has(name)) continue; // not recorded: no column of NaN
             file.open_dataset(name).read_all(H5T_NATIVE_DOUBLE, values.data());
             if (is_count(name)) // missing_count (-1) marks a missing frame of a count
                 for (double& value : values)
@@ -575,7 +572,9 @@ std::string describe_sweep_file(const std::string& path) {
     out << line;
     for (const auto& key : order) {
         const auto& members = groups[key];
-        auto stats = [&](const std::vector<double>& column) {
+        auto stats = [&](const char* name) {
+            if (!last.count(name)) return std::string("not recorded");
+            const std::vector<double>& column = last[name];
             double sum = 0, sum2 = 0;
             std::size_t count = 0;
             for (std::size_t i : members)
@@ -592,8 +591,8 @@ std::string describe_sweep_file(const std::string& path) {
             return std::string(cell);
         };
         std::snprintf(line, sizeof line, "%-40s %5zu %22s %22s %14s\n", key.c_str(), members.size(),
-                      stats(last["mean_cos"]).c_str(), stats(last["min_cos"]).c_str(),
-                      stats(last["clusters"]).c_str());
+                      stats("mean_cos").c_str(), stats("min_cos").c_str(),
+                      stats("clusters").c_str());
         out << line;
     }
     return out.str();
@@ -603,69 +602,17 @@ std::string describe_sweep_file(const std::string& path) {
 
 namespace nadyn {
 
-namespace {
-
-// The run index of "axis=value,..." in `e`.
-std::size_t find_point(const experiment& e, const std::string& point) {
-    auto choices = [&] {
-        std::string text;
-        for (const auto& axis : e.axes) {
-            text += (text.empty() ? "" : "; ") + axis.name + " in {";
-            for (std::size_t v = 0; v < axis.values.size(); ++v)
-                text += (v ? ", " : "") + axis.values[v];
-            text += "}";
-        }
-        return text.empty() ? std::string("no axes") : text;
-    };
-    std::vector<std::size_t> chosen(e.axes.size(), SIZE_MAX);
-    std::stringstream items(point);
-    std::string item;
-    while (std::getline(items, item, ',')) {
-        if (item.empty()) continue;
-        const auto equals = item.find('=');
-        const std::string name = item.substr(0, equals);
-        const auto axis = std::find_if(e.axes.begin(), e.axes.end(),
-                                       [&](const sweep_axis& a) { return a.name == name; });
-        if (equals == std::string::npos || axis == e.axes.end())
-            throw input_error("--point: '" + item + "' is not axis=value; the axes: " + choices());
-        const std::string value = item.substr(equals + 1);
-        std::size_t found = SIZE_MAX;
-        for (std::size_t v = 0; v < axis->values.size() && found == SIZE_MAX; ++v) {
-            if (axis->values[v] == value) found = v;
-            char* end = nullptr;
-            const double a = std::strtod(value.c_str(), &end);
-            const bool number = !value.empty() && *end == '\0';
-            const double b = std::strtod(axis->values[v].c_str(), &end);
-            if (number && *end == '\0' && a == b) found = v;
-        }
-        if (found == SIZE_MAX)
-            throw input_error("--point: " + name + " = " + value + " is not a value of the axis; " +
-                              choices());
-        chosen[std::size_t(axis - e.axes.begin())] = found;
-    }
-    for (std::size_t a = 0; a < e.axes.size(); ++a) {
-        if (chosen[a] != SIZE_MAX) continue;
-        if (e.axes[a].values.size() != 1)
-            throw input_error("--point names no value of the axis " + e.axes[a].name + "; " +
-                              choices());
-        chosen[a] = 0;
-    }
-    for (std::size_t i = 0; i < e.size(); ++i) {
-        const auto at = e.coordinates(i);
-        if (std::equal(at.begin(), at.end(), chosen.begin())) return i;
-    }
-    throw input_error("--point: no run at '" + point + "'"); // not reached: a full product
-}
-
-} // namespace
-
 sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point) {
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = detail::layout_of(e);
-    const std::size_t index = find_point(e, point);
+    const std::size_t index = e.find_point(point);
     sweep_run_history out;
     out.label = e.label(index);
     out.levels = clustering_levels(layout.tokens);
+    if (std::find(layout.observables.begin(), layout.observables.end(), "clusters") ==
+        layout.observables.end())
+        throw input_error("'" + path + "' (" + out.label +
+                          "): merge events not recorded (add clusters to observables)");
     auto guard = detail::hdf5_lock();
     const auto file = detail::hdf5_file::open_read_only(path);
     if (!file.has("merges") || !file.has("clustering_time"))

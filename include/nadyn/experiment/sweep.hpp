@@ -98,9 +98,9 @@ struct sweep_run_history {
     std::vector<std::int64_t> levels;     // k of t_k
     std::vector<double> clustering_times; // t_k
 };
-// The run at `point`, "axis=value,...": every axis with more than one value named once, a
-// value as the experiment writes it or equal as a number. input_error (naming the axes and
-// their values) for anything else, or a file without cluster histories.
+// The run at `point` (experiment::find_point: "axis=value,...", an index, or empty for a
+// one-run sweep). input_error (naming the axes and their values) for anything else, or a file
+// without cluster histories.
 sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point);
 
 } // namespace nadyn
