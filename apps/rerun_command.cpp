@@ -33,10 +33,11 @@ command add_rerun(CLI::App& app) {
                    "For a sweep file: the run to redo as a single-run file, as axis=value,... "
                    "(every axis with more than one value) or its index in the sweep's row-major "
                    "order; not needed when the sweep has one run");
-    app.footer("Examples:\n"
-               "  nadyn rerun run.h5 --out again.h5          # bitwise the same trajectory\n"
-               "  nadyn rerun beta.h5 --point beta=4,seed=1 --out p.h5  # one run of a sweep, alone\n"
-               "  nadyn rerun beta.h5 --point 5 --out p5.h5  # the same by its index");
+    app.footer(
+        "Examples:\n"
+        "  nadyn rerun run.h5 --out again.h5          # bitwise the same trajectory\n"
+        "  nadyn rerun beta.h5 --point beta=4,seed=1 --out p.h5  # one run of a sweep, alone\n"
+        "  nadyn rerun beta.h5 --point 5 --out p5.h5  # the same by its index");
     return [o]() {
         // libhdf5 crashes on some damaged metadata: the same reads, and a walk of every
         // object, first in a child process, whose crash is then one line (child_reader.hpp).
@@ -57,9 +58,8 @@ command add_rerun(CLI::App& app) {
             simulation run(c);
             const run_summary summary = run.run_to_file(o->out, true);
             std::printf("reran %s (%s): %zu frames, t = %g, mean_cos = %.12g, %.3f s\nwrote %s\n",
-                        o->path.c_str(), e.label(index).c_str(),
-                        summary.frames, summary.last_time, summary.last.mean_cos,
-                        summary.wall_seconds, o->out.c_str());
+                        o->path.c_str(), e.label(index).c_str(), summary.frames, summary.last_time,
+                        summary.last.mean_cos, summary.wall_seconds, o->out.c_str());
             return 0;
         }
         if (!o->point.empty())

@@ -374,6 +374,9 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
     const sweep_plan plan = plan_sweep(e, options.jobs); // checks the input files
+    if (options.warn)
+        for (const std::string& warning : e.warnings())
+            options.warn(warning);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
         throw input_error("the sweep needs about " + std::to_string(plan.bytes_in_use / 1e9) +

@@ -74,3 +74,52 @@ TEST_CASE("nadyn rerun and nadyn inspect --merges take --point the same way") {
     CHECK(contains(only.out, "(beta=3)"));
     CHECK(run_nadyn({"inspect", "one.h5", "--merges"}, in_dir(dir)).status == 0);
 }
+
+TEST_CASE("a misspelt key of an experiment file gets a suggestion, as a misspelt flag does") {
+    auto message = [](const std::string& text) {
+        try {
+            (void)nadyn::experiment::parse(text, "exp.toml");
+        } catch (const nadyn::input_error& error) {
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    const std::string key = message("[run]\nn = 8\nbeat = 2\n");
+    CHECK(
+        contains(key, "exp.toml:3: unknown key 'run.beat'; did you mean 'run.beta'? valid keys:"));
+    CHECK(contains(message("[run]\nn = 8\n[sweep]\nsed = [1, 2]\n"),
+                   "unknown sweep axis 'sweep.sed'; did you mean 'sweep.seed'?"));
+    CHECK(contains(message("[rum]\nn = 8\n"),
+                   "unknown table 'rum'; did you mean 'run'? valid tables: run, sweep"));
+    // Nothing close: the list alone, as before.
+    CHECK(contains(message("[run]\nzzzzzzzz = 1\n"), "unknown key 'run.zzzzzzzz'; valid keys:"));
+    // The density solver's experiments too (model = "meanfield").
+    const std::string dir = scratch_dir("frictions/toml");
+    write_text(dir + "/mf.toml", "[run]\nmodel = \"meanfield\"\nbeta = 1\npoints = 64\nT = 0.1\n"
+                                 "[sweep]\nbetta = [1, 2]\n");
+    const run_result density = run_nadyn({"sweep", "mf.toml", "--dry-run"}, in_dir(dir));
+    CHECK(density.status == 2);
+    CHECK(contains(density.err, "unknown key 'sweep.betta'; did you mean 'sweep.beta'?"));
+}
+
+TEST_CASE("a negative beta runs, with one warning that says what it means") {
+    const std::string dir = scratch_dir("frictions/negative_beta");
+    const run_result run = run_nadyn({"simulate", "--n", "6", "--d", "3", "--beta", "-1", "--T",
+                                      "0.2", "--out", "neg.h5", "--quiet"},
+                                     in_dir(dir));
+    CHECK(run.status == 0);
+    CHECK(count_of(run.err, "beta < 0") == 1);
+    CHECK(contains(run.err, "attends most to the keys least aligned with its query"));
+    CHECK(contains(run.err, "docs/model.md section 1, Negative beta"));
+    const run_result positive = run_nadyn({"simulate", "--n", "6", "--d", "3", "--beta", "1", "--T",
+                                           "0.2", "--out", "pos.h5", "--quiet"},
+                                          in_dir(dir));
+    CHECK(positive.status == 0);
+    CHECK_FALSE(contains(positive.err, "beta < 0"));
+    write_text(dir + "/neg.toml", "[run]\nn = 6\nd = 3\nT = 0.2\n[sweep]\nbeta = [-2, -1, 1]\n"
+                                  "seed = [1, 2]\n");
+    const run_result sweep =
+        run_nadyn({"sweep", "neg.toml", "--out", "neg_sweep.h5", "--quiet"}, in_dir(dir));
+    CHECK(sweep.status == 0);
+    CHECK(count_of(sweep.err, "beta < 0") == 1); // once for the sweep, not once per run
+}

@@ -4,8 +4,13 @@ of the plots."""
 
 from __future__ import annotations
 
+import pathlib
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -178,3 +183,114 @@ def test_unrecorded_cluster_history_is_not_zero(cli, sweep, simulate, tmp_path):
     merges = subprocess.run([cli, "inspect", str(single), "--merges"], capture_output=True, text=True)
     assert merges.returncode == 2
     assert "merge events not recorded (add clusters to observables)" in merges.stderr
+
+
+def _write_study(folder):
+    """A small study, files only (as tests/python/test_study.py's): final mean cosine against n."""
+    folder.mkdir(parents=True)
+    (folder / "experiment.toml").write_text('[run]\nd = 4\nT = 1\ndt = 0.1\npositions = "none"\n'
+                                            "[sweep]\nn = [4, 8]\nseed = [1]\n")
+    (folder / "reduce.py").write_text(
+        "import pandas as pd\nTITLE = 'Final mean cosine against n'\n"
+        "def reduce(data):\n"
+        "    final = data.mean_cos.isel(time=-1, seed=0)\n"
+        "    return pd.DataFrame({'n': data.n.values, 'final_mean_cos': final.values})\n")
+    (folder / "README.md").write_text("# Final mean cosine against n\n")
+    return folder
+
+
+def test_a_study_folder_missing_a_file_says_which(cli, tmp_path):
+    studies = tmp_path / "studies"
+    _write_study(studies / "final_cos")
+    (studies / "final_cos" / "README.md").unlink()
+    result = subprocess.run([cli, "table", "final_cos", "--studies", str(studies),
+                             "--out-dir", str(tmp_path / "out")], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "is not a study: it lacks README.md" in result.stderr
+    assert "a study folder holds experiment.toml, reduce.py, README.md" in result.stderr
+    assert "unknown table or study" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_nadyn_table_refuses_to_overwrite_without_force(cli, tmp_path):
+    studies = tmp_path / "studies"
+    _write_study(studies / "final_cos")
+    out = tmp_path / "out"
+    args = [cli, "table", "final_cos", "--studies", str(studies), "--out-dir", str(out), "--no-figures"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    page = (out / "final_cos.md").read_text()
+    # The page says where the study lives and how to run it again.
+    assert f"Study `{(studies / 'final_cos').resolve()}/`" in page
+    assert f"`nadyn table final_cos --studies {studies.resolve()}`" in page
+    (out / "final_cos.md").write_text("kept\n")
+    again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2
+    assert f"'{out / 'final_cos.md'}' already exists; pass --force to overwrite it" in again.stderr
+    assert (out / "final_cos.md").read_text() == "kept\n"
+    forced = subprocess.run(args + ["--force"], capture_output=True, text=True, timeout=300)
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "final_cos.md").read_text() == page
+
+
+def test_reproduce_script_passes_force():
+    text = (REPO / "scripts" / "reproduce.sh").read_text()
+    commands = [line for line in text.splitlines() if "nadyn table" in line and not line.lstrip().startswith("#")]
+    assert commands and all("--force" in line for line in commands)
+
+
+needs_core = pytest.mark.skipif(not nadyn.has_core, reason="needs the compiled module nadyn._core")
+
+
+@needs_core
+def test_progress_callback_runs_while_the_run_computes():
+    seen = []
+    answer = nadyn._core._simulate({"n": "64", "d": "8", "T": "200", "dt": "0.01", "every": "100"},
+                                   None, False, "test", progress=seen.append)
+    assert answer["status"] == "complete"
+    assert seen, "no progress reported"
+    assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
+    runs = []
+    nadyn._core._sweep("[run]\nn = 32\nd = 4\nT = 40\n[sweep]\nseed = { range = [1, 6] }\n", "<text>",
+                       [], str(pathlib.Path(tempfile.mkdtemp()) / "s.h5"), 1, False,
+                       progress=lambda done, total: runs.append((done, total)))
+    assert runs and all(total == 6 and 1 <= done <= 6 for done, total in runs)
+
+
+@needs_core
+def test_progress_bar_on_request_and_never_with_false(capsys, tmp_path):
+    nadyn.simulate(n=8, d=3, T=1, progress=True)
+    shown = capsys.readouterr().err
+    assert "nadyn.simulate" in shown and "100%" in shown
+    nadyn.simulate(n=8, d=3, T=1, progress=False)
+    nadyn.simulate(n=8, d=3, T=1)  # not a terminal here: no bar by default
+    assert capsys.readouterr().err == ""
+    nadyn.sweep({"run": {"n": 8, "d": 3, "T": 1}, "sweep": {"seed": [1, 2, 3]}}, progress=True)
+    shown = capsys.readouterr().err
+    assert "nadyn.sweep" in shown and "3/3" in shown
+
+
+@needs_core
+def test_progress_keeps_ctrl_c(tmp_path):
+    main = threading.main_thread().ident
+    timer = threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt) as error:
+            nadyn.simulate(n=256, d=16, T=1e4, dt=0.01, every=50, progress=True)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5.0
+    assert error.value.trajectory.status == "interrupted"
+
+
+@needs_core
+def test_negative_beta_warns_once_in_python():
+    with pytest.warns(RuntimeWarning, match="beta < 0: each token attends most") as caught:
+        nadyn.simulate(n=6, d=3, T=0.2, beta=-1.0)
+    assert sum("beta < 0" in str(w.message) for w in caught) == 1
+    with pytest.warns(RuntimeWarning, match="beta < 0") as caught:
+        nadyn.sweep({"run": {"n": 6, "d": 3, "T": 0.2}, "sweep": {"beta": [-2, -1]}})
+    assert sum("beta < 0" in str(w.message) for w in caught) == 1

@@ -69,6 +69,9 @@ struct experiment {
     // row-major order; empty names the only run of a one-run experiment. input_error naming
     // the axes, their values and the indices for anything else.
     [[nodiscard]] std::size_t find_point(std::string_view point) const;
+    // The configuration warnings of its runs (diagnostics.hpp), each once, in the order of
+    // the first run that has it: a sweep says them before it runs.
+    [[nodiscard]] std::vector<std::string> warnings() const;
 
     // Calls `visit(config, index, runs)` once for each combination of the values of the axes
     // `selected` accepts (the others at their first value): `index` is the first run of the

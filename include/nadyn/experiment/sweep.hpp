@@ -43,6 +43,9 @@ struct sweep_options {
     const std::atomic<bool>* stop = nullptr; // the caller's stop token (SIGINT, Ctrl-C)
     std::function<void(const sweep_progress&)> progress;
     bool overwrite = false;
+    // Receives the experiment's configuration warnings (experiment::warnings(): a negative
+    // beta, ...), each once, before a new sweep's first run; empty: none said.
+    std::function<void(const std::string&)> warn;
 };
 
 struct sweep_summary {
