@@ -339,6 +339,20 @@ def refuse_non_regular(*paths: pathlib.Path) -> None:
                                  "--out-dir)")
 
 
+def _finished_sweep(path: pathlib.Path) -> bool:
+    """Whether ``path`` is a sweep file whose every run finished (root status complete)."""
+    if not path.is_file():
+        return False
+    try:
+        import h5py  # noqa: PLC0415
+
+        with h5py.File(path, "r", locking=False) as f:
+            status = f.attrs.get("status", b"")
+    except (OSError, ValueError):
+        return False
+    return (status.decode() if isinstance(status, bytes) else str(status)) == "complete"
+
+
 def refuse_overwrite(force: bool, *paths: pathlib.Path) -> None:
     """StudyError naming the first of ``paths`` that exists, unless ``force``."""
     if force:
@@ -650,8 +664,10 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     # The files named after the study (its table's, for most): a FIFO or a directory in the
     # way is refused before anything runs (_write checks every file again, by its real name).
     refuse_non_regular(out / f"{study.name}.md", out / f"{study.name}.csv")
+    # A finished sweep is a result too; an interrupted one (Ctrl-C) is what a rerun replaces.
     refuse_overwrite(force, out / f"{study.name}.md", out / f"{study.name}.csv",
-                     *(study.sweep_files(out).values() if sweep_file is None else ()))
+                     *(p for p in (study.sweep_files(out).values() if sweep_file is None else ())
+                       if _finished_sweep(p)))
     if not study.experiments:
         if sweep_file is not None:
             raise StudyError(f"{study.name} runs no sweep: there is no sweep file to reduce")

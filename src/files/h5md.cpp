@@ -887,9 +887,11 @@ std::vector<std::int64_t> trajectory_reader::cluster_labels(std::size_t frame) c
 }
 
 std::string trajectory_reader::no_cluster_history(const std::string& what) const {
-    // A run without the clusters observable has no history to record: not zero events.
+    // A run that chose its observables without clusters has no history to record: not zero
+    // events. (nadyn reduced's files have no tokens, hence no choice and no history.)
     const auto names = observable_names();
-    if (std::find(names.begin(), names.end(), "clusters") == names.end())
+    if (m_parameters.find("observables") &&
+        std::find(names.begin(), names.end(), "clusters") == names.end())
         return "'" + m_file->file_path() + "': " + what +
                " not recorded (add clusters to observables)";
     return "'" + m_file->file_path() + "' records no " + what +
