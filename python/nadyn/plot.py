@@ -479,7 +479,8 @@ def heatmap(
     fig.colorbar(mesh, ax=list(axes[0]), label=label)
     if isinstance(data, xr.Dataset):
         fixed = _label(_fixed_parameters(data, {x, y} | ({col} if col else set()) | set(others)))
-        fig.suptitle(f"{observable}: {fixed}; colour: {label}", fontsize=9)
+        fig.suptitle(f"{observable}" + (f": {fixed}" if fixed != "run" else "")
+                     + f"; colour: {label}", fontsize=9)
     return fig
 
 

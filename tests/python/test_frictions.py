@@ -13,7 +13,6 @@ import threading
 import time
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pytest
 from matplotlib import animation
 
