@@ -780,6 +780,24 @@ def sweep_axes(ds: xr.Dataset) -> list[str]:
     return [a for a in names if a in ds.dims]
 
 
+def _library_point(ds: xr.Dataset, point) -> dict[str, int] | None:
+    """The axes' value indices of the run `point` names, from the library's own lookup
+    (experiment::find_point, the one behind --point) when the compiled module is built and
+    the Dataset's file is there; None otherwise (the same rules, in Python, below)."""
+    from . import _core  # noqa: PLC0415 (optional)
+
+    path = ds.attrs.get("file")
+    if (_core is None or not hasattr(_core, "_sweep_point") or not path
+            or not os.path.isfile(path) or isinstance(point, dict)):
+        return None
+    axes = sweep_axes(ds)
+    _, _, at = _core._sweep_point(os.fspath(path), "" if point is None else str(point))
+    # The file's axes, whole: a Dataset selected or sliced since is looked up in Python.
+    if sorted(at) != sorted(axes) or any(ds.sizes[a] != size for a, (_, size) in at.items()):
+        return None
+    return {axis: int(value) for axis, (value, _) in at.items()}
+
+
 def sweep_run(ds: xr.Dataset, point: str | int | dict[str, Any] | None = None) -> xr.Dataset:
     """One run of a sweep Dataset, as --point of nadyn rerun and nadyn inspect names it
     (experiment::find_point): "axis=value,..." (every axis with more than one value; a value
@@ -792,7 +810,10 @@ def sweep_run(ds: xr.Dataset, point: str | int | dict[str, Any] | None = None) -
     choices = "; ".join(f"{a} in {{{', '.join(_axis_values(ds, a))}}}" for a in axes) or "no axes"
     choices += f"; or a run's index, 0 to {runs - 1}"
     chosen: dict[str, int] = {}
-    if point is None or (isinstance(point, str) and not point.strip()):
+    core_point = _library_point(ds, point)
+    if core_point is not None:
+        chosen = {axis: int(v) for axis, v in core_point.items() if axis in axes}
+    elif point is None or (isinstance(point, str) and not point.strip()):
         if runs != 1:
             raise ValueError(f"the sweep has {runs} runs: pass --point axis=value,... to pick one; "
                              f"{choices}")

@@ -111,9 +111,27 @@ py::dict plan(const std::string& path, const std::vector<std::string>& overrides
     return answer;
 }
 
+// The run of the sweep file at `path` that `point` names (experiment::find_point, as
+// --point of nadyn rerun and nadyn inspect): its index, its label, and per axis the value's
+// index and the axis's length.
+py::tuple sweep_point(const std::string& path, const std::string& point) {
+    const experiment e = sweep_experiment(path);
+    const std::size_t index = e.find_point(point);
+    py::dict at;
+    const auto coordinates = e.coordinates(index);
+    for (std::size_t a = 0; a < e.axes.size(); ++a)
+        at[py::str(e.axes[a].name)] = py::make_tuple(coordinates[a], e.axes[a].values.size());
+    return py::make_tuple(index, e.label(index), at);
+}
+
 } // namespace
 
 void bind_sweep(py::module_& m) {
+    m.def("_sweep_point", &sweep_point, py::arg("path"), py::arg("point"),
+          "The run of the sweep file `path` that `point` names ('axis=value,...', an index, or "
+          "'' for a one-run sweep; nadyn.io.sweep_run): (index, label, {axis: (value index, "
+          "axis length)}). "
+          "ValueError with the command line's message for anything else.");
     m.def("_sweep", &sweep, py::arg("text"), py::arg("source"), py::arg("overrides"),
           py::arg("out"), py::arg("jobs"), py::arg("force"), py::arg("progress") = py::none(),
           "Runs an experiment into the sweep file `out` (use nadyn.sweep); `progress(done, "
