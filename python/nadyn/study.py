@@ -29,11 +29,13 @@ overridable with ``--set KEY=VALUE``, VALUE a TOML value such as ``[1, 2, 3]``) 
 Running a study runs the sweep (what ``nadyn sweep experiment.toml --set ...`` runs: in this
 process through the compiled module when it is built, else that command) into
 ``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
-and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild. ``nadyn table``
+and ``<name>.png`` (files an earlier run left there are refused unless ``--force``, as
+``nadyn sweep`` refuses an existing output). Nothing else is needed to add one: no C++, no
+rebuild. ``nadyn table``
 is this module's ``table`` command (the program execs it); ``table all`` runs the studies of
 the manifest ``studies/paper.toml`` (:mod:`nadyn.paper`).
 
-    /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results
+    /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results --force
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --set sweep.seed.range=[1,2]
     nadyn table clustering_time            # the same, through the command line
 
