@@ -174,7 +174,10 @@ std::string plateau_heading(const plateau_table& table, bool computed) {
 int print_plateaus(const trajectory_reader& file, const std::string& path) {
     bool computed = false;
     const std::optional<plateau_table> table = plateaus_of(file, computed);
-    if (!table) throw input_error("'" + path + "' has no clusters series, so no plateaus");
+    if (!table)
+        throw input_error("'" + path +
+                          "': plateaus not recorded (no clusters series: add clusters to "
+                          "observables)");
     std::printf("plateaus of the cluster count %s\n%12s %12s %12s %9s\n",
                 plateau_heading(*table, computed).c_str(), "start", "end", "length", "clusters");
     for (const plateau& p : table->plateaus)

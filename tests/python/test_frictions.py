@@ -182,6 +182,9 @@ def test_unrecorded_cluster_history_is_not_zero(cli, sweep, simulate, tmp_path):
     merges = subprocess.run([cli, "inspect", str(single), "--merges"], capture_output=True, text=True)
     assert merges.returncode == 2
     assert "merge events not recorded (add clusters to observables)" in merges.stderr
+    plateaus = subprocess.run([cli, "inspect", str(single), "--plateaus"], capture_output=True, text=True)
+    assert plateaus.returncode == 2
+    assert "plateaus not recorded (no clusters series: add clusters to observables)" in plateaus.stderr
 
 
 def _write_study(folder):
