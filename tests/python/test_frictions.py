@@ -5,6 +5,7 @@ of the plots."""
 from __future__ import annotations
 
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -296,3 +297,13 @@ def test_negative_beta_warns_once_in_python():
     with pytest.warns(RuntimeWarning, match="beta < 0") as caught:
         nadyn.sweep({"run": {"n": 6, "d": 3, "T": 0.2}, "sweep": {"beta": [-2, -1]}})
     assert sum("beta < 0" in str(w.message) for w in caught) == 1
+
+
+def test_python_md_usage_line_lists_every_flag_of_the_plot_command():
+    help_text = subprocess.run([sys.executable, "-m", "nadyn.plot", "--help"], capture_output=True,
+                               text=True, env=ENV, check=True).stdout
+    flags = sorted(set(re.findall(r"(--[a-z][a-z-]*)", help_text)) - {"--help"})
+    doc = (REPO / "docs" / "python.md").read_text()
+    usage = doc[doc.index("/usr/bin/python3 -m nadyn.plot FILE..."):]
+    usage = usage[:usage.index("\n\n")]
+    assert flags and [flag for flag in flags if flag not in usage] == []
