@@ -1,5 +1,6 @@
 #include "app.hpp"
 
+#include "nadyn/experiment/suggest.hpp"
 #include "nadyn/model/version.hpp"
 
 #include <algorithm>
@@ -43,28 +44,6 @@ app_commands build_app(CLI::App& app) {
     return commands;
 }
 
-namespace {
-
-// Edit distance (insertions, deletions, substitutions, adjacent swaps) for suggestions.
-std::size_t distance(const std::string& a, const std::string& b) {
-    std::vector<std::vector<std::size_t>> cost(a.size() + 1,
-                                               std::vector<std::size_t>(b.size() + 1));
-    for (std::size_t i = 0; i <= a.size(); ++i)
-        cost[i][0] = i;
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        cost[0][j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i)
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            cost[i][j] = std::min({cost[i - 1][j] + 1, cost[i][j - 1] + 1,
-                                   cost[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                cost[i][j] = std::min(cost[i][j], cost[i - 2][j - 2] + 1);
-        }
-    return cost[a.size()][b.size()];
-}
-
-} // namespace
-
 std::string unexpected_arguments(const CLI::App& app, int argc, const char* const* argv) {
     const CLI::App* sub = nullptr;
     for (const auto* candidate : app.get_subcommands(std::function<bool(const CLI::App*)>{}))
@@ -81,15 +60,7 @@ std::string unexpected_arguments(const CLI::App& app, int argc, const char* cons
         if (arg.rfind("--", 0) != 0) continue;
         arg = arg.substr(0, arg.find('='));
         if (std::find(flags.begin(), flags.end(), arg) != flags.end()) continue;
-        std::string best;
-        std::size_t best_distance = 3; // suggest only close matches
-        for (const auto& flag : flags) {
-            const std::size_t d = distance(arg, flag);
-            if (d < best_distance) {
-                best_distance = d;
-                best = flag;
-            }
-        }
+        const std::string best = closest_name(arg, flags);
         return "nadyn: " + arg + ": unknown flag of '" + where + "'" +
                (best.empty() ? "" : "; did you mean " + best + "?") + " (see '" + where +
                " --help')";

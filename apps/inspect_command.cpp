@@ -187,7 +187,10 @@ std::string plateau_heading(const plateau_table& table, bool computed) {
 int print_plateaus(const trajectory_reader& file, const std::string& path) {
     bool computed = false;
     const std::optional<plateau_table> table = plateaus_of(file, computed);
-    if (!table) throw input_error("'" + path + "' has no clusters series, so no plateaus");
+    if (!table)
+        throw input_error("'" + path +
+                          "': plateaus not recorded (no clusters series: add clusters to "
+                          "observables)");
     std::printf("plateaus of the cluster count %s\n%12s %12s %12s %9s\n",
                 plateau_heading(*table, computed).c_str(), "start", "end", "length", "clusters");
     for (const plateau& p : table->plateaus)
@@ -249,7 +252,7 @@ command add_inspect(CLI::App& app) {
                  "names");
     app.add_option("--point", o->point,
                    "With --merges on a sweep file: the run, as axis=value,... (every axis with "
-                   "more than one value)");
+                   "more than one value) or its index; not needed when the sweep has one run");
     app.add_flag("--plateaus", o->plateaus,
                  "Print the metastable plateaus of the cluster count (start, end, length, "
                  "count; the file's /plateaus)");
@@ -285,9 +288,6 @@ int inspect(const inspect_options& options) {
         if (!o->point.empty() && !o->merges)
             throw input_error("--point selects the run of --merges in a sweep file; add --merges");
         if (o->merges && is_sweep_file(o->path)) {
-            if (o->point.empty())
-                throw input_error("--merges on a sweep file needs --point axis=value,... to "
-                                  "pick the run");
             const sweep_run_history run = sweep_cluster_history(o->path, o->point);
             return print_merges(o->path + " (" + run.label + ")", run.merges, run.merge_count,
                                 run.levels, run.clustering_times);

@@ -19,7 +19,7 @@ namespace {
 struct rerun_options {
     std::string path, out;
     bool force = false;
-    std::int64_t point = -1;
+    std::string point;
 };
 
 } // namespace
@@ -30,12 +30,14 @@ command add_rerun(CLI::App& app) {
     app.add_option("--out", o->out, "The new trajectory file")->required();
     app.add_flag("--force", o->force, "Overwrite an existing output file");
     app.add_option("--point", o->point,
-                   "For a sweep file: the run to redo as a single-run file (its index in the "
-                   "sweep's row-major order; nadyn sweep --dry-run lists the axes)")
-        ->transform(decimal_integer<std::int64_t>());
-    app.footer("Examples:\n"
-               "  nadyn rerun run.h5 --out again.h5          # bitwise the same trajectory\n"
-               "  nadyn rerun beta.h5 --point 5 --out p5.h5  # one run of a sweep, alone");
+                   "For a sweep file: the run to redo as a single-run file, as axis=value,... "
+                   "(every axis with more than one value) or its index in the sweep's row-major "
+                   "order; not needed when the sweep has one run");
+    app.footer(
+        "Examples:\n"
+        "  nadyn rerun run.h5 --out again.h5          # bitwise the same trajectory\n"
+        "  nadyn rerun beta.h5 --point beta=4,seed=1 --out p.h5  # one run of a sweep, alone\n"
+        "  nadyn rerun beta.h5 --point 5 --out p5.h5  # the same by its index");
     return [o]() {
         // libhdf5 crashes on some damaged metadata: the same reads, and a walk of every
         // object, first in a child process, whose crash is then one line (child_reader.hpp).
@@ -49,22 +51,18 @@ command add_rerun(CLI::App& app) {
         });
         if (is_sweep_file(o->path)) {
             const experiment e = sweep_experiment(o->path);
-            if (o->point < 0 || static_cast<std::size_t>(o->point) >= e.size())
-                throw input_error("'" + o->path + "' is a sweep of " + std::to_string(e.size()) +
-                                  " runs: pass --point between 0 and " +
-                                  std::to_string(e.size() - 1));
-            run_config c = e.point(static_cast<std::size_t>(o->point));
+            const std::size_t index = e.find_point(o->point);
+            run_config c = e.point(index);
             c.command_line = invocation;
             check_output_path(o->out, o->force);
             simulation run(c);
             const run_summary summary = run.run_to_file(o->out, true);
             std::printf("reran %s (%s): %zu frames, t = %g, mean_cos = %.12g, %.3f s\nwrote %s\n",
-                        o->path.c_str(), e.label(static_cast<std::size_t>(o->point)).c_str(),
-                        summary.frames, summary.last_time, summary.last.mean_cos,
-                        summary.wall_seconds, o->out.c_str());
+                        o->path.c_str(), e.label(index).c_str(), summary.frames, summary.last_time,
+                        summary.last.mean_cos, summary.wall_seconds, o->out.c_str());
             return 0;
         }
-        if (o->point >= 0)
+        if (!o->point.empty())
             throw input_error("--point selects a run of a sweep file; '" + o->path +
                               "' is a single run");
         if (std::filesystem::exists(o->out) && std::filesystem::exists(o->path) &&

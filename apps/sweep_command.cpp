@@ -213,6 +213,9 @@ command add_sweep(CLI::App& app) {
         options.overwrite = o->force;
         const bool bar = !o->quiet && isatty(STDERR_FILENO);
         if (bar) options.progress = draw_progress;
+        options.warn = [](const std::string& warning) {
+            std::fprintf(stderr, "nadyn: %s\n", warning.c_str());
+        };
         if (!o->resume.empty() &&
             (!o->experiment_path.empty() || !o->overrides.empty() || !o->out.empty()))
             throw input_error("--resume runs the experiment recorded in its FILE; give no "

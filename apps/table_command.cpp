@@ -29,6 +29,7 @@ struct table_options {
     bool no_figures = false;
     bool quick = false;
     bool verbose = false;
+    bool force = false;
     std::vector<std::string> sets;
     std::string studies; // empty: the Python package's default (studies/ beside python/)
 };
@@ -68,6 +69,7 @@ std::string package_beside(const std::filesystem::path& program) {
     if (o.no_figures) args.emplace_back("--no-figures");
     if (o.quick) args.emplace_back("--quick");
     if (o.verbose) args.emplace_back("--verbose");
+    if (o.force) args.emplace_back("--force");
 
     // This tree's package first, before an inherited PYTHONPATH (which may name another
     // checkout's): the studies run with the Python half of this very program.
@@ -100,6 +102,9 @@ command add_table(CLI::App& app) {
     app.add_option("--out-dir", o->out_dir, "Where the tables, data and figures go")
         ->capture_default_str();
     app.add_flag("--no-figures", o->no_figures, "Skip the figures (the studies' and `all`'s)");
+    app.add_flag("--force", o->force,
+                 "Overwrite the files an earlier run left in --out-dir (without it, a table, "
+                 "sweep file or figure that exists is refused before anything runs)");
     app.add_option("--python", o->python,
                    "The Python that runs the studies (python3 -m nadyn.study; numpy, pandas, "
                    "xarray, h5py, matplotlib)")
@@ -110,7 +115,7 @@ command add_table(CLI::App& app) {
                "  nadyn table terminal --format csv > terminal.csv\n"
                "  nadyn table random --set sweep.seed=[1]   # the random-weights study, one seed\n"
                "  nadyn table unselectable --set seeds=[1,2,3]   # a study without a sweep\n"
-               "  nadyn table all --out-dir results    # every table and figure (README: results)\n"
+               "  nadyn table all --out-dir results --force   # every table and figure, replaced\n"
                "  nadyn table clustering_time --set sweep.seed.range=[1,2]   # a study");
 
     app.add_option("--set", o->sets,

@@ -1669,6 +1669,99 @@ class Report:
                      "inspect shows log_energy and E", status_text(res.status),
                      first_line(res.err), frames, "—", check.problems))
 
+    # ---- 41: a researcher's frictions (issue 39) ---------------------------------------
+
+    def frictions_sweep(self, cwd, name, text):
+        with open(os.path.join(cwd, name + ".toml"), "w") as f:
+            f.write(text)
+        res = self.runner.run(["sweep", name + ".toml", "--out", name + ".h5", "--quiet"], cwd)
+        return res.status == 0
+
+    def frictions_refusal(self, label, args, cwd, expect, absent=()):
+        check = Check()
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, expect)
+        for path in absent:
+            check(not os.path.exists(os.path.join(cwd, path)), "%s was written" % path)
+        self.add(Row("41 " + label, self.runner.show(args), "2", status_text(res.status),
+                     self.runner.clean(first_line(res.err)), "—", "—", check.problems))
+
+    def frictions(self):
+        cwd = self.case_dir("frictions")
+        two = ("[run]\nn = 8\nd = 3\nT = 1\ndt = 0.05\n[sweep]\nbeta = [1, 4]\n")
+        ok = self.frictions_sweep(cwd, "two", two)
+        ok = self.frictions_sweep(cwd, "nc", "[run]\nn = 8\nd = 3\nT = 5\nbeta = 1\n"
+                                  "observables = \"mean_cos\"\n[sweep]\nseed = [1, 2]\n") and ok
+        self.frictions_refusal("--point: rerun of a sweep of 2 runs without one",
+                               ["rerun", "two.h5", "--out", "p.h5"], cwd,
+                               ["pass --point axis=value,...", "beta in {1, 4}",
+                                "or a run's index, 0 to 1"], absent=["p.h5"])
+        check = Check()
+        args = ["rerun", "two.h5", "--point", "beta=4", "--out", "p4.h5"]
+        res = self.runner.run(args, cwd)
+        check(ok, "the sweeps it reruns were not made")
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check("(beta=4)" in res.out, "the run is not named: %s" % first_line(res.out))
+        self.add(Row("41 --point: rerun takes axis=value as inspect does", self.runner.show(args),
+                     "0", status_text(res.status), first_line(res.out), "—", "—",
+                     check.problems))
+        self.frictions_refusal("unrecorded: inspect --merges of runs without clusters",
+                               ["inspect", "nc.h5", "--merges", "--point", "seed=1"], cwd,
+                               ["merge events not recorded (add clusters to observables)"])
+        with open(os.path.join(cwd, "typo.toml"), "w") as f:
+            f.write("[run]\nn = 8\nbeat = 2\n")
+        self.frictions_refusal("did you mean: a misspelt key of an experiment file",
+                               ["sweep", "typo.toml", "--dry-run"], cwd,
+                               ["typo.toml:3: unknown key 'run.beat'; did you mean 'run.beta'?"])
+        check = Check()
+        args = ["simulate", "--n", "6", "--d", "3", "--beta", "-1", "--T", "0.2", "--out",
+                "neg.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check(res.err.count("beta < 0") == 1, "the warning %d times" % res.err.count("beta < 0"))
+        self.add(Row("41 negative beta: runs, one warning saying what it means",
+                     self.runner.show(args), "0, one warning", status_text(res.status),
+                     self.runner.clean(first_line(res.err)), "—", "—", check.problems))
+        # Studies: a folder that lacks a file, and a second run into the same --out-dir.
+        studies = self.table_study(cwd, "final_cos")
+        os.makedirs(os.path.join(studies, "no_readme"))
+        for name in ("experiment.toml", "reduce.py"):
+            shutil.copy(os.path.join(studies, "final_cos", name),
+                        os.path.join(studies, "no_readme", name))
+        self.frictions_refusal("studies: a study folder without README.md",
+                               ["table", "no_readme", "--studies", studies, "--out-dir", "out1"],
+                               cwd, ["lacks README.md", "a study folder holds"],
+                               absent=["out1"])
+        check = Check()
+        args = ["table", "final_cos", "--studies", studies, "--out-dir", "out", "--no-figures"]
+        first = self.runner.run(args, cwd)
+        page = os.path.join(cwd, "out", "final_cos.md")
+        before = open(page).read() if os.path.isfile(page) else None
+        again = self.runner.run(args, cwd)
+        forced = self.runner.run(args + ["--force"], cwd)
+        check(first.status == 0, "the first run: exit %s" % status_text(first.status))
+        one_line_refusal(check, again, ["already exists; pass --force to overwrite it"])
+        check(forced.status == 0, "with --force: exit %s" % status_text(forced.status))
+        check(before is not None and "--studies" in before, "the page does not name --studies")
+        self.add(Row("41 studies: nadyn table twice into one --out-dir, then with --force",
+                     self.runner.show(args), "0, 2, 0",
+                     "%s, %s, %s" % (status_text(first.status), status_text(again.status),
+                                     status_text(forced.status)),
+                     self.runner.clean(first_line(again.err)), "—", "—", check.problems))
+        check = Check()
+        command = ("PYTHONPATH=%s /usr/bin/python3 -m nadyn.plot two.h5 --sphere s.png"
+                   % shlex.quote(os.path.join(REPO, "python")))
+        res = self.runner.run_shell(command, cwd)
+        check(res.status == 2, "exit %s, expected 2" % status_text(res.status))
+        check(res.err.count("\n") == 1 and "pass --point axis=value,..." in res.err,
+              "stderr: %s" % first_line(res.err))
+        check("written with" not in res.err, "blames the positions")
+        check(not os.path.exists(os.path.join(cwd, "s.png")), "s.png written")
+        self.add(Row("41 plots: the sphere of a sweep of 2 runs without --point",
+                     "python3 -m nadyn.plot two.h5 --sphere s.png", "2",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+                     check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1735,6 +1828,7 @@ class Report:
         self.layer_time_stop()
         self.sweep_file_damage()
         self.observables_table_cases()
+        self.frictions()
 
 
 def cell(text):

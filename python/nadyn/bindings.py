@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import _core
+from .progress import Bar
 from .trajectory import Trajectory
 
 __all__ = ["simulate", "meanfield", "sweep", "reduced", "table", "parameters", "NumericalFault",
@@ -35,7 +36,7 @@ NumericalFault.__doc__ = (
 
 _REGISTRY: tuple[dict[str, Any], ...] = tuple(_core.parameters())
 _ROWS: dict[str, dict[str, Any]] = {row["name"]: row for row in _REGISTRY}
-_OWN_KEYWORDS = ("out", "force")
+_OWN_KEYWORDS = ("out", "force", "progress")
 
 
 def parameters() -> list[dict[str, Any]]:
@@ -87,13 +88,21 @@ def simulate(**kwargs: Any) -> Trajectory:
     # The signature and docstring are set below from the registry.
     out = kwargs.pop("out", None)
     force = bool(kwargs.pop("force", False))
+    progress = kwargs.pop("progress", None)
     valid = ", ".join([*_ROWS, *_OWN_KEYWORDS])
     for name in kwargs:
         if name not in _ROWS:
             raise TypeError(f"simulate() got an unexpected keyword argument '{name}'; valid keywords: {valid}")
     values = {name: _text(name, value) for name, value in kwargs.items() if value is not None}
     call = dict(kwargs, **({"out": out} if out is not None else {}))
-    result = _core._simulate(values, None if out is None else os.fspath(out), force, _call_text(call))
+    horizon = _horizon(kwargs)
+    bar = Bar(progress, "nadyn.simulate", "t", total=horizon, time_bar=horizon is not None)
+    with bar:
+        result = _core._simulate(values, None if out is None else os.fspath(out), force,
+                                 _call_text(call), progress=bar.callback)
+        if result["status"] == "complete" and result["signal"] is None:
+            bar.finish(1.0)
+    _say_warnings(result)
     trajectory = Trajectory._from_result(result)
     if result["fault"]:
         fault = NumericalFault(result["fault"])
@@ -106,11 +115,21 @@ def simulate(**kwargs: Any) -> Trajectory:
     return trajectory
 
 
+def _horizon(kwargs: Mapping[str, Any]) -> float | None:
+    """T of the run, for the bar's scale (None: the registry's default is not a number)."""
+    value = kwargs.get("T", _default(_ROWS["T"]) if "T" in _ROWS else None)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _simulate_signature() -> inspect.Signature:
     keyword = inspect.Parameter.KEYWORD_ONLY
     parameters = [inspect.Parameter(row["name"], keyword, default=_default(row)) for row in _REGISTRY]
     parameters.append(inspect.Parameter("out", keyword, default=None))
     parameters.append(inspect.Parameter("force", keyword, default=False))
+    parameters.append(inspect.Parameter("progress", keyword, default=None))
     return inspect.Signature(parameters, return_annotation=Trajectory)
 
 
@@ -136,6 +155,8 @@ def _simulate_doc() -> str:
         "        `nadyn simulate --out` writes (its datasets equal bit for bit).",
         "    force (bool, default False): overwrite `out`; run even if the memory estimate",
         "        exceeds the memory available now.",
+        "    progress (bool or None, default None): a progress bar (tqdm) of t against T;",
+        "        None shows it on a terminal or in a notebook, False never, True always.",
         "",
         "Ctrl-C stops the run at its next step and raises KeyboardInterrupt; the file keeps",
         "the frames so far (status 'interrupted') and the exception's `trajectory` holds",
@@ -309,6 +330,7 @@ def sweep(
     overrides: Iterable[str] | Mapping[str, Any] = (),
     jobs: int = 0,
     force: bool = False,
+    progress: bool | None = None,
 ):
     """Runs an experiment (`nadyn sweep`) and returns its xarray Dataset, loaded.
 
@@ -319,6 +341,8 @@ def sweep(
     overrides   "table.key=value" strings (--set), or a dict {"run.n": 64}
     jobs        runs side by side (0: chosen from the runs' size and the cores)
     force       overwrite `out`
+    progress    a progress bar (tqdm) of the runs done: None shows it on a terminal or in a
+                notebook, False never, True always
 
     Failed runs are recorded (status 3) and reported with a warning. Ctrl-C stops the sweep,
     keeps the finished runs and raises KeyboardInterrupt with the Dataset as `dataset`.
@@ -339,7 +363,11 @@ def sweep(
     else:
         path = os.fspath(out)
     try:
-        summary = _core._sweep(text, source, overrides, path, int(jobs), bool(force))
+        with Bar(progress, "nadyn.sweep", "run") as bar:
+            summary = _core._sweep(text, source, overrides, path, int(jobs), bool(force),
+                                   progress=bar.callback)
+            _finish_bar(bar, summary)
+        _say_warnings(summary)
         dataset = open_file(path)
     finally:
         if directory is not None:
@@ -347,6 +375,21 @@ def sweep(
     if directory is not None:
         dataset.attrs.pop("file", None)
     return _finish_sweep("nadyn.sweep", summary, dataset)
+
+
+def _say_warnings(answer: Mapping[str, Any]) -> None:
+    """The library's warnings about a run or sweep (a negative beta, a step too large, ...),
+    each as a RuntimeWarning with the command line's words."""
+    for warning in answer.get("warnings", ()):
+        text = warning[len("warning: "):] if warning.startswith("warning: ") else warning
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+def _finish_bar(bar: Bar, summary: Mapping[str, Any]) -> None:
+    """The sweep's bar at the runs this call finished, of those it had to do."""
+    done = summary["complete"] + summary["interrupted"] + summary["failed"]
+    if summary["signal"] is None:
+        bar.finish(done, done)
 
 
 def _finish_sweep(who: str, summary: Mapping[str, Any], dataset):
@@ -364,18 +407,21 @@ def _finish_sweep(who: str, summary: Mapping[str, Any], dataset):
     return dataset
 
 
-def resume_sweep(path: str | os.PathLike, jobs: int = 0):
+def resume_sweep(path: str | os.PathLike, jobs: int = 0, progress: bool | None = None):
     """Runs what is missing of an interrupted sweep file (`nadyn sweep --resume`) and returns
     its xarray Dataset, loaded. The finished file equals an uninterrupted sweep's, bitwise.
 
     path  a sweep file written by nadyn.sweep or `nadyn sweep` (its experiment is recorded)
     jobs  runs side by side (0: chosen from the runs' size and the cores)
+    progress  a progress bar of the runs done (as nadyn.sweep's)
 
     Ctrl-C stops it again, keeping the finished runs (KeyboardInterrupt with `dataset`).
     """
     from .io import open as open_file
 
-    summary = _core._resume_sweep(os.fspath(path), int(jobs))
+    with Bar(progress, "nadyn.resume_sweep", "run") as bar:
+        summary = _core._resume_sweep(os.fspath(path), int(jobs), progress=bar.callback)
+        _finish_bar(bar, summary)
     return _finish_sweep("nadyn.resume_sweep", summary, open_file(path))
 
 

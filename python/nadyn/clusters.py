@@ -33,6 +33,9 @@ def run_of(item: str | os.PathLike | xr.Dataset, **point: Any) -> xr.Dataset:
 
         item = _open(item)
     if "merges" not in item:
+        chose = "observables" in item.attrs or item.attrs.get("nadyn_kind") == "sweep"
+        if chose and "clusters" not in item:  # the run did not ask for it: not "no merges"
+            raise ValueError("merge events not recorded (add clusters to observables)")
         raise ValueError("this file records no merge events (written by a nadyn without cluster histories)")
     ds = item.sel(**point) if point else item
     extra = [dim for dim in ds["merges"].dims if dim not in ("merge", "merge_field")]

@@ -35,7 +35,7 @@ import xarray as xr
 from xarray.backends import BackendArray, CachingFileManager
 from xarray.core import indexing
 
-__all__ = ["open", "frame_count", "is_sweep", "is_density"]
+__all__ = ["open", "frame_count", "is_sweep", "is_density", "sweep_run", "sweep_axes", "not_recorded"]
 
 POSITION = "particles/tokens/position"
 MAGNITUDE = "particles/tokens/magnitude"
@@ -436,7 +436,26 @@ def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice 
     attributes.update(dataset.attrs)
     dataset.attrs = attributes
     dataset.attrs["file"] = os.fspath(path)
-    return _with_energy(dataset)
+    return _without_unrecorded(_with_energy(dataset))
+
+
+# What a sweep file derives from the clusters series: without it (observables not asking for
+# clusters), the file's placeholders hold no measurement, and zero events or NaN times would
+# read as "never merged".
+_FROM_CLUSTERS = ("merges", "merge_count", "clustering_time", "plateau_length",
+                  "plateau_clusters")
+
+
+def _without_unrecorded(dataset: xr.Dataset) -> xr.Dataset:
+    if "clusters" in dataset:
+        return dataset
+    dropped = dataset.drop_vars([name for name in _FROM_CLUSTERS if name in dataset])
+    unused = [name for name in ("merge", "merge_field", "k")
+              if name in dropped.coords and not any(name in dropped[v].dims
+                                                     for v in dropped.data_vars)]
+    dropped = dropped.drop_vars(unused)
+    dropped.attrs["not_recorded"] = ", ".join(name for name in _FROM_CLUSTERS if name in dataset)
+    return dropped
 
 
 def _read_series(group: h5py.Group, member: str, selection: slice) -> np.ndarray:
@@ -775,31 +794,110 @@ def _read_density(
         dataset.set_close(manager.close)
     return dataset
 
-    def parameter(name: str, default: Any) -> Any:
-        # A sweep's axis is a coordinate; the other parameters are attributes.
-        if name in dataset.variables and name not in dataset.data_vars:
-            return dataset[name]
-        return _plain(dataset.attrs.get(name, default))
 
-    beta = parameter("beta", np.nan)
-    beta_log_n = parameter("beta_log_n", 0)
-    n = parameter("n", np.nan)
-    heads = parameter("heads", 1)
-    combine = parameter("head_combine", "mean")
-    logit_beta = xr.where(xr.DataArray(beta_log_n).astype(bool), beta * np.log(n), beta) \
-        if isinstance(beta_log_n, xr.DataArray) else (beta * np.log(n) if int(beta_log_n) else beta)
-    scale = xr.where(combine == "sum", heads, 1) if isinstance(combine, xr.DataArray) \
-        else (heads if str(combine) == "sum" else 1)
-    if not isinstance(logit_beta, xr.DataArray):
-        logit_beta = float(logit_beta)
-        if logit_beta == 0.0 or not np.isfinite(logit_beta):
-            return dataset
-    stored = dataset["log_energy"]
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        energy = scale * np.exp(logit_beta * stored) / (2.0 * logit_beta)
-        if isinstance(logit_beta, xr.DataArray):
-            energy = energy.where(logit_beta != 0)
-    energy = energy.transpose(*stored.dims)
-    energy.attrs = {"description": _ENERGY_DESCRIPTION, "unit": "1"}
-    dataset = dataset.assign(energy=energy)
-    return dataset
+def not_recorded(ds: xr.Dataset, name: str) -> str:
+    """Why the observable `name` is not in `ds`: "NAME not recorded (add NAME to
+    observables)" for a standard observable the run did not ask for (likewise observe for an
+    optional one), a list of the valid names for a name nadyn does not know."""
+    from . import _core  # noqa: PLC0415 (optional: the names are then guessed from the file)
+
+    standard = list(_core.observable_names()) if _core is not None and hasattr(
+        _core, "observable_names") else []
+    recorded = [str(v) for v in ds.data_vars if "time" in ds[v].dims and v not in (
+        "theta", "r", "positions", "magnitudes", "density")]
+    if name in standard:
+        return f"{name} not recorded (add {name} to observables)"
+    if name in ("merges", "merge_count", "clustering_time", "plateau_length", "plateau_clusters"):
+        return f"{name} not recorded (add clusters to observables)"
+    described = str(ds.attrs.get("observe_description", ""))
+    if name and name in described:
+        return f"{name} not recorded (add {name} to observe)"
+    return f"no observable {name}; valid names: {', '.join(recorded) or 'none'}"
+
+
+def _axis_values(ds: xr.Dataset, axis: str) -> list[str]:
+    return [f"{v:g}" if isinstance(v, float) else str(v) for v in np.asarray(ds[axis].values).tolist()]
+
+
+def sweep_axes(ds: xr.Dataset) -> list[str]:
+    """The axes of a sweep Dataset, in the row-major order of its runs (the root attribute
+    ``axes``: one name, or a list)."""
+    axes = ds.attrs.get("axes", [])
+    names = axes.split() if isinstance(axes, str) else [str(a) for a in np.atleast_1d(axes)]
+    return [a for a in names if a in ds.dims]
+
+
+def _library_point(ds: xr.Dataset, point) -> dict[str, int] | None:
+    """The axes' value indices of the run `point` names, from the library's own lookup
+    (experiment::find_point, the one behind --point) when the compiled module is built and
+    the Dataset's file is there; None otherwise (the same rules, in Python, below)."""
+    from . import _core  # noqa: PLC0415 (optional)
+
+    path = ds.attrs.get("file")
+    if (_core is None or not hasattr(_core, "_sweep_point") or not path
+            or not os.path.isfile(path) or isinstance(point, dict)):
+        return None
+    axes = sweep_axes(ds)
+    _, _, at = _core._sweep_point(os.fspath(path), "" if point is None else str(point))
+    # The file's axes, whole: a Dataset selected or sliced since is looked up in Python.
+    if sorted(at) != sorted(axes) or any(ds.sizes[a] != size for a, (_, size) in at.items()):
+        return None
+    return {axis: int(value) for axis, (value, _) in at.items()}
+
+
+def sweep_run(ds: xr.Dataset, point: str | int | dict[str, Any] | None = None) -> xr.Dataset:
+    """One run of a sweep Dataset, as --point of nadyn rerun and nadyn inspect names it
+    (experiment::find_point): "axis=value,..." (every axis with more than one value; a value
+    equal as a number), the run's index in the row-major order of the axes, a dict
+    {axis: value}, or None for the only run of a one-run sweep. The Dataset keeps the
+    selected coordinates as scalars. ValueError naming the axes and their values otherwise."""
+    axes = sweep_axes(ds)
+    sizes = [ds.sizes[a] for a in axes]
+    runs = int(np.prod(sizes)) if sizes else 1
+    choices = "; ".join(f"{a} in {{{', '.join(_axis_values(ds, a))}}}" for a in axes) or "no axes"
+    choices += f"; or a run's index, 0 to {runs - 1}"
+    chosen: dict[str, int] = {}
+    core_point = _library_point(ds, point)
+    if core_point is not None:
+        chosen = {axis: int(v) for axis, v in core_point.items() if axis in axes}
+    elif point is None or (isinstance(point, str) and not point.strip()):
+        if runs != 1:
+            raise ValueError(f"the sweep has {runs} runs: pass --point axis=value,... to pick one; "
+                             f"{choices}")
+    elif isinstance(point, (int, np.integer)) or (isinstance(point, str) and point.isdigit()):
+        index = int(point)
+        if not 0 <= index < runs:
+            raise ValueError(f"--point {point}: the sweep has {runs} runs; {choices}")
+        for axis, size in zip(reversed(axes), reversed(sizes)):
+            chosen[axis] = index % size
+            index //= size
+    else:
+        items = point.items() if isinstance(point, dict) else [
+            tuple(item.split("=", 1)) if "=" in item else (item, None)
+            for item in str(point).split(",") if item]
+        for name, value in items:
+            if name not in axes or value is None:
+                raise ValueError(f"--point: '{name}{'' if value is None else '=' + str(value)}' "
+                                 f"is not axis=value; the axes: {choices}")
+            values = np.asarray(ds[name].values).tolist()
+            found = None
+            for v, candidate in enumerate(values):
+                if str(candidate) == str(value) or _axis_values(ds, name)[v] == str(value):
+                    found = v
+                else:
+                    try:
+                        if float(candidate) == float(value):
+                            found = v
+                    except (TypeError, ValueError):
+                        pass
+                if found is not None:
+                    break
+            if found is None:
+                raise ValueError(f"--point: {name} = {value} is not a value of the axis; {choices}")
+            chosen[name] = found
+    for axis, size in zip(axes, sizes):
+        if axis not in chosen:
+            if size != 1:
+                raise ValueError(f"--point names no value of the axis {axis}; {choices}")
+            chosen[axis] = 0
+    return ds.isel(chosen) if chosen else ds

@@ -226,10 +226,12 @@ def _note(message: str) -> None:
 
 
 def run_all(directory: pathlib.Path, out: pathlib.Path, *, figures: bool = True,
-            nadyn: str | None = None, invocation: str = "nadyn table all") -> pathlib.Path:
+            nadyn: str | None = None, invocation: str = "nadyn table all",
+            force: bool = False) -> pathlib.Path:
     """Every study of the manifest into ``out`` (in full, no figure when ``figures`` is
     False), the figure data, results/README.md (``out``/README.md) and the figures; returns
-    the README's path."""
+    the README's path. ``force``: replace the files of an earlier run (without it, an
+    existing README.md or study table is refused before anything runs)."""
     start = time.monotonic()
     manifest = load_manifest(directory)
     for entry in manifest.studies:  # every study loads before the first runs
@@ -237,10 +239,11 @@ def run_all(directory: pathlib.Path, out: pathlib.Path, *, figures: bool = True,
     studies.make_directory(out)
     readme = out / "README.md"
     studies.refuse_non_regular(readme)
+    studies.refuse_overwrite(force, readme, *(out / f"{entry.table}.md" for entry in manifest.studies))
     for entry in manifest.studies:
         _note(f"study {entry.name} ({int(time.monotonic() - start)} s)")
         result = studies.run(studies.load(directory / entry.name), out, figures=figures,
-                             nadyn=nadyn)
+                             nadyn=nadyn, force=force)
         if result.markdown.name != f"{entry.table}.md":
             raise StudyError(f"{manifest.path}: the study {entry.name} wrote "
                              f"{result.markdown.name}, not {entry.table}.md (its 'table')")

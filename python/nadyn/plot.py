@@ -15,6 +15,10 @@ From the shell:
 
     python3 -m nadyn.plot FILE [FILE...] [--sphere OUT.png] [--observables OUT.png]
                                          [--movie OUT.mp4] [--times T...] [--law initial-slope]
+                                         [--point AXIS=VALUE,...|INDEX] [--dpi DPI]
+
+A sweep file is drawn one run at a time: ``point`` ("beta=4,seed=1", an index, or a dict;
+none needed when the sweep has one run), as ``nadyn rerun --point`` takes it.
 
 Every function returns the matplotlib Figure (movie: the path written) and leaves showing
 or saving it to the caller.
@@ -33,6 +37,7 @@ import numpy as np
 import xarray as xr
 
 from .closed_forms import initial_velocity
+from .io import not_recorded, sweep_axes, sweep_run
 from .io import open as open_file
 from .laws import fit_terminal, predicted
 
@@ -42,24 +47,92 @@ __all__ = ["sphere", "density", "observables", "heatmap", "movie", "merge_tree",
 LAWS = ("initial-slope", "terminal")
 
 
-def _dataset(item: str | os.PathLike | xr.Dataset, *, positions: bool = True) -> xr.Dataset:
-    if isinstance(item, xr.Dataset):
-        return item
-    return open_file(item, positions=positions)
+def _dataset(item: str | os.PathLike | xr.Dataset, *, positions: bool = True,
+             point: str | int | dict | None = None) -> xr.Dataset:
+    ds = item if isinstance(item, xr.Dataset) else open_file(item, positions=positions)
+    if ds.attrs.get("nadyn_kind") == "sweep":
+        return _sweep_run(ds, point)
+    if point is not None and point != "":
+        raise ValueError(f"point picks a run of a sweep file; '{ds.attrs.get('file', 'the dataset')}' "
+                         "is a single run")
+    return ds
+
+
+def _run_parameters(record: str) -> dict[str, object]:
+    """A sweep run's parameter record ("scheme=post-ln; n=16; ...") as attributes."""
+    out: dict[str, object] = {}
+    for item in record.split(";"):
+        name, _, value = item.strip().partition("=")
+        if not name:
+            continue
+        try:
+            number = float(value)
+            out[name] = int(number) if number.is_integer() and "." not in value else number
+        except ValueError:
+            out[name] = value
+    return out
+
+
+def _sweep_run(sweep: xr.Dataset, point: str | int | dict | None) -> xr.Dataset:
+    """One run of a sweep Dataset laid out as a single-run one: ``theta`` (time, token, dim)
+    from ``positions`` (one frame, the run's last, when the sweep kept only the final ones),
+    the run's own tokens and frames (the sweep pads to the largest), its parameters as
+    attributes, and the point in ``attrs["point"]``."""
+    run = sweep_run(sweep, point)
+    axes = sweep_axes(sweep)
+    label = " ".join(f"{a}={run[a].values.item():g}" if isinstance(run[a].values.item(), float)
+                     else f"{a}={run[a].values.item()}" for a in axes)
+    attrs = dict(sweep.attrs)
+    record = run["parameters"].values.item() if "parameters" in run else ""
+    attrs.update(_run_parameters(str(record)))
+    for axis in axes:  # the point's own values, whatever the record holds
+        value = run[axis].values.item()
+        attrs[axis] = value
+    attrs["point"] = label
+    frames = int(run["frames"].values) if "frames" in run else run.sizes.get("time", 0)
+    out = run.drop_vars([v for v in ("positions", "magnitudes") if v in run])
+    out = out.drop_vars([a for a in axes if a in out.coords])
+    if "time" in out.dims and frames < out.sizes["time"]:
+        out = out.isel(time=slice(0, frames))
+    if "positions" in run:
+        positions = run["positions"]
+        if "time" not in positions.dims:
+            last = float(sweep["time"].values[frames - 1]) if frames else float("nan")
+            positions = positions.expand_dims(time=[last])
+        else:
+            positions = positions.isel(time=slice(0, frames))
+        keep = ~np.isnan(positions.isel(time=0, dim=0).values)
+        out = out.assign(theta=positions.isel(token=np.flatnonzero(keep)).transpose(
+            "time", "token", "dim"))
+    out.attrs = attrs
+    return out
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _label(ds: xr.Dataset) -> str:
-    scheme = ds.attrs.get("scheme", "")
-    name = os.path.basename(str(ds.attrs.get("file", "")))
-    parts = [p for p in (scheme, f"n={ds.attrs['n']}" if "n" in ds.attrs else "", name) if p]
-    return ", ".join(parts) or "run"
+    """The run's parameters, "post-ln, n = 16, d = 3, beta = 4", and where it comes from
+    (the file, and the point of a sweep)."""
+    a = ds.attrs
+    parts = [str(a["scheme"])] if a.get("scheme") else []
+    parts += [f"{key} = {_number(a[key])}" for key in ("n", "d", "beta") if key in a]
+    name = os.path.basename(str(a.get("file", "")))
+    where = name + (f" ({a['point']})" if a.get("point") else "")
+    text = ", ".join(parts)
+    if where:
+        text = f"{text}; {where}" if text else where
+    return text or "run"
 
 
 def _require_sphere(ds: xr.Dataset, what: str) -> None:
     if "theta" not in ds:
+        written = ("positions = \"none\"" if ds.attrs.get("nadyn_kind") == "sweep"
+                   else "--positions none")
         raise ValueError(
             f"{what} needs the positions, but '{ds.attrs.get('file', 'the dataset')}' has none "
-            "(written with --positions none)"
+            f"(written with {written})"
         )
     if ds.sizes["dim"] != 3:
         raise ValueError(f"{what} draws tokens on S^2 and needs d = 3, got d = {ds.sizes['dim']}")
@@ -67,11 +140,14 @@ def _require_sphere(ds: xr.Dataset, what: str) -> None:
 
 def _frame_indices(ds: xr.Dataset, times: Iterable[float] | None) -> list[int]:
     time = ds["time"].values
-    if len(time) == 0:
+    # The frames with positions (a sweep that kept only each run's last has one).
+    frames = (np.flatnonzero(~np.isnan(ds["theta"].values[:, 0, 0])) if "theta" in ds
+              and ds["theta"].sizes["token"] else np.arange(len(time)))
+    if len(frames) == 0:
         raise ValueError(f"'{ds.attrs.get('file', 'the dataset')}' holds no frame yet")
     if times is None:
-        return sorted({0, (len(time) - 1) // 2, len(time) - 1})
-    return [int(np.argmin(np.abs(time - float(t)))) for t in times]
+        return sorted({int(frames[0]), int(frames[(len(frames) - 1) // 2]), int(frames[-1])})
+    return [int(frames[np.argmin(np.abs(time[frames] - float(t)))]) for t in times]
 
 
 def _disk(ax, title: str | None = None) -> None:
@@ -103,21 +179,30 @@ def _token_colors(n: int):
     return matplotlib.colormaps["viridis"](np.linspace(0.0, 1.0, max(n, 1)))
 
 
+# What the tokens' colours mean, said on every picture of them.
+TOKEN_COLOURS = "colour: token index k (purple k = 0 to yellow k = n-1), the same in every panel"
+
+
 def sphere(
     data: str | os.PathLike | xr.Dataset,
     times: Iterable[float] | None = None,
     *,
     marker_size: float | None = None,
+    point: str | int | dict | None = None,
 ):
     """Snapshots of the tokens on S^2 (d = 3) at the frames nearest to `times` (default:
     first, middle and last frame). Each snapshot is two orthographic disks: the front
     hemisphere z >= 0 seen from +z (top row) and the back one z < 0 seen from -z (bottom
-    row, x mirrored). Tokens keep their colour (by index) across snapshots.
+    row, x mirrored). Tokens keep their colour (by index) across snapshots. The title gives
+    the run's scheme, n, d and beta; the foot says what the colours mean.
+
+    A sweep file (or Dataset) is drawn at `point` ("beta=4,seed=1", an index, or a dict; none
+    needed for a one-run sweep): every frame when the sweep kept them all, else its last.
 
     Returns a Figure with 2 axes per snapshot."""
     import matplotlib.pyplot as plt
 
-    ds = _dataset(data)
+    ds = _dataset(data, point=point)
     _require_sphere(ds, "nadyn.plot.sphere")
     indices = _frame_indices(ds, times)
     n = ds.sizes["token"]
@@ -133,7 +218,8 @@ def sphere(
             _disk(ax, f"t = {t:.4g}\n{name}" if row == 0 else name)
             ax.scatter(xy[mask, 0], xy[mask, 1], s=size, c=colors[mask], edgecolors="none")
     fig.suptitle(_label(ds), fontsize=10)
-    fig.tight_layout()
+    fig.text(0.5, 0.005, TOKEN_COLOURS, ha="center", va="bottom", fontsize=7)
+    fig.tight_layout(rect=(0.0, 0.03, 1.0, 1.0))
     return fig
 
 
@@ -234,6 +320,7 @@ def observables(
     *,
     labels: Sequence[str] | None = None,
     logy: bool | Sequence[str] = False,
+    point: str | int | dict | None = None,
 ):
     """Observables against time for one or several runs: one panel per name (shared time
     axis), one line per run, a legend with one entry per run on the first panel.
@@ -252,7 +339,8 @@ def observables(
     and adds the fitted parameter beside the theory's to the run's legend entry; a ValueError
     if no run has reached the terminal regime.
 
-    logy: True (every panel) or the names of the panels with a logarithmic y axis."""
+    logy: True (every panel) or the names of the panels with a logarithmic y axis.
+    point: the run of each sweep among `data` (as in `sphere`)."""
     import matplotlib.pyplot as plt
 
     if law is not None and law not in LAWS:
@@ -260,17 +348,14 @@ def observables(
     items = [data] if isinstance(data, (str, os.PathLike, xr.Dataset)) else list(data)
     if not items:
         raise ValueError("nadyn.plot.observables needs at least one file or Dataset")
-    datasets = [_dataset(item, positions=False) for item in items]
+    datasets = [_dataset(item, positions=False, point=point) for item in items]
     if labels is not None and len(labels) != len(datasets):
         raise ValueError(f"{len(labels)} labels for {len(datasets)} runs")
     for ds in datasets:
         missing = [name for name in names if name not in ds]
         if missing:
-            present = [v for v in ds.data_vars if ds[v].dims == ("time",)]
-            raise ValueError(
-                f"'{ds.attrs.get('file', 'dataset')}' has no observable {', '.join(missing)}; "
-                f"valid names: {', '.join(present)}"
-            )
+            raise ValueError(f"'{ds.attrs.get('file', 'dataset')}': "
+                             + "; ".join(not_recorded(ds, name) for name in missing))
     # The overlays use the library's closed forms and fits (nadyn._core): computed only when
     # asked for, so that plain plots need no compiled module.
     slopes = [_initial_slope(ds) if law == "initial-slope" else None for ds in datasets]
@@ -349,11 +434,12 @@ def heatmap(
     import matplotlib.pyplot as plt
 
     if isinstance(data, xr.Dataset):
-        if observable is None or observable not in data:
-            raise ValueError(
-                f"observable {observable!r} not in the dataset; valid names: "
-                f"{', '.join(str(v) for v in data.data_vars)}"
-            )
+        if observable is None:
+            raise ValueError(f"name an observable; valid names: "
+                             f"{', '.join(str(v) for v in data.data_vars)}")
+        if observable not in data:
+            raise ValueError(f"'{data.attrs.get('file', 'dataset')}': "
+                             + not_recorded(data, observable))
         array = data[observable]
     else:
         array = data
@@ -372,16 +458,18 @@ def heatmap(
     panels = list(array[col].values) if col else [None]
     vmin = float(np.nanmin(array.values))
     vmax = float(np.nanmax(array.values))
+    # Constrained layout: the axis labels and the colour bar inside the figure.
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(3.6 * len(panels) + 1.2, 3.4), squeeze=False, sharey=True
+        1, len(panels), figsize=(3.6 * len(panels) + 1.2, 3.6), squeeze=False, sharey=True,
+        layout="constrained",
     )
     mesh = None
     for ax, value in zip(axes[0], panels):
         panel = array.sel({col: value}) if col else array
         panel = panel.transpose(y, x)
         mesh = ax.pcolormesh(
-            panel[x].values, panel[y].values, panel.values, shading="auto", cmap=cmap,
-            vmin=vmin, vmax=vmax,
+            _cell_edges(panel[x].values), _cell_edges(panel[y].values), panel.values,
+            shading="flat", cmap=cmap, vmin=vmin, vmax=vmax,
         )
         ax.set_xlabel(x)
         if value is not None:
@@ -389,7 +477,38 @@ def heatmap(
     axes[0, 0].set_ylabel(y)
     label = observable + (f" ({reduce} over {', '.join(others)})" if others else "")
     fig.colorbar(mesh, ax=list(axes[0]), label=label)
+    if isinstance(data, xr.Dataset):
+        fixed = _label(_fixed_parameters(data, {x, y} | ({col} if col else set()) | set(others)))
+        fig.suptitle(f"{observable}" + (f": {fixed}" if fixed != "run" else "")
+                     + f"; colour: {label}", fontsize=9)
     return fig
+
+
+def _cell_edges(values: np.ndarray) -> np.ndarray:
+    """The edges of the cells centred on `values` (midpoints between neighbours, half a gap
+    beyond the ends), never below zero when every value is >= 0 (beta, time, n): a beta axis
+    from 0 does not run to -0.25."""
+    centres = np.asarray(values)
+    if centres.dtype.kind not in "iuf":
+        centres = np.arange(len(centres), dtype=float)
+    centres = centres.astype(float)
+    if len(centres) == 1:
+        edges = np.array([centres[0] - 0.5, centres[0] + 0.5])
+    else:
+        middle = 0.5 * (centres[1:] + centres[:-1])
+        edges = np.concatenate(([2 * centres[0] - middle[0]], middle, [2 * centres[-1] - middle[-1]]))
+    if np.all(centres >= 0):
+        edges = np.clip(edges, 0.0, None)
+    return edges
+
+
+def _fixed_parameters(sweep: xr.Dataset, swept: set[str]) -> xr.Dataset:
+    """A Dataset whose attributes are the sweep's parameters that no axis varies (from its
+    first run's record), for a title."""
+    record = sweep["parameters"].values.ravel()[0] if "parameters" in sweep else ""
+    attrs = {k: v for k, v in _run_parameters(str(record)).items() if k not in swept}
+    attrs["file"] = sweep.attrs.get("file", "")
+    return xr.Dataset(attrs=attrs)
 
 
 def merge_tree(item: str | os.PathLike | xr.Dataset, ax=None, **point):
@@ -449,23 +568,19 @@ def movie(
     every: int = 1,
     dpi: int = 100,
     marker_size: float | None = None,
+    point: str | int | dict | None = None,
 ) -> str:
     """Animates the tokens on S^2 (d = 3), one video frame per file frame (every `every`-th
     frame), with the two hemispheres side by side as in `sphere`. Writes an MP4 (or any
     container ffmpeg knows from the suffix) with matplotlib's FFMpegWriter; when ffmpeg is
     missing, writes a GIF with PillowWriter instead, next to `out` with the suffix .gif, and
-    warns. Returns the path written."""
+    warns. A sweep is animated at `point` (as in `sphere`; it needs positions = "all").
+    Returns the path written."""
     import matplotlib.pyplot as plt
     from matplotlib import animation
 
-    ds = _dataset(data)
-    _require_sphere(ds, "nadyn.plot.movie")
-    if every < 1:
-        raise ValueError(f"every must be >= 1, got {every}")
-    theta = ds["theta"].values[::every]
-    times = ds["time"].values[::every]
-    if len(times) == 0:
-        raise ValueError(f"'{ds.attrs.get('file', 'the dataset')}' holds no frame yet")
+    ds = _dataset(data, point=point)
+    fig, draw, count = _movie_figure(ds, every=every, marker_size=marker_size)
     out = os.fspath(out)
     if animation.writers.is_available("ffmpeg"):
         writer = animation.FFMpegWriter(fps=fps, metadata={"title": _label(ds)})
@@ -475,7 +590,26 @@ def movie(
             warnings.warn(f"ffmpeg is not available; writing a GIF ({root}.gif) instead of {out}")
             out = root + ".gif"
         writer = animation.PillowWriter(fps=fps)
+    anim = animation.FuncAnimation(fig, draw, frames=count, blit=False, repeat=False)
+    try:
+        anim.save(out, writer=writer, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return out
 
+
+def _movie_figure(ds: xr.Dataset, *, every: int = 1, marker_size: float | None = None):
+    """The movie's figure (6.4 x 3.6 inches: 640 x 360 at the default dpi), the function that
+    draws frame i into it, and the number of frames."""
+    import matplotlib.pyplot as plt
+
+    _require_sphere(ds, "nadyn.plot.movie")
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    frames = _frame_indices(ds, None)
+    valid = np.flatnonzero(~np.isnan(ds["theta"].values[:, 0, 0]))[::every] if len(frames) else []
+    theta = ds["theta"].values[valid]
+    times = ds["time"].values[valid]
     n = ds.sizes["token"]
     size = marker_size if marker_size is not None else max(6.0, 120.0 / math.sqrt(n))
     colors = _token_colors(n)
@@ -484,9 +618,11 @@ def movie(
     _disk(back_ax, "back z < 0 (from \u2212z)")
     front_points = front_ax.scatter([], [], s=size, edgecolors="none")
     back_points = back_ax.scatter([], [], s=size, edgecolors="none")
-    title = fig.suptitle("", fontsize=10)
+    # Two lines of title above the panels' own titles: the panels start below them.
+    title = fig.suptitle("", fontsize=10, va="top", y=0.985)
+    fig.text(0.5, 0.01, TOKEN_COLOURS, ha="center", va="bottom", fontsize=7)
     label = _label(ds)
-    mean_cos = ds["mean_cos"].values[::every] if "mean_cos" in ds else None
+    mean_cos = ds["mean_cos"].values[valid] if "mean_cos" in ds else None
 
     def draw(index: int):
         front, xy = _hemispheres(theta[index])
@@ -499,22 +635,18 @@ def movie(
         title.set_text(text)
         return front_points, back_points, title
 
-    fig.tight_layout()
-    anim = animation.FuncAnimation(fig, draw, frames=len(times), blit=False, repeat=False)
-    try:
-        anim.save(out, writer=writer, dpi=dpi)
-    finally:
-        plt.close(fig)
-    return out
+    fig.tight_layout(rect=(0.0, 0.05, 1.0, 0.84))
+    return fig, draw, len(times)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m nadyn.plot",
-        description="Pictures of nadyn trajectory files: sphere snapshots (d = 3), "
-        "observables against time (every FILE), and a movie of the tokens on S^2.",
+        description="Pictures of nadyn trajectory and sweep files: sphere snapshots (d = 3), "
+        "observables against time (every FILE), and a movie of the tokens on S^2; a sweep at "
+        "--point.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="nadyn trajectory file(s)")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="nadyn trajectory or sweep file(s)")
     parser.add_argument("--sphere", metavar="OUT.png", help="snapshots of the first FILE (d = 3)")
     parser.add_argument("--times", type=float, nargs="+", metavar="T",
                         help="times of the snapshots (default: first, middle, last frame)")
@@ -528,6 +660,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fps", type=float, default=15, help="movie frames per second (default 15)")
     parser.add_argument("--every", type=int, default=1, help="movie: every K-th frame (default 1)")
     parser.add_argument("--dpi", type=int, default=120, help="resolution of the pictures (default 120)")
+    parser.add_argument("--point", metavar="AXIS=VALUE,...",
+                        help="the run of a sweep FILE, as axis=value,... or its index (not needed "
+                        "when the sweep has one run)")
     args = parser.parse_args(argv)
     if not (args.sphere or args.observables or args.movie):
         parser.error("nothing to do: give --sphere, --observables and/or --movie")
@@ -539,17 +674,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.sphere:
-            fig = sphere(args.files[0], times=args.times)
+            fig = sphere(args.files[0], times=args.times, point=args.point)
             fig.savefig(args.sphere, dpi=args.dpi)
             plt.close(fig)
             print(f"wrote {args.sphere}")
         if args.observables:
-            fig = observables(args.files, names=args.names, law=args.law)
+            fig = observables(args.files, names=args.names, law=args.law, point=args.point)
             fig.savefig(args.observables, dpi=args.dpi)
             plt.close(fig)
             print(f"wrote {args.observables}")
         if args.movie:
-            written = movie(args.files[0], out=args.movie, fps=args.fps, every=args.every)
+            written = movie(args.files[0], out=args.movie, fps=args.fps, every=args.every,
+                            point=args.point)
             print(f"wrote {written}")
     except (ValueError, OSError, KeyError) as error:
         print(f"nadyn.plot: {error}", file=sys.stderr)

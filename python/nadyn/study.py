@@ -29,11 +29,13 @@ overridable with ``--set KEY=VALUE``, VALUE a TOML value such as ``[1, 2, 3]``) 
 Running a study runs the sweep (what ``nadyn sweep experiment.toml --set ...`` runs: in this
 process through the compiled module when it is built, else that command) into
 ``<out_dir>/data/<name>.h5``, reduces it and writes ``<out_dir>/<name>.md``, ``<name>.csv``
-and ``<name>.png``. Nothing else is needed to add one: no C++, no rebuild. ``nadyn table``
+and ``<name>.png`` (files an earlier run left there are refused unless ``--force``, as
+``nadyn sweep`` refuses an existing output). Nothing else is needed to add one: no C++, no
+rebuild. ``nadyn table``
 is this module's ``table`` command (the program execs it); ``table all`` runs the studies of
 the manifest ``studies/paper.toml`` (:mod:`nadyn.paper`).
 
-    /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results
+    /usr/bin/python3 -m nadyn.study run studies/clustering_time --out-dir results --force
     /usr/bin/python3 -m nadyn.study run studies/clustering_time --set sweep.seed.range=[1,2]
     nadyn table clustering_time            # the same, through the command line
 
@@ -339,6 +341,30 @@ def refuse_non_regular(*paths: pathlib.Path) -> None:
                                  "--out-dir)")
 
 
+def _finished_sweep(path: pathlib.Path) -> bool:
+    """Whether ``path`` is a sweep file whose every run finished (root status complete)."""
+    if not path.is_file():
+        return False
+    try:
+        import h5py  # noqa: PLC0415
+
+        with h5py.File(path, "r", locking=False) as f:
+            status = f.attrs.get("status", b"")
+    except (OSError, ValueError):
+        return False
+    return (status.decode() if isinstance(status, bytes) else str(status)) == "complete"
+
+
+def refuse_overwrite(force: bool, *paths: pathlib.Path) -> None:
+    """StudyError naming the first of ``paths`` that exists, unless ``force``."""
+    if force:
+        return
+    for path in paths:
+        if path.exists():
+            raise StudyError(f"'{path}' already exists; pass --force to overwrite it (or "
+                             "choose another --out-dir)")
+
+
 def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
     """The nadyn program: ``explicit``, ``$NADYN_CLI``, the build tree's, or ``nadyn`` on PATH."""
     candidates = [explicit, os.environ.get("NADYN_CLI"),
@@ -352,14 +378,23 @@ def nadyn_program(explicit: str | os.PathLike | None = None) -> str:
 
 
 def run_sweep(experiment: pathlib.Path, sweep_file: pathlib.Path, sets: Sequence[str] = (),
-              nadyn: str | None = None, quiet: bool = True) -> None:
+              nadyn: str | None = None, quiet: bool = True,
+              progress: bool | None = None) -> None:
     """``nadyn sweep`` on one experiment into ``sweep_file`` (replaced): in this process when
     the compiled module is built (:func:`compiled_sweeps`) and the experiment is one of
-    particles, else through the program ``nadyn``."""
+    particles, else through the program ``nadyn``. ``progress``: a bar of the runs done
+    (nadyn.progress: None on a terminal or in a notebook), the program's own bar for a child."""
+    from .progress import Bar, wanted  # noqa: PLC0415
+
     core = compiled_sweeps()
     if core is not None and _model(core, experiment, sets) == "particles":
         try:
-            summary = core._sweep(None, str(experiment), list(sets), str(sweep_file), 0, True)
+            with Bar(progress, f"sweep {sweep_file.name}", "run") as bar:
+                summary = core._sweep(None, str(experiment), list(sets), str(sweep_file), 0, True,
+                                      **({"progress": bar.callback} if bar.callback else {}))
+                if summary["signal"] is None:
+                    done = summary["complete"] + summary["interrupted"] + summary["failed"]
+                    bar.finish(done, done)
         except ValueError as error:
             raise StudyError(str(error)) from error
         if summary["signal"] is not None:  # main says it in one line
@@ -377,7 +412,8 @@ def run_sweep(experiment: pathlib.Path, sweep_file: pathlib.Path, sets: Sequence
     for setting in sets:
         command += ["--set", setting]
     completed = run_child(command + ["--out", str(sweep_file), "--force"]
-                          + (["--quiet"] if quiet else []), stdout=subprocess.PIPE)
+                          + (["--quiet"] if quiet and not wanted(progress) else []),
+                          stdout=subprocess.PIPE)
     sys.stderr.write(completed.stdout or "")
     if completed.returncode != 0:
         raise subprocess.CalledProcessError(completed.returncode, command)
@@ -547,14 +583,15 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = (),
              extras: dict[str, tuple[str, pd.DataFrame]] | None = None) -> str:
     """The study's Markdown page: title, how it was made, the table, the note, then the
     extra tables the study shows on its page (``extras``: by key, heading and table)."""
-    experiments = ", ".join(f"`studies/{study.name}/{p.relative_to(study.folder)}`"
+    where, studies = location(study)
+    experiments = ", ".join(f"`{where}{p.relative_to(study.folder)}`"
                             for p in study.experiments.values())
     if study.experiments:
-        how = f"Study `studies/{study.name}/` (experiment{'s' if len(study.experiments) > 1 else ''} {experiments}"
+        how = f"Study `{where}` (experiment{'s' if len(study.experiments) > 1 else ''} {experiments}"
     else:
-        how = f"Study `studies/{study.name}/` (a computation of `reduce.py`, no sweep"
+        how = f"Study `{where}` (a computation of `reduce.py`, no sweep"
     how += (", with " + ", ".join(f"`--set {s}`" for s in sets)) if sets else ""
-    how += f"); made by `nadyn table {study.name}`. What it checks: `studies/{study.name}/README.md`."
+    how += f"); made by `nadyn table {study.name}{studies}`. What it checks: `{where}README.md`."
     digits = getattr(study.module, "DIGITS", 4)
     parts = [f"# {study.title}\n", how + "\n",
              markdown_table(table, digits, getattr(study.module, "FORMATS", None))]
@@ -567,6 +604,16 @@ def markdown(study: Study, table: pd.DataFrame, sets: Sequence[str] = (),
         parts.append(f"## {heading}\n\nAlso in `{name}.csv`.\n")
         parts.append(markdown_table(extra, digits, formats))
     return "\n".join(parts)
+
+
+def location(study: Study) -> tuple[str, str]:
+    """Where the study's folder is, as its page says it: ``studies/NAME/`` for one of the
+    source tree's (default) studies, else its folder, with the ``--studies DIR`` that
+    ``nadyn table`` needs to find it again."""
+    folder = study.folder.resolve()
+    if folder.parent == default_studies_directory().resolve():
+        return f"studies/{study.name}/", ""
+    return f"{folder}/", f" --studies {folder.parent}"
 
 
 def write_whole(path: pathlib.Path, text: str) -> None:
@@ -600,12 +647,16 @@ def quick_settings(study: Study) -> list[str]:
 def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results",
         sets: Sequence[str] = (), *, figures: bool = True, nadyn: str | None = None,
         sweep_file: str | os.PathLike | None = None, quiet: bool = True,
-        quick: bool = False) -> Result:
+        quick: bool = False, force: bool = False, progress: bool | None = None) -> Result:
     """Run a study: the sweep, the reduction, the files (see the module's documentation).
 
     ``sweep_file``: reduce this sweep file instead of running the experiment (for a study of
     several experiments, a dict of files by label). ``quick``: the study's quick form, its
     ``QUICK`` settings applied before ``sets`` (so ``sets`` can still change them).
+    ``force``: replace the files an earlier run left in ``out_dir``; without it, StudyError
+    (exit 2) naming the first one, before anything runs, as ``nadyn simulate`` and
+    ``nadyn sweep`` refuse an existing output. ``progress``: a bar of each sweep's runs
+    (tqdm): None shows it on a terminal or in a notebook, False never, True always.
     """
     if not isinstance(study, Study):
         study = load(study)
@@ -615,10 +666,14 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
     # The files named after the study (its table's, for most): a FIFO or a directory in the
     # way is refused before anything runs (_write checks every file again, by its real name).
     refuse_non_regular(out / f"{study.name}.md", out / f"{study.name}.csv")
+    # A finished sweep is a result too; an interrupted one (Ctrl-C) is what a rerun replaces.
+    refuse_overwrite(force, out / f"{study.name}.md", out / f"{study.name}.csv",
+                     *(p for p in (study.sweep_files(out).values() if sweep_file is None else ())
+                       if _finished_sweep(p)))
     if not study.experiments:
         if sweep_file is not None:
             raise StudyError(f"{study.name} runs no sweep: there is no sweep file to reduce")
-        return _run_computation(study, out, sets, figures)
+        return _run_computation(study, out, sets, figures, force)
     if sweep_file is None:
         check_experiment(study, sets, nadyn)
         make_directory(out)
@@ -626,7 +681,7 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
         sweep_files = study.sweep_files(out)
         for label, experiment in study.experiments.items():
             run_sweep(experiment, sweep_files[label], experiment_settings(study, label, sets),
-                      nadyn=nadyn, quiet=quiet)
+                      nadyn=nadyn, quiet=quiet, progress=progress)
     else:
         if sets:
             raise StudyError("--set applies to the experiment; with a given sweep file "
@@ -639,21 +694,21 @@ def run(study: str | os.PathLike | Study, out_dir: str | os.PathLike = "results"
                              f"({', '.join(study.experiments) or 'experiment.toml'})")
     tables = reduce_tables(study, sweep_files)
     return _write(study, out, sets, tables, figures, sweep_files,
-                  lambda: open_sweeps(study, sweep_files))
+                  lambda: open_sweeps(study, sweep_files), force)
 
 
 def _run_computation(study: Study, out: pathlib.Path, sets: Sequence[str],
-                     figures: bool) -> Result:
+                     figures: bool, force: bool = False) -> Result:
     """A study without an experiment: reduce(PARAMETERS with ``sets``), then the files."""
     parameters = study_parameters(study, sets)
     tables = reduce_tables(study, parameters)  # bad parameters fail here, before any file
     make_directory(out)
-    return _write(study, out, sets, tables, figures, {}, lambda: parameters)
+    return _write(study, out, sets, tables, figures, {}, lambda: parameters, force)
 
 
 def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
            tables: dict[str, pd.DataFrame], figures: bool,
-           sweep_files: dict[str, pathlib.Path], figure_data) -> Result:
+           sweep_files: dict[str, pathlib.Path], figure_data, force: bool = False) -> Result:
     main_name, table = next(iter(tables.items()))
     md, csv = out / f"{main_name}.md", out / f"{main_name}.csv"
     page_tables = getattr(study.module, "PAGE_TABLES", {})
@@ -668,6 +723,8 @@ def _write(study: Study, out: pathlib.Path, sets: Sequence[str],
     # of its files is written.
     refuse_non_regular(md, csv, *(out / f"{name}.csv" for name in list(tables)[1:]),
                        *([figure_path] if draws else []))
+    refuse_overwrite(force, md, csv, *(out / f"{name}.csv" for name in list(tables)[1:]),
+                     *([figure_path] if draws else []))
     write_whole(md, markdown(study, table, sets, extras))
     write_whole(csv, csv_text(study, table))
     for name, extra in list(tables.items())[1:]:
@@ -720,6 +777,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
                                              "does not run (default: $NADYN_CLI, the build's)")
         command.add_argument("--verbose", action="store_true",
                              help="the traceback under an error in a study's code")
+        command.add_argument("--force", action="store_true",
+                             help="overwrite the files an earlier run left in --out-dir")
     return parser.parse_args(argv)
 
 
@@ -736,17 +795,19 @@ def _table(args: argparse.Namespace) -> int:
             raise StudyError("--quick applies to a study; 'all' runs every study in full")
         invocation = args.invocation or " ".join(["python3 -m nadyn.study", *sys.argv[1:]])
         paper.run_all(root, pathlib.Path(args.out_dir), figures=not args.no_figures,
-                      nadyn=args.nadyn, invocation=invocation)
+                      nadyn=args.nadyn, invocation=invocation, force=args.force)
         return 0
     commands = paper.commands(root)
     name = commands.get(args.which, args.which)
     if not _is_study(root / name):
+        if (root / name).is_dir():
+            load(root / name)  # a study folder that lacks a file: names it and the layout
         valid = ", ".join(["all", *commands, *available(root)])
         raise StudyError(f"unknown table or study '{args.which}' (valid: {valid})")
     if args.format not in ("md", "csv"):
         raise StudyError(f"unknown format '{args.format}'; valid formats: md, csv")
     result = run(load(root / name), args.out_dir, args.sets, figures=not args.no_figures,
-                 nadyn=args.nadyn, quick=args.quick)
+                 nadyn=args.nadyn, quick=args.quick, force=args.force)
     sys.stdout.write((result.markdown if args.format == "md" else result.csv).read_text())
     return 0
 
@@ -760,7 +821,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _table(args)
     study = load(args.study, args.studies)
     result = run(study, args.out_dir, args.sets, figures=not args.no_figures,
-                 nadyn=args.nadyn, sweep_file=args.sweep_file, quick=args.quick)
+                 nadyn=args.nadyn, sweep_file=args.sweep_file, quick=args.quick,
+                 force=args.force)
     sys.stdout.write((result.markdown if args.format == "md" else result.csv).read_text())
     return 0
 

@@ -28,7 +28,11 @@ py::array_t<T> owning_array(std::vector<T>&& values, std::vector<py::ssize_t> sh
 // its current state as a last frame and returns `interrupted`; the exception is returned
 // (None otherwise) for the caller to raise once the results are safe. An exception thrown
 // by `work` is rethrown here, on the calling thread.
-py::object run_watching_signals(const std::function<void(const std::atomic<bool>* stop)>& work);
+// `on_wake` (optional) runs on each wake-up too, with the GIL, after the signal handlers: a
+// progress callback reads there what the worker left in atomics. When it raises, the run is
+// stopped as by a signal and its exception returned.
+py::object run_watching_signals(const std::function<void(const std::atomic<bool>* stop)>& work,
+                                const std::function<void()>& on_wake = {});
 
 void bind_simulate(py::module_& m);
 void bind_sweep(py::module_& m);

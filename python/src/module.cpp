@@ -23,7 +23,8 @@
 
 namespace nadyn::python {
 
-py::object run_watching_signals(const std::function<void(const std::atomic<bool>* stop)>& work) {
+py::object run_watching_signals(const std::function<void(const std::atomic<bool>* stop)>& work,
+                                const std::function<void()>& on_wake) {
     std::atomic<bool> stop{false};
     std::exception_ptr failure;
     std::mutex mutex;
@@ -50,6 +51,21 @@ py::object run_watching_signals(const std::function<void(const std::atomic<bool>
             const py::gil_scoped_acquire acquire;
             if (PyErr_CheckSignals() != 0) {
                 stop.store(true);
+                PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+                PyErr_Fetch(&type, &value, &traceback);
+                PyErr_NormalizeException(&type, &value, &traceback);
+                if (traceback) PyException_SetTraceback(value, traceback);
+                pending = py::reinterpret_steal<py::object>(value);
+                Py_XDECREF(type);
+                Py_XDECREF(traceback);
+                continue;
+            }
+            if (!on_wake) continue;
+            try {
+                on_wake();
+            } catch (py::error_already_set& error) {
+                stop.store(true);
+                error.restore();
                 PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
                 PyErr_Fetch(&type, &value, &traceback);
                 PyErr_NormalizeException(&type, &value, &traceback);

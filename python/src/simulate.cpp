@@ -9,6 +9,9 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <atomic>
+#include <functional>
+#include <mutex>
 #include <optional>
 
 namespace nadyn::python {
@@ -32,6 +35,7 @@ struct run_result {
     // --observe), by name, in their order; observable_width values per frame.
     std::vector<std::pair<std::string, std::vector<double>>> observables;
     std::size_t modes = 0; // K, the values per frame of the observable `modes`
+    std::vector<std::string> warnings; // the run's warnings (diagnostics.hpp), in order
 };
 
 py::object to_python(const parameter_value& value) {
@@ -104,7 +108,7 @@ void record_matrices(const simulation& run, run_result& result) {
 // registry order, with the command line's message prefix ("--n 'x': ..."), so a bad value
 // reads exactly as `nadyn simulate` reports it.
 py::dict simulate(const std::map<std::string, std::string>& values, std::optional<std::string> out,
-                  bool force, const std::string& command_line) {
+                  bool force, const std::string& command_line, const py::object& progress) {
     for (const auto& [name, text] : values)
         if (!find_parameter(name))
             throw py::type_error("simulate() got an unexpected keyword argument '" + name +
@@ -131,14 +135,31 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     for (const std::string& name : config.recorded_observables())
         result.observables.emplace_back(name, std::vector<double>{});
     const std::vector<std::size_t> widths = observable_widths(config.recorded_rows(), config.modes);
-    py::object pending = run_watching_signals([&](const std::atomic<bool>* stop) {
+    // The run's progress (t / T), left by the worker for the watching thread, which calls
+    // `progress` with it (with the GIL) when it has moved.
+    std::mutex warnings_mutex;
+    std::atomic<double> fraction{0.0};
+    double shown = -1.0;
+    const progress_callback report = [&](double f) { fraction.store(f); };
+    const std::function<void()> on_wake = [&] {
+        const double f = fraction.load();
+        if (f == shown) return;
+        shown = f;
+        progress(f);
+    };
+    const auto work = [&](const std::atomic<bool>* stop) {
         // Built here, on the thread that runs it: the constructor sets the OpenMP thread
         // count (`threads`) for the calling thread.
         simulation run(config);
+        // Said after the run, on the calling thread (nadyn.simulate warns with each).
+        run.set_warning_sink([&](const std::string& warning) {
+            const std::lock_guard lock(warnings_mutex);
+            result.warnings.push_back(warning);
+        });
         if (out) {
             check_output_path(*out, force);
             try {
-                run.run_to_file(*out, true, stop);
+                run.run_to_file(*out, true, stop, report);
             } catch (const numerical_fault& e) {
                 result.fault = e.what();
             }
@@ -167,7 +188,7 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
                         column += width;
                     }
                 },
-                stop);
+                stop, report);
             result.status =
                 summary.outcome == integration_outcome::complete ? "complete" : "interrupted";
         } catch (const numerical_fault& e) {
@@ -178,7 +199,9 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
         result.parameters = run.parameters();
         record_statistics(result.parameters, summary);
         record_matrices(run, result);
-    });
+    };
+    py::object pending =
+        run_watching_signals(work, progress.is_none() ? std::function<void()>{} : on_wake);
 
     const auto frames = static_cast<py::ssize_t>(result.times.size());
     const auto n = static_cast<py::ssize_t>(result.n), d = static_cast<py::ssize_t>(result.d);
@@ -215,6 +238,7 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
     answer["fault"] = result.fault;
     answer["path"] = out ? py::object(py::str(*out)) : py::object(py::none());
     answer["signal"] = pending;
+    answer["warnings"] = result.warnings;
     return answer;
 }
 
@@ -222,8 +246,10 @@ py::dict simulate(const std::map<std::string, std::string>& values, std::optiona
 
 void bind_simulate(py::module_& m) {
     m.def("_simulate", &simulate, py::arg("values"), py::arg("out"), py::arg("force"),
-          py::arg("command_line"),
-          "Runs one simulation (use nadyn.simulate). Returns a dict of arrays and the record; "
+          py::arg("command_line"), py::arg("progress") = py::none(),
+          "Runs one simulation (use nadyn.simulate); `progress(fraction)` (optional) is called "
+          "with t / T a few times a second, with the GIL, while the run computes without it. "
+          "Returns a dict of arrays and the record; "
           "'signal' holds the exception a signal handler raised during the run (None if "
           "none), 'fault' the message of a numerical fault.");
 }

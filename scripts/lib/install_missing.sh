@@ -5,7 +5,7 @@
 # its tests need (setup.sh, test-sanitize.sh, benchmark.sh).
 nadyn_packages=(build-essential cmake git libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
                 doctest-dev libcli11-dev libtomlplusplus-dev libglpk-dev libfftw3-dev libsharp-dev python3-numpy python3-scipy python3-h5py
-                python3-matplotlib python3-xarray python3-h5netcdf python3-pytest
+                python3-matplotlib python3-xarray python3-h5netcdf python3-pytest python3-tqdm
                 python3-nbclient python3-nbformat python3-ipykernel python3-venv ffmpeg pybind11-dev
                 python3-dev libopenmpi-dev openmpi-bin)
 

@@ -3,7 +3,9 @@
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/experiment/run_inputs.hpp"
+#include "nadyn/experiment/suggest.hpp"
 #include "nadyn/files/input_files.hpp"
+#include "nadyn/model/diagnostics.hpp"
 #include "nadyn/model/error.hpp"
 #include "nadyn/model/initial.hpp"
 #include "nadyn/model/norm.hpp"
@@ -12,9 +14,12 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -237,6 +242,22 @@ std::vector<std::string> axis_values(const toml::node& node, const std::string& 
 }
 
 // Registry names with '-' accepted for '_' (the flags' spelling): "t-switch" is t_switch.
+// "; did you mean 'TABLE.NAME'? " for a misspelt key of a table, as the command line
+// suggests a flag ("; " alone when no valid key is close).
+std::string suggestion(std::string_view key, std::string_view table,
+                       const std::vector<std::string>& valid) {
+    const std::string best = closest_name(key, valid);
+    if (best.empty()) return "; ";
+    return "; did you mean '" + (table.empty() ? best : std::string(table) + "." + best) + "'? ";
+}
+
+std::vector<std::string> registry_names() {
+    std::vector<std::string> names;
+    for (const auto& spec : parameter_registry())
+        names.emplace_back(spec.name);
+    return names;
+}
+
 std::string parameter_key(std::string_view key) {
     std::string name(key);
     for (char& c : name)
@@ -344,7 +365,8 @@ experiment parse_experiment(const std::string& text, const std::string& source,
         const std::string name(key.str());
         if (name != "run" && name != "sweep")
             throw input_error(where.at("", "", key.source()) + "unknown table '" + shown(name) +
-                              "'; valid tables: run, sweep");
+                              "'" + suggestion(name, "", {"run", "sweep"}) +
+                              "valid tables: run, sweep");
         if (!node.is_table())
             throw input_error(where.at("", "", key.source()) + "'" + name + "' must be a table ([" +
                               name + "])");
@@ -384,8 +406,9 @@ experiment parse_experiment(const std::string& text, const std::string& source,
             }
             const parameter_spec* spec = find_parameter(name);
             if (!spec)
-                throw input_error(at + "unknown key 'run." + shown(key.str()) +
-                                  "'; valid keys: " + parameter_names());
+                throw input_error(at + "unknown key 'run." + shown(key.str()) + "'" +
+                                  suggestion(key.str(), "run", registry_names()) +
+                                  "valid keys: " + parameter_names());
             require_type(node, *spec, at, "run." + name);
             std::string value;
             if (const auto* times = node.as_array(); times && name == "frame_times") {
@@ -412,8 +435,9 @@ experiment parse_experiment(const std::string& text, const std::string& source,
             const std::string name = parameter_key(key.str());
             const parameter_spec* spec = find_parameter(name);
             if (!spec)
-                throw input_error(at + "unknown sweep axis 'sweep." + shown(key.str()) +
-                                  "'; valid keys: " + parameter_names());
+                throw input_error(at + "unknown sweep axis 'sweep." + shown(key.str()) + "'" +
+                                  suggestion(key.str(), "sweep", registry_names()) +
+                                  "valid keys: " + parameter_names());
             if (!spec->sweepable)
                 throw input_error(at + "key 'sweep." + name +
                                   "': this parameter cannot vary in a sweep (it does not change "
@@ -527,15 +551,21 @@ parse_experiment_tables(const std::string& text, const std::string& source,
             const std::string name(key.str());
             if (name != "run" && name != "sweep")
                 throw input_error(where.at("", "", key.source()) + "unknown table '" + shown(name) +
-                                  "'; valid tables: run, sweep");
+                                  "'" + suggestion(name, "", {"run", "sweep"}) +
+                                  "valid tables: run, sweep");
         }
         auto typed = [&](const std::string& at, const std::string& table,
                          std::string_view key) -> parameter_spec {
             const std::string name = parameter_key(key);
             const std::optional<value_type> type = key_type(name);
-            if (!type)
-                throw input_error(at + "unknown key '" + table + "." + shown(key) +
-                                  "'; valid keys: " + valid_keys);
+            if (!type) {
+                std::vector<std::string> names;
+                std::stringstream list(valid_keys);
+                for (std::string item; std::getline(list, item, ',');)
+                    names.push_back(item.substr(item.find_first_not_of(' ')));
+                throw input_error(at + "unknown key '" + table + "." + shown(key) + "'" +
+                                  suggestion(key, table, names) + "valid keys: " + valid_keys);
+            }
             parameter_spec spec{};
             spec.type = *type;
             return spec;
@@ -599,6 +629,85 @@ std::string experiment::label(std::size_t index) const {
     for (std::size_t a = 0; a < axes.size(); ++a)
         out += (a ? " " : "") + axes[a].name + "=" + axes[a].values[at[a]];
     return out.empty() ? "the base run" : out;
+}
+
+std::size_t experiment::find_point(std::string_view point) const {
+    auto choices = [&] {
+        std::string text;
+        for (const auto& axis : axes) {
+            text += (text.empty() ? "" : "; ") + axis.name + " in {";
+            for (std::size_t v = 0; v < axis.values.size(); ++v)
+                text += (v ? ", " : "") + axis.values[v];
+            text += "}";
+        }
+        return (text.empty() ? std::string("no axes") : text) + "; or a run's index, 0 to " +
+               std::to_string(size() - 1);
+    };
+    const std::string text(point);
+    if (text.empty()) {
+        if (size() == 1) return 0;
+        throw input_error("the sweep has " + std::to_string(size()) +
+                          " runs: pass --point axis=value,... to pick one; " + choices());
+    }
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        errno = 0;
+        const unsigned long long index = std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || index >= size())
+            throw input_error("--point " + text + ": the sweep has " + std::to_string(size()) +
+                              " runs; " + choices());
+        return static_cast<std::size_t>(index);
+    }
+    std::vector<std::size_t> chosen(axes.size(), SIZE_MAX);
+    std::stringstream items(text);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+        if (item.empty()) continue;
+        const auto equals = item.find('=');
+        const std::string name = item.substr(0, equals);
+        const auto axis = std::find_if(axes.begin(), axes.end(),
+                                       [&](const sweep_axis& a) { return a.name == name; });
+        if (equals == std::string::npos || axis == axes.end())
+            throw input_error("--point: '" + item + "' is not axis=value; the axes: " + choices());
+        const std::string value = item.substr(equals + 1);
+        std::size_t found = SIZE_MAX;
+        for (std::size_t v = 0; v < axis->values.size() && found == SIZE_MAX; ++v) {
+            if (axis->values[v] == value) found = v;
+            char* end = nullptr;
+            const double a = std::strtod(value.c_str(), &end);
+            const bool number = !value.empty() && *end == '\0';
+            const double b = std::strtod(axis->values[v].c_str(), &end);
+            if (number && *end == '\0' && a == b) found = v;
+        }
+        if (found == SIZE_MAX)
+            throw input_error("--point: " + name + " = " + value + " is not a value of the axis; " +
+                              choices());
+        chosen[std::size_t(axis - axes.begin())] = found;
+    }
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+        if (chosen[a] != SIZE_MAX) continue;
+        if (axes[a].values.size() != 1)
+            throw input_error("--point names no value of the axis " + axes[a].name + "; " +
+                              choices());
+        chosen[a] = 0;
+    }
+    std::size_t index = 0;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+        index = index * axes[a].values.size() + chosen[a];
+    return index;
+}
+
+std::vector<std::string> experiment::warnings() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < size(); ++i) {
+        const run_config c = point(i);
+        const integration_settings settings = c.resolved_integration();
+        for (std::string& warning :
+             configuration_warnings(c.scheme_id, settings.T, settings.dt,
+                                    c.scheme_settings().t_switch, settings.kind, c.beta))
+            if (std::find(out.begin(), out.end(), warning) == out.end())
+                out.push_back(std::move(warning));
+    }
+    return out;
 }
 
 void experiment::for_each_combination(

@@ -441,8 +441,9 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     settings.estimate_step_error = c.records("step_error");
     settings.frame_attention = attention_observed;
     if (settings.warn && !resume)
-        for (const std::string& warning : configuration_warnings(
-                 c.scheme_id, settings.T, settings.dt, c.scheme_settings().t_switch, settings.kind))
+        for (const std::string& warning :
+             configuration_warnings(c.scheme_id, settings.T, settings.dt,
+                                    c.scheme_settings().t_switch, settings.kind, c.beta))
             settings.warn(warning);
     summary.outcome =
         integrate(system, x, settings, observer, summary.statistics, stop, layer_weights, resume);

@@ -457,6 +457,9 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
     const sweep_plan plan = plan_sweep(e, options.jobs); // checks the input files
+    if (options.warn)
+        for (const std::string& warning : e.warnings())
+            options.warn(warning);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
         throw input_error("the sweep needs about " + std::to_string(plan.bytes_in_use / 1e9) +
@@ -537,13 +540,11 @@ std::string describe_sweep_file(const std::string& path) {
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = layout_of(e);
     std::ostringstream out;
-    // Each run's status and final value of each observable of the table.
+    // Each run's status and final value of each observable of the table; an observable the
+    // runs did not record has no column (the table says "not recorded").
     sweep_file_overview overview =
         read_sweep_overview(path, layout, {"mean_cos", "min_cos", "clusters", "r_mean"});
     std::map<std::string, std::vector<double>>& last = overview.last;
-    for (const char* name : {"mean_cos", "min_cos", "clusters", "r_mean"}) // not recorded: nan
-        if (!last.count(name))
-            last[name].assign(e.size(), std::numeric_limits<double>::quiet_NaN());
     std::string sweep_status = overview.status;
     // Why a sweep stopped with status failed (sweep_file::finish_failed).
     if (!overview.failure.empty()) sweep_status += " (" + overview.failure + ")";
@@ -596,7 +597,9 @@ std::string describe_sweep_file(const std::string& path) {
     out << line;
     for (const auto& key : order) {
         const auto& members = groups[key];
-        auto stats = [&](const std::vector<double>& column) {
+        auto stats = [&](const char* name) {
+            if (!last.count(name)) return std::string("not recorded");
+            const std::vector<double>& column = last[name];
             double sum = 0, sum2 = 0;
             std::size_t count = 0;
             for (std::size_t i : members)
@@ -613,8 +616,8 @@ std::string describe_sweep_file(const std::string& path) {
             return std::string(cell);
         };
         std::snprintf(line, sizeof line, "%-40s %5zu %22s %22s %14s\n", key.c_str(), members.size(),
-                      stats(last["mean_cos"]).c_str(), stats(last["min_cos"]).c_str(),
-                      stats(last["clusters"]).c_str());
+                      stats("mean_cos").c_str(), stats("min_cos").c_str(),
+                      stats("clusters").c_str());
         out << line;
     }
     return out.str();
@@ -624,68 +627,17 @@ std::string describe_sweep_file(const std::string& path) {
 
 namespace nadyn {
 
-namespace {
-
-// The run index of "axis=value,..." in `e`.
-std::size_t find_point(const experiment& e, const std::string& point) {
-    auto choices = [&] {
-        std::string text;
-        for (const auto& axis : e.axes) {
-            text += (text.empty() ? "" : "; ") + axis.name + " in {";
-            for (std::size_t v = 0; v < axis.values.size(); ++v)
-                text += (v ? ", " : "") + axis.values[v];
-            text += "}";
-        }
-        return text.empty() ? std::string("no axes") : text;
-    };
-    std::vector<std::size_t> chosen(e.axes.size(), SIZE_MAX);
-    std::stringstream items(point);
-    std::string item;
-    while (std::getline(items, item, ',')) {
-        if (item.empty()) continue;
-        const auto equals = item.find('=');
-        const std::string name = item.substr(0, equals);
-        const auto axis = std::find_if(e.axes.begin(), e.axes.end(),
-                                       [&](const sweep_axis& a) { return a.name == name; });
-        if (equals == std::string::npos || axis == e.axes.end())
-            throw input_error("--point: '" + item + "' is not axis=value; the axes: " + choices());
-        const std::string value = item.substr(equals + 1);
-        std::size_t found = SIZE_MAX;
-        for (std::size_t v = 0; v < axis->values.size() && found == SIZE_MAX; ++v) {
-            if (axis->values[v] == value) found = v;
-            char* end = nullptr;
-            const double a = std::strtod(value.c_str(), &end);
-            const bool number = !value.empty() && *end == '\0';
-            const double b = std::strtod(axis->values[v].c_str(), &end);
-            if (number && *end == '\0' && a == b) found = v;
-        }
-        if (found == SIZE_MAX)
-            throw input_error("--point: " + name + " = " + value + " is not a value of the axis; " +
-                              choices());
-        chosen[std::size_t(axis - e.axes.begin())] = found;
-    }
-    for (std::size_t a = 0; a < e.axes.size(); ++a) {
-        if (chosen[a] != SIZE_MAX) continue;
-        if (e.axes[a].values.size() != 1)
-            throw input_error("--point names no value of the axis " + e.axes[a].name + "; " +
-                              choices());
-        chosen[a] = 0;
-    }
-    for (std::size_t i = 0; i < e.size(); ++i) {
-        const auto at = e.coordinates(i);
-        if (std::equal(at.begin(), at.end(), chosen.begin())) return i;
-    }
-    throw input_error("--point: no run at '" + point + "'"); // not reached: a full product
-}
-
-} // namespace
-
 sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point) {
     const experiment e = sweep_experiment(path);
     const sweep_layout layout = detail::layout_of(e);
-    const std::size_t index = find_point(e, point);
+    const std::size_t index = e.find_point(point);
+    const std::string label = e.label(index);
+    if (std::find(layout.observables.begin(), layout.observables.end(), "clusters") ==
+        layout.observables.end())
+        throw input_error("'" + path + "' (" + label +
+                          "): merge events not recorded (add clusters to observables)");
     sweep_run_history out = read_sweep_history(path, layout, index);
-    out.label = e.label(index);
+    out.label = label;
     return out;
 }
 

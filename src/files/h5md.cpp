@@ -898,11 +898,20 @@ std::vector<std::int64_t> trajectory_reader::cluster_labels(std::size_t frame) c
     return labels;
 }
 
+std::string trajectory_reader::no_cluster_history(const std::string& what) const {
+    // A run that chose its observables without clusters has no history to record: not zero
+    // events. (nadyn reduced's files have no tokens, hence no choice and no history.)
+    const auto names = observable_names();
+    if (m_parameters.find("observables") &&
+        std::find(names.begin(), names.end(), "clusters") == names.end())
+        return "'" + m_file->file_path() + "': " + what +
+               " not recorded (add clusters to observables)";
+    return "'" + m_file->file_path() + "' records no " + what +
+           " (written by a nadyn without cluster histories)";
+}
+
 std::vector<merge_event> trajectory_reader::merge_events(std::size_t frames) const {
-    if (!has_cluster_history())
-        throw input_error("'" + m_file->file_path() +
-                          "' records no merge events (written by a nadyn without cluster "
-                          "histories)");
+    if (!has_cluster_history()) throw input_error(no_cluster_history("merge events"));
     frames = std::min(frames, m_frames);
     const hdf5_group g = m_file->open_group(merges_path);
     const hdf5_dataset value = g.open_dataset("value"), time = g.open_dataset("time"),
@@ -935,8 +944,7 @@ std::vector<merge_event> trajectory_reader::merge_events(std::size_t frames) con
 }
 
 std::vector<double> trajectory_reader::clustering_times() const {
-    if (!has_cluster_history())
-        throw input_error("'" + m_file->file_path() + "' records no clustering times");
+    if (!has_cluster_history()) throw input_error(no_cluster_history("clustering times"));
     const hdf5_dataset dataset = m_file->open_dataset(clustering_time_path);
     std::vector<double> times(dataset.shape().at(0));
     dataset.read_all(H5T_NATIVE_DOUBLE, times.data());

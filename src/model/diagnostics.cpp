@@ -9,8 +9,9 @@
 namespace nadyn {
 
 std::vector<std::string> configuration_warnings(scheme id, double T, double dt, double t_switch,
-                                                integrator_kind integrator) {
+                                                integrator_kind integrator, double beta) {
     std::vector<std::string> warnings;
+    if (beta < 0.0) warnings.emplace_back(negative_beta_warning);
     if (id == scheme::mix_ln && t_switch >= T && T > 0.0) {
         std::ostringstream message;
         message << "warning: mix-ln switches at t_switch = " << t_switch << " >= T = " << T

@@ -145,7 +145,7 @@ def test_every_keyword_default_is_the_clis(cli):
     text, defaults = _help_defaults(cli)
     signature = inspect.signature(nadyn.simulate)
     rows = nadyn.parameters()
-    assert list(signature.parameters) == [row["name"] for row in rows] + ["out", "force"]
+    assert list(signature.parameters) == [row["name"] for row in rows] + ["out", "force", "progress"]
     checked = 0
     for row in rows:
         default = signature.parameters[row["name"]].default

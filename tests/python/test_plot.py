@@ -121,7 +121,7 @@ def test_heatmap_over_sweep_dimensions():
     assert len(one.axes) == 2
     plt.close(one)
     with pytest.raises(ValueError, match="valid names: mean_cos"):
-        nadyn.plot.heatmap(sweep, "gap")
+        nadyn.plot.heatmap(sweep, "speed")
 
 
 def count_video_frames(path) -> int:

@@ -61,6 +61,15 @@ struct experiment {
     [[nodiscard]] run_config point(std::size_t index) const;
     // "beta=0.5 seed=3 scheme=pre-ln" for messages and progress.
     [[nodiscard]] std::string label(std::size_t index) const;
+    // The run that `point` names, as --point of nadyn rerun and nadyn inspect and the
+    // plots take it: "axis=value,..." (every axis with more than one value named once, a
+    // value as the experiment writes it or equal as a number), or the run's index in the
+    // row-major order; empty names the only run of a one-run experiment. input_error naming
+    // the axes, their values and the indices for anything else.
+    [[nodiscard]] std::size_t find_point(std::string_view point) const;
+    // The configuration warnings of its runs (diagnostics.hpp), each once, in the order of
+    // the first run that has it: a sweep says them before it runs.
+    [[nodiscard]] std::vector<std::string> warnings() const;
 
     // Calls `visit(config, index, runs)` once for each combination of the values of the axes
     // `selected` accepts (the others at their first value): `index` is the first run of the

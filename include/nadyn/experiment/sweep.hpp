@@ -33,6 +33,9 @@ struct sweep_options {
     const std::atomic<bool>* stop = nullptr; // the caller's stop token (SIGINT, Ctrl-C)
     std::function<void(const sweep_progress&)> progress;
     bool overwrite = false;
+    // Receives the experiment's configuration warnings (experiment::warnings(): a negative
+    // beta, ...), each once, before a new sweep's first run; empty: none said.
+    std::function<void(const std::string&)> warn;
 };
 
 struct sweep_summary {
@@ -78,9 +81,9 @@ experiment sweep_experiment(const std::string& path);
 std::string describe_sweep_file(const std::string& path);
 
 // The cluster history of one run of a sweep file (docs/model.md §5.2), as nadyn inspect
-// --merges prints it: the run at `point`, "axis=value,...": every axis with more than one value
-// named once, a value as the experiment writes it or equal as a number. input_error (naming the
-// axes and their values) for anything else, or a file without cluster histories.
+// --merges prints it: the run at `point` (experiment::find_point: "axis=value,...", an index,
+// or empty for a one-run sweep). input_error (naming the axes and their values) for anything
+// else, or a file without cluster histories.
 sweep_run_history sweep_cluster_history(const std::string& path, const std::string& point);
 
 } // namespace nadyn

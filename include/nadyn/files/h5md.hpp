@@ -283,6 +283,9 @@ class trajectory_reader {
                      std::size_t* cols = nullptr, std::size_t* stack = nullptr) const;
 
   private:
+    // Why the file has no cluster history: not recorded (no clusters observable), or older.
+    [[nodiscard]] std::string no_cluster_history(const std::string& what) const;
+
     std::unique_ptr<detail::hdf5_file> m_file;
     parameter_list m_parameters;
     std::size_t m_n = 0, m_d = 0, m_frames = 0;
