@@ -21,9 +21,11 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.legend_handler import HandlerTuple  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
-SCHEMES = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
-# One colour per scheme in every figure (tab10, colour-blind friendly enough).
-COLOURS = dict(zip(SCHEMES, ["C0", "C1", "C2", "C3", "C4", "C5"]))
+# The paper's schemes, in the order of its tables: those of data/terminal_fits.csv (the
+# terminal study writes the library's list of schemes with a terminal law, nadyn._core.schemes()),
+# set by main(). One colour per scheme in every figure (tab10, colour-blind friendly enough).
+SCHEMES = []
+COLOURS = {}
 X_LABEL = {"t": "time t", "log": "time t (log scale)", "sqrt": r"$\sqrt{t}$ (t = time)"}
 # Particle gaps below this are round-off: the directions are O(1) doubles.
 PARTICLE_GAP_FLOOR = 1e-22
@@ -257,9 +259,11 @@ def main():
     plt.rcdefaults()  # a user's matplotlibrc must not change the figures
     plt.rcParams.update(STYLE)
     path = lambda name: os.path.join(results, name)  # noqa: E731
+    fits = read_csv(path("data/terminal_fits.csv"))
+    SCHEMES[:] = list(dict.fromkeys(str(s) for s in fits["scheme"]))
+    COLOURS.update({s: "C%d" % i for i, s in enumerate(SCHEMES)})
     fig1_symmetric(results, read_csv(path("data/symmetric_start.csv")))
-    fig2_terminal(results, read_csv(path("data/terminal_series.csv")),
-                  read_csv(path("data/terminal_fits.csv")))
+    fig2_terminal(results, read_csv(path("data/terminal_series.csv")), fits)
     fig3_initial_velocity(results, read_csv(path("initial_velocity_beta.csv")))
     fig4_sphere(results, [read_sphere(path("data/sphere_%s.h5" % s))
                           for s in ("post-ln", "peri-ln")])

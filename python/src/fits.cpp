@@ -58,7 +58,7 @@ void bind_fits(py::module_& m) {
         "predicted",
         [](const std::string& scheme_name) {
             const scheme id = parse_scheme(scheme_name);
-            if (!info(id).in_paper_tables)
+            if (!info(id).has_terminal_law)
                 throw input_error("scheme '" + scheme_name +
                                   "' has no terminal law (its gap "
                                   "does not go to zero)");

@@ -234,6 +234,33 @@ PYBIND11_MODULE(_core, m) {
         },
         "The normalisation schemes, in --help order.");
     m.def(
+        "schemes",
+        [] {
+            py::list rows;
+            for (const scheme_info& row : scheme_table) {
+                py::dict d;
+                d["name"] = std::string(row.name);
+                d["layer"] = std::string(row.layer);
+                d["speed"] = std::string(row.speed);
+                d["radial_rate"] = std::string(row.radial_rate);
+                d["uses_magnitude"] = row.uses_magnitude;
+                d["uses_attention_norm"] = row.uses_attention_norm;
+                d["attention_reads_tokens"] = row.attention_reads_tokens;
+                d["in_paper_tables"] = row.in_paper_tables;
+                d["has_breakpoint"] = row.has_breakpoint;
+                d["has_initial_velocity"] = row.has_initial_velocity;
+                d["has_clock"] = row.has_clock;
+                d["has_terminal_law"] = row.has_terminal_law;
+                rows.append(d);
+            }
+            return rows;
+        },
+        "The normalisation schemes, in --help order, one dict each: name, layer, speed and "
+        "radial_rate (formulas), uses_magnitude, uses_attention_norm, attention_reads_tokens, "
+        "in_paper_tables, and which optional parts it has (has_breakpoint, has_initial_velocity, "
+        "has_clock, has_terminal_law). Generated from the library's list of schemes "
+        "(include/nadyn/model/schemes/list.hpp): what tests, studies and scripts iterate.");
+    m.def(
         "version", [] { return std::string(version()); }, "nadyn's version");
     m.def(
         "git_commit", [] { return std::string(git_commit()); }, "The commit nadyn was built from");

@@ -2,8 +2,10 @@
 
 #include "nadyn/model/integrate.hpp"
 #include "nadyn/model/scheme.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace nadyn {
@@ -12,12 +14,10 @@ std::vector<std::string> configuration_warnings(scheme id, double T, double dt, 
                                                 integrator_kind integrator, double beta) {
     std::vector<std::string> warnings;
     if (beta < 0.0) warnings.emplace_back(negative_beta_warning);
-    if (id == scheme::mix_ln && t_switch >= T && T > 0.0) {
-        std::ostringstream message;
-        message << "warning: mix-ln switches at t_switch = " << t_switch << " >= T = " << T
-                << ": the switch never happens and the run is pure post-ln";
-        warnings.push_back(message.str());
-    }
+    scheme_parameters parameters{id};
+    parameters.t_switch = t_switch;
+    if (const auto warn = operations(parameters).configuration_warning)
+        if (std::optional<std::string> warning = warn(parameters, T)) warnings.push_back(*warning);
     if (integrator != integrator_kind::dopri5 && dt > 0.0 && T / dt > max_reasonable_steps) {
         std::ostringstream message;
         message.precision(3);

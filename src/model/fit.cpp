@@ -1,10 +1,12 @@
 #include "nadyn/model/fit.hpp"
 
 #include "nadyn/model/error.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace nadyn {
 
@@ -33,21 +35,11 @@ std::string_view formula(decay_law law) {
 }
 
 decay_law predicted_law(scheme s) {
-    switch (s) {
-    case scheme::post_ln:
-    case scheme::ngpt:
-        return decay_law::exponential;
-    case scheme::pre_ln:
-    case scheme::peri_ln:
-    case scheme::mix_ln:
-        return decay_law::polynomial;
-    case scheme::sqrt_scaling:
-        return decay_law::stretched;
-    case scheme::no_norm:
-        // The gap stops closing at a positive value (docs/model.md §9): no decay law.
-        throw std::invalid_argument("no-norm has no terminal decay law: its gap freezes");
-    }
-    return decay_law::exponential;
+    const scheme_operations& ops = operations(scheme_parameters{s});
+    if (ops.terminal_law) return *ops.terminal_law;
+    std::string why;
+    if (!ops.why_no_terminal_law.empty()) why = ": " + std::string(ops.why_no_terminal_law);
+    throw std::invalid_argument(std::string(ops.row->name) + " has no terminal decay law" + why);
 }
 
 double predicted_parameter(scheme s) {

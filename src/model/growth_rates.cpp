@@ -2,6 +2,7 @@
 
 #include "nadyn/model/error.hpp"
 #include "nadyn/model/funk_hecke.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 
 #include <cmath>
 #include <string>
@@ -74,26 +75,15 @@ double uniform_clock(const scheme_parameters& scheme, double t, double beta, std
                      attention_kind kind, double r0) {
     if (!(r0 > 0.0)) throw input_error("growth rates: r0 must be positive");
     const double a = uniform_alignment(beta, d, kind);
-    switch (scheme.id) {
-    case scheme::post_ln:
-        return t;
-    case scheme::sqrt_scaling:
-        return 2.0 * (std::sqrt(t + 1.0) - 1.0);
-    case scheme::pre_ln:
-        return std::log1p(a * t / r0) / a;
-    case scheme::mix_ln:
-        if (t <= scheme.t_switch) return t;
-        return scheme.t_switch + std::log1p(a * (t - scheme.t_switch) / r0) / a;
-    case scheme::peri_ln:
-        return std::log1p(t / r0) / a;
-    case scheme::ngpt:
-        return scheme.alpha * t / a;
-    case scheme::no_norm:
-        break;
-    }
-    throw input_error("growth rates: no-norm has no clock at the uniform state (its attention "
-                      "reads r theta, so the effective beta changes with r); valid: post-ln, "
-                      "pre-ln, mix-ln, peri-ln, ngpt, sqrt-scaling");
+    const scheme_operations& ops = operations(scheme);
+    if (ops.clock) return ops.clock(scheme, t, a, r0);
+    std::string valid;
+    for (const scheme_info& row : scheme_table)
+        if (row.has_clock) valid += (valid.empty() ? "" : ", ") + std::string(row.name);
+    std::string why;
+    if (!ops.why_no_clock.empty()) why = " (" + std::string(ops.why_no_clock) + ")";
+    throw input_error("growth rates: " + std::string(ops.row->name) +
+                      " has no clock at the uniform state" + why + "; valid: " + valid);
 }
 
 } // namespace nadyn

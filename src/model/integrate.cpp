@@ -1,8 +1,8 @@
 #include "nadyn/model/integrate.hpp"
 
-#include "nadyn/model/detail/parallel.hpp"
 #include "nadyn/model/diagnostics.hpp"
 #include "nadyn/model/error.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 
 #include <boost/numeric/odeint.hpp>
 
@@ -616,79 +616,7 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
 void apply_layer(const scheme_parameters& p, double t, double h, const double* attention,
                  double* theta, double* r, std::size_t n, std::size_t d, int threads,
                  norm_kind norm) {
-    threads = detail::token_threads(n, d, detail::resolve_threads(threads));
-    const bool centre = norm == norm_kind::layernorm;
-    const double inverse_d = 1.0 / static_cast<double>(d);
-    detail::for_each_static(n, threads, [&](std::size_t k) {
-        const double* a = attention + k * d;
-        double* th = theta + k * d;
-        // Under layernorm the layer sees Pi A (LN cannot see the component along 1): A's
-        // mean is subtracted wherever A enters (a - 0.0 is a exactly, so rms is unchanged).
-        double a_mean = 0.0;
-        if (centre) {
-            for (std::size_t c = 0; c < d; ++c)
-                a_mean += a[c];
-            a_mean *= inverse_d;
-        }
-        double a_norm2 = 0.0;
-        for (std::size_t c = 0; c < d; ++c)
-            a_norm2 += (a[c] - a_mean) * (a[c] - a_mean);
-        const double a_norm = std::sqrt(a_norm2);
-        // y = base * theta + weight * A, then theta = y / ‖y‖; `keeps_magnitude` when the
-        // layer ends with LN (r stays r0, as in the ODE), otherwise r = ‖y‖.
-        double base = 1.0, weight = h;
-        bool keeps_magnitude = true;
-        scheme id = p.id;
-        if (id == scheme::mix_ln) id = t < p.t_switch ? scheme::post_ln : scheme::pre_ln;
-        switch (id) {
-        case scheme::post_ln:
-            break; // y = theta + h A
-        case scheme::pre_ln:
-        case scheme::no_norm: // A = Attn(r theta) here, Attn(theta) for pre-ln
-            base = r[k];      // y = r theta + h A
-            keeps_magnitude = false;
-            break;
-        case scheme::peri_ln:
-            base = r[k]; // y = r theta + h A / ‖A‖
-            weight = h / a_norm;
-            keeps_magnitude = false;
-            break;
-        case scheme::ngpt:
-            // interpolate: y = theta + h alpha (A / ‖A‖ - theta); add: y = theta + h alpha A / ‖A‖
-            if (p.ngpt_step == ngpt_layer::interpolate) base = 1.0 - h * p.alpha;
-            weight = h * p.alpha / a_norm;
-            break;
-        case scheme::sqrt_scaling:
-            weight = h / std::sqrt(t + 1.0);
-            break;
-        case scheme::mix_ln:
-            break; // resolved above
-        }
-        double y_norm2 = 0.0;
-        if (centre) {
-            // LayerNorm literally: y, then Pi y = y - mean(y) 1, then Pi y / ‖Pi y‖
-            // (docs/model.md §10); theta and Pi A lie in U, so Pi only removes round-off.
-            double sum = 0.0;
-            for (std::size_t c = 0; c < d; ++c) {
-                th[c] = base * th[c] + weight * (a[c] - a_mean);
-                sum += th[c];
-            }
-            const double mean = sum * inverse_d;
-            for (std::size_t c = 0; c < d; ++c) {
-                th[c] -= mean;
-                y_norm2 += th[c] * th[c];
-            }
-        } else {
-            for (std::size_t c = 0; c < d; ++c) {
-                th[c] = base * th[c] + weight * a[c];
-                y_norm2 += th[c] * th[c];
-            }
-        }
-        const double y_norm = std::sqrt(y_norm2);
-        for (std::size_t c = 0; c < d; ++c)
-            th[c] /= y_norm;
-        if (!keeps_magnitude) r[k] = y_norm;
-    });
+    operations(p).apply_layer(p, t, h, attention, theta, r, n, d, threads, norm);
 }
 
 double redraw_period(const integration_settings& settings) {

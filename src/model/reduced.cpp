@@ -1,11 +1,13 @@
 #include "nadyn/model/reduced.hpp"
 
 #include "nadyn/model/error.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 
 #include <boost/numeric/odeint.hpp>
 
 #include <array>
 #include <cmath>
+#include <string>
 
 namespace nadyn {
 
@@ -26,7 +28,7 @@ reduced_attention reduced_attention_at(double n, double beta, double u) {
 reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
                           double step_start) {
     // no-norm: the tokens r theta are attention's input, so A = r A_beta r^2 (header).
-    const bool tokens = info(p.scheme.id).attention_reads_tokens;
+    const bool tokens = info(p.scheme).attention_reads_tokens;
     const double scale = tokens ? r : 1.0;
     const double logit_scale = tokens ? p.beta * r * r : p.beta;
     reduced_attention a = reduced_attention_at(p.n, logit_scale, u);
@@ -43,48 +45,19 @@ reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, doubl
 }
 
 double initial_velocity_closed_form(const reduced_parameters& p) {
+    const scheme_operations& scheme = operations(p.scheme);
+    if (!scheme.initial_velocity)
+        throw input_error("scheme '" + std::string(scheme.row->name) +
+                          "' has no closed form of gamma'(0)");
     // e^{-beta} forms of 2 / (e^beta + n - 1) and 2 / sqrt(e^{2 beta} + n - 1): finite for
     // any beta.
     const double eb = std::exp(-p.beta);
     const double linear = 2.0 * eb / (1.0 + (p.n - 1.0) * eb);
     const double root = 2.0 * eb / std::sqrt(1.0 + (p.n - 1.0) * eb * eb);
-    if (p.attention == attention_kind::unnormalized) {
-        // Z / n times the softmax rate 2 / Z (docs/model.md §8); ‖A‖ cancels it for peri-ln
-        // and ngpt, which keep their softmax values below.
-        const double mean = 2.0 / p.n;
-        switch (p.scheme.id) {
-        case scheme::post_ln:
-        case scheme::sqrt_scaling:
-        case scheme::no_norm:
-            return mean;
-        case scheme::mix_ln:
-            return p.scheme.t_switch > 0.0 ? mean : mean / p.r0;
-        case scheme::pre_ln:
-            return mean / p.r0;
-        case scheme::peri_ln:
-        case scheme::ngpt:
-            break;
-        }
-    }
-    switch (p.scheme.id) {
-    case scheme::post_ln:
-    case scheme::sqrt_scaling:
-        return linear;
-    case scheme::mix_ln:
-        return p.scheme.t_switch > 0.0 ? linear : linear / p.r0;
-    case scheme::pre_ln:
-        return linear / p.r0;
-    case scheme::peri_ln:
-        return root / p.r0;
-    case scheme::ngpt:
-        return p.scheme.alpha * root;
-    case scheme::no_norm: {
-        // 2 / (e^{beta r0^2} + n - 1): the logits of the tokens r0 e_k are beta r0^2 <e_k, e_j>.
-        const double e_tokens = std::exp(-p.beta * p.r0 * p.r0);
-        return 2.0 * e_tokens / (1.0 + (p.n - 1.0) * e_tokens);
-    }
-    }
-    return linear;
+    // Unnormalised: Z / n times the softmax rate 2 / Z (docs/model.md §8); ‖A‖ cancels it in
+    // the rate over ‖A‖.
+    const double rate = p.attention == attention_kind::unnormalized ? 2.0 / p.n : linear;
+    return scheme.initial_velocity(p, {rate, root});
 }
 
 std::vector<reduced_sample> integrate_reduced(const reduced_parameters& p,

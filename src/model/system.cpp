@@ -3,6 +3,7 @@
 #include "kernel/dimension.hpp"
 #include "nadyn/model/detail/parallel.hpp"
 #include "nadyn/model/error.hpp"
+#include "nadyn/model/scheme_operations.hpp"
 #include "reductions.hpp"
 
 #if defined(__AVX__)
@@ -44,45 +45,14 @@ void square_roots(double* x, std::size_t count) {
     return detail::dot_of(x, y, count);
 }
 
+// One evaluation's scheme: its parameters, the stage time, the step's start and the scheme's
+// rates over a chunk of tokens (scheme_operations.hpp: compiled per scheme, so the loop
+// inlines the scheme's rates and vectorises; one indirect call per chunk).
 struct stage {
     const scheme_parameters& scheme;
     double t, step_start;
+    decltype(scheme_operations::chunk_rates) chunk_rates;
 };
-
-// rates() for `count` tokens with the scheme fixed at compile time: its switch folds away
-// and the loop over the tokens vectorises.
-template <scheme S>
-void chunk_rates_of(const stage& s, const double* r, const double* along, const double* norm,
-                    double* inverse_speed, double* radial, std::size_t count) {
-    scheme_parameters p = s.scheme;
-    p.id = S;
-    for (std::size_t k = 0; k < count; ++k) {
-        const token_rates rate = rates(p, s.t, s.step_start, r[k], along[k], norm[k]);
-        inverse_speed[k] = rate.inverse_speed;
-        radial[k] = rate.radial_rate;
-    }
-}
-
-void chunk_rates(const stage& s, const double* r, const double* along, const double* norm,
-                 double* inverse_speed, double* radial, std::size_t count) {
-    switch (s.scheme.id) {
-    case scheme::post_ln:
-        return chunk_rates_of<scheme::post_ln>(s, r, along, norm, inverse_speed, radial, count);
-    case scheme::pre_ln:
-        return chunk_rates_of<scheme::pre_ln>(s, r, along, norm, inverse_speed, radial, count);
-    case scheme::mix_ln:
-        return chunk_rates_of<scheme::mix_ln>(s, r, along, norm, inverse_speed, radial, count);
-    case scheme::peri_ln:
-        return chunk_rates_of<scheme::peri_ln>(s, r, along, norm, inverse_speed, radial, count);
-    case scheme::ngpt:
-        return chunk_rates_of<scheme::ngpt>(s, r, along, norm, inverse_speed, radial, count);
-    case scheme::sqrt_scaling:
-        return chunk_rates_of<scheme::sqrt_scaling>(s, r, along, norm, inverse_speed, radial,
-                                                    count);
-    case scheme::no_norm:
-        return chunk_rates_of<scheme::no_norm>(s, r, along, norm, inverse_speed, radial, count);
-    }
-}
 
 // The right-hand side of `count` tokens (pointers at the chunk's first token). D > 0 fixes
 // the dimension at compile time (common small d: the loops over tokens vectorise), D = 0
@@ -112,7 +82,7 @@ void chunk_derivative(const stage& s, std::size_t d, const double* __restrict th
         }
     }
     square_roots(norm, count);
-    chunk_rates(s, r, along, norm, inverse_speed, dr, count);
+    s.chunk_rates(s.scheme, s.t, s.step_start, r, along, norm, inverse_speed, dr, count);
     for (std::size_t k = 0; k < count; ++k)
         for (std::size_t c = 0; c < d; ++c)
             dtheta[k * d + c] =
@@ -151,7 +121,7 @@ attention_system::attention_system(const model_parameters& model, attention_weig
                                    std::size_t block)
     : m_model(model), m_weights(std::move(weights)), m_kernel(model.n, model.d, block),
       m_attention(model.n * model.d),
-      m_tokens(info(model.scheme.id).attention_reads_tokens ||
+      m_tokens(info(model.scheme).attention_reads_tokens ||
                        (model.norm == norm_kind::layernorm && !model.affine.identity())
                    ? model.n * model.d
                    : 0) {}
@@ -242,7 +212,8 @@ void attention_system::operator()(const state_type& x, state_type& dxdt, double 
         }
     }
     const double* attention = m_attention.data();
-    const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start};
+    const stage s{m_model.scheme, t, std::isnan(m_step_start) ? t : m_step_start,
+                  operations(m_model.scheme).chunk_rates};
     const chunk_derivative_function derivative = chunk_derivative_for(d);
     const std::size_t chunks = (n + token_chunk - 1) / token_chunk;
     const int threads = detail::token_threads(n, d, detail::resolve_threads(m_model.threads));

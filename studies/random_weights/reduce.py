@@ -6,8 +6,6 @@ import nadyn
 
 TITLE = "Random weights per layer: clustering speed of the six schemes"
 FIGURE = "fig5_random_mean_cos.png"  # the name results/README.md and earlier versions use
-# The paper's six schemes, in the order of its table.
-SCHEMES = ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"]
 # The paper's words for its validation with random weights (d = 512, one head,
 # beta = sqrt d): (early, collapse); sqrt-scaling is not in it.
 PAPER = {"post-ln": ("moderate", "fast"), "pre-ln": ("slow", "slow"),
@@ -171,7 +169,7 @@ def figure(table, data, path):
     plt.rcdefaults()  # a user's matplotlibrc must not change the figure
     plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
                          "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7})
-    colours = dict(zip(SCHEMES, ["C0", "C1", "C2", "C3", "C4", "C5"]))
+    colours = {str(s): f"C{i}" for i, s in enumerate(data.scheme.values)}  # the sweep's order
     fig, ax = plt.subplots(figsize=(3.4, 3.0), layout="constrained")
     layers = np.arange(data.sizes["time"])[1:]
     for scheme in [str(s) for s in data.scheme.values]:

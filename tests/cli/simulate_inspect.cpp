@@ -5,6 +5,7 @@
 
 #include "nadyn/files/h5md.hpp"
 #include "nadyn/model/initial.hpp"
+#include "nadyn/model/scheme.hpp"
 
 #include <doctest/doctest.h>
 
@@ -19,8 +20,13 @@ namespace {
 
 using namespace nadyn_test;
 
-const std::vector<std::string> all_schemes{"post-ln", "pre-ln",       "mix-ln", "peri-ln",
-                                           "ngpt",    "sqrt-scaling", "no-norm"};
+// The library's list of schemes (include/nadyn/model/schemes/list.hpp).
+const std::vector<std::string> all_schemes = [] {
+    std::vector<std::string> names;
+    for (const auto& row : nadyn::scheme_table)
+        names.emplace_back(row.name);
+    return names;
+}();
 const std::vector<std::string> all_integrators{"rk4", "dopri5", "euler", "layers"};
 
 // The tiny run of most cases: 6 tokens on S^2, T = 0.5 in steps of 0.05.

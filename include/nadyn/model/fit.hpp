@@ -24,8 +24,8 @@ std::string_view to_string(decay_law law);
 // "C e^{-2t}" and the like.
 std::string_view formula(decay_law law);
 // The law docs/model.md §3.5 predicts for a scheme (ngpt with alpha = 1) and its parameter.
-// Only the schemes of the paper's tables (scheme_info::in_paper_tables) have one: no-norm's
-// gap freezes at a positive value (std::invalid_argument).
+// The scheme's terminal_law (schemes/<name>.hpp); a scheme without one (no-norm, whose gap
+// freezes at a positive value) throws std::invalid_argument.
 decay_law predicted_law(scheme s);
 double predicted_parameter(scheme s);
 

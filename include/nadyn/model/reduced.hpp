@@ -60,9 +60,17 @@ struct reduced_rates {
 reduced_rates reduced_rhs(const reduced_parameters& p, double t, double u, double r,
                           double step_start);
 
+// What the closed forms of gamma'(0) are made of: the symmetric start's attention at t = 0,
+// before the scheme's speed (a scheme's initial_velocity(), scheme_operations.hpp).
+struct initial_attention {
+    double rate;           // g(0): 2 / (e^beta + n - 1), or 2 / n unnormalised
+    double rate_over_norm; // g(0) / ‖A‖: 2 / sqrt(e^{2 beta} + n - 1) (‖A‖ cancels Z / n)
+};
+
 // gamma'(0), the closed forms of docs/model.md §3.4 (the paper's initial-velocity table) and
 // no-norm's 2 / (e^{beta r0^2} + n - 1) (docs/model.md §9); with unnormalised attention those
-// of docs/model.md §8.
+// of docs/model.md §8. Each scheme's is its initial_velocity() (schemes/<name>.hpp);
+// input_error for a scheme without one.
 double initial_velocity_closed_form(const reduced_parameters& p);
 
 struct reduced_sample {
