@@ -105,12 +105,19 @@ class sweep_file_builder {
         create_time();
         create_observables();
         if (m_layout.positions != sweep_positions::none) create_positions();
-        create_cluster_history();
+        // A run's cluster history and plateau are derived from its clusters series: without
+        // it there is nothing to store, and zero merges or NaN times would read as "never".
+        if (records_clusters()) create_cluster_history();
         create_outcomes();
         m_file.flush();
     }
 
   private:
+    [[nodiscard]] bool records_clusters() const {
+        return std::find(m_layout.observables.begin(), m_layout.observables.end(), "clusters") !=
+               m_layout.observables.end();
+    }
+
     hdf5_dataset scale(const std::string& name, hid_t type, std::size_t length, const void* values,
                        const std::string& text) {
         return m_arrays.scale(name, type, length, values, text);
@@ -240,6 +247,14 @@ class sweep_file_builder {
                  "accepted steps (or layers) of each run");
         variable("wall_time", H5T_NATIVE_DOUBLE, {}, {}, &nan,
                  "wall-clock seconds of each run (the only value that differs between reruns)");
+        if (records_clusters()) create_plateau();
+        variable("parameters", hdf5_string_type(), {}, {}, nullptr,
+                 "each run's full parameter record, name=value; ... (as /parameters of a "
+                 "single-run file)");
+    }
+
+    // Each run's longest metastable plateau of its clusters series.
+    void create_plateau() {
         variable("plateau_length", H5T_NATIVE_DOUBLE, {}, {}, &nan,
                  "length of each run's longest metastable plateau of the clusters series (the "
                  "earliest of equally long ones; at least the run's plateau_min; 0: none that "
@@ -248,9 +263,6 @@ class sweep_file_builder {
                  "cluster count of each run's longest metastable plateau (-1, the _FillValue: "
                  "no plateau, or no frame)")
             .write_attribute("_FillValue", missing_count);
-        variable("parameters", hdf5_string_type(), {}, {}, nullptr,
-                 "each run's full parameter record, name=value; ... (as /parameters of a "
-                 "single-run file)");
     }
 
     hdf5_file& m_file;

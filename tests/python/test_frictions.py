@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 
+import h5py
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib import animation
@@ -165,6 +166,14 @@ def test_unrecorded_cluster_history_is_not_zero(cli, sweep, simulate, tmp_path):
     ds = nadyn.open(path)
     for name in ("merge_count", "merges", "clustering_time", "plateau_length"):
         assert name not in ds
+    # Not stored either: the file itself holds no history or plateau (h5py, apart from
+    # nadyn.open, which would hide them), while a sweep recording clusters holds them all.
+    history = ("merges", "merge_count", "clustering_time", "plateau_length", "plateau_clusters")
+    with h5py.File(path, "r") as f:
+        assert [name for name in history if name in f] == []
+    with_clusters = sweep("wc.h5", "[run]\nn = 8\nd = 3\nT = 2\nbeta = 1\n[sweep]\nseed = [1, 2]\n")
+    with h5py.File(with_clusters, "r") as f:
+        assert [name for name in history if name in f] == list(history)
     assert ds["mean_cos"].isel(time=-1).min() > 0.5  # every run collapsed all the same
     with pytest.raises(ValueError, match=r"merge events not recorded \(add clusters to observables\)"):
         nadyn.clusters.merge_events(ds, seed=1)
