@@ -160,9 +160,17 @@ def nadyn_peer(build, work, name, n, d, steps, theta_ref, r_ref):
                             "allocations_per_step": row["allocations_per_step"]}
 
 
+def runs_text(t):
+    """timing.Timing.text() in milliseconds (a peer case's run takes a few of them)."""
+    problems = t.problems()
+    return (f"best {1e3 * t.best:.3g} ms of {len(t.walls)} runs ({1e3 * min(t.walls):.3g}-"
+            f"{1e3 * max(t.walls):.3g} ms, spread {100 * t.spread:.0f}%, load {t.load:.2f})"
+            + (f"; UNRELIABLE: {', '.join(problems)}" if problems else ""))
+
+
 def timing_fields(t):
     """What the report needs of a bench/timing.py Timing (the .json keeps no objects)."""
-    return {"reps": len(t.walls), "runs": t.text(), "reliable": t.reliable,
+    return {"reps": len(t.walls), "runs": runs_text(t), "reliable": t.reliable,
             "walls": t.walls, "loads": t.loads}
 
 
@@ -277,7 +285,7 @@ def process_time(build, work, reps):
     inside = timing.Timing("in-process", walls=list(whole.results), loads=list(whole.loads),
                            results=list(whole.results))
     row = {"command": "nadyn " + " ".join(PROCESS_ARGS), "process_seconds": whole.best,
-           "run_seconds": inside.best, "reps": len(whole.walls), "runs": whole.text(),
+           "run_seconds": inside.best, "reps": len(whole.walls), "runs": runs_text(whole),
            "reliable": whole.reliable and inside.reliable}
     row["ratio"] = row["process_seconds"] / row["run_seconds"]
     log("   ", json.dumps(row))
