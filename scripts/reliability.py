@@ -1762,6 +1762,88 @@ class Report:
                      status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
                      check.problems))
 
+    # ---- 42. the frame buffer (issue 38 item 4) --------------------------------------------
+
+    @staticmethod
+    def frames_kept(check, path, reported):
+        """Checks that the file at `path` holds `reported` frames (the count the run printed or
+        recorded), each step's frame in order; returns the Trajectory."""
+        t = Trajectory(path)
+        check(t.frames == reported, "%d frames in the file, the run computed %d"
+              % (t.frames, reported))
+        recorded = int(t.parameter("frames"))
+        check(recorded == t.frames, "/parameters/frames = %d, %d frames in the file"
+              % (recorded, t.frames))
+        steps = [int(s) for s in t.steps]
+        check(steps[:-1] == list(range(len(steps) - 1)), "the steps are not 0, 1, 2, ...")
+        return t
+
+    def frame_buffer_stop(self):
+        """SIGINT while the writer holds frames in memory (a frame every step of a small run,
+        up to 64 held): the stop writes them all, none is lost."""
+        check = Check()
+        cwd = self.case_dir("frame_buffer_stop")
+        args = ["simulate", "--n", "32", "--d", "3", "--T", "1000", "--dt", "0.01", "--every",
+                "1", "--out", "held.h5", "--quiet"]
+        path = os.path.join(cwd, "held.h5")
+        started = time.monotonic()
+        proc = self.runner.start(args, cwd)
+        live = wait_for_frames(proc, path, 3)
+        check(live is not None, "the run ended before 3 frames were readable")
+        if live is not None:
+            proc.send_signal(signal.SIGINT)
+        res = self.runner.finish(proc, args, started)
+        check(res.status == 130, "exit %s, expected 130" % status_text(res.status))
+        frames, lost = "—", "—"
+        m = re.search(r"interrupted: (\d+) frames", res.out)
+        check(m is not None, "no 'interrupted: N frames' line on stdout")
+        try:
+            reported = int(m.group(1)) if m else -1
+            t = self.frames_kept(check, path, reported)
+            check(t.status == "interrupted", "status %r, expected 'interrupted'" % t.status)
+            frames, lost = "%s (live) → %d (computed %d)" % (live, t.frames, reported), str(
+                max(0, reported - t.frames))
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("42 frame buffer: SIGINT while frames are held in memory",
+                     self.runner.show(args) + "; SIGINT after ≥3 frames", "130",
+                     status_text(res.status), first_line(res.err) or "(empty)", frames, lost,
+                     check.problems))
+
+    def frame_buffer_failure(self):
+        """A run that leaves the model's domain (V = -I drives pre-ln's magnitudes through zero)
+        with a frame every step: exit 1, every frame before the failure on disk."""
+        check = Check()
+        cwd = self.case_dir("frame_buffer_failure")
+        n, d = 32, 4
+        k, c = np.meshgrid(np.arange(n), np.arange(d), indexing="ij")
+        with h5py.File(os.path.join(cwd, "init.h5"), "w") as f:
+            f["theta0"] = np.sin(1.0 + 3.7 * k + 1.3 * c)
+            f["r0"] = 1.0 + np.arange(n) / (n - 1.0)
+        with h5py.File(os.path.join(cwd, "weights.h5"), "w") as f:
+            f["Q"], f["K"], f["V"] = np.eye(d), np.eye(d), -np.eye(d)
+        args = ["simulate", "--scheme", "pre-ln", "--n", str(n), "--d", str(d), "--init",
+                "file:init.h5", "--weights", "file:weights.h5", "--T", "5", "--dt", "0.001",
+                "--every", "1", "--out", "failed.h5", "--quiet"]
+        res = self.runner.run(args, cwd)
+        one_line_refusal(check, res, ["left the model's domain", "t = "], status=1)
+        frames, lost = "—", "—"
+        try:
+            m = re.search(r"at t = ([0-9.eE+-]+)", res.err)
+            fail_t = float(m.group(1)) if m else float("nan")
+            t = Trajectory(os.path.join(cwd, "failed.h5"))
+            check(t.status == "failed", "status %r, expected 'failed'" % t.status)
+            # Every step's frame strictly before the failure time (dt = 0.001).
+            due = int(np.ceil(fail_t / 0.001 - 1e-9))
+            self.frames_kept(check, os.path.join(cwd, "failed.h5"), due)
+            check(due > 64, "failed after %d frames, within the first buffer" % due)
+            frames, lost = "— → %d (due %d)" % (t.frames, due), str(max(0, due - t.frames))
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("42 frame buffer: a domain failure while frames are held in memory",
+                     self.runner.show(args), "1", status_text(res.status), first_line(res.err),
+                     frames, lost, check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1829,6 +1911,8 @@ class Report:
         self.sweep_file_damage()
         self.observables_table_cases()
         self.frictions()
+        self.frame_buffer_stop()
+        self.frame_buffer_failure()
 
 
 def cell(text):

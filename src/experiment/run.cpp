@@ -548,7 +548,10 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
                                              &o.clustering_times};
                 writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
                                    clusters ? &history : nullptr);
-                if (after_frame) after_frame(t, step);
+                if (after_frame) {
+                    writer.flush(); // the callback may read the frame from the file
+                    after_frame(t, step);
+                }
             },
             stop, progress, resume);
     } catch (const numerical_fault&) {

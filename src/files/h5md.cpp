@@ -8,6 +8,7 @@
 #include "nadyn/model/version.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -240,6 +241,9 @@ namespace {
 constexpr std::uintmax_t metadata_margin = detail::output_claim::metadata_margin;
 // The end-of-run attributes: a few hundred bytes, well inside a frame's margin.
 constexpr std::uintmax_t finish_margin = std::uintmax_t{64} << 10;
+// Frames held in memory at most: beyond this, a small run's writes are a few percent of its
+// time already (one block of a few hundred KiB per series).
+constexpr std::size_t max_buffered_frames = 64;
 
 } // namespace
 
@@ -262,6 +266,23 @@ struct trajectory_writer::impl {
     std::optional<hdf5_dataset> clustering_time;
     hsize_t merge_rows = 0;
 
+    // Frames given to write_frame and not yet written, one contiguous block per series (rows
+    // in frame order), so that a flush writes each series with one call.
+    struct held_frames {
+        std::size_t count = 0;
+        std::vector<double> position, magnitude, time;
+        std::vector<std::int64_t> labels, step;
+        std::vector<std::vector<double>> observables;        // one per series of `observables`
+        std::vector<std::int64_t> merge_values, merge_steps; // merge_event_width per event
+        std::vector<double> merge_times;
+        std::optional<std::vector<double>> clustering_time; // t_k at the last held frame
+        std::chrono::steady_clock::time_point oldest;
+    };
+    held_frames held;
+    frame_buffering buffering;
+    std::size_t capacity = 1;           // frames held at most (from buffering and frame_bytes)
+    std::uintmax_t bytes_per_frame = 0; // frame_bytes(), once the shapes are known
+
     // Bytes one frame adds to the file (values, plus time and step of every series).
     [[nodiscard]] std::uintmax_t frame_bytes() const {
         auto row_bytes = [](const hdf5_dataset& value) {
@@ -279,6 +300,107 @@ struct trajectory_writer::impl {
             bytes += width * sizeof(double);
         return bytes + (observables.size() + 2) * 2 * sizeof(double);
     }
+
+    // Sizes the buffer: `buffering.frames`, or as many frames as fit in its bytes (at most
+    // max_buffered_frames); at least one.
+    void set_buffering(const frame_buffering& choice) {
+        buffering = choice;
+        bytes_per_frame = frame_bytes();
+        token_count = static_cast<std::size_t>(magnitude.value.shape().at(1));
+        if (position) position_row = static_cast<std::size_t>(position->value.shape().at(2));
+        const std::size_t fit = static_cast<std::size_t>(
+            choice.max_bytes / std::max<std::uintmax_t>(bytes_per_frame, 1));
+        capacity = choice.frames > 0 ? choice.frames
+                                     : std::clamp<std::size_t>(fit, 1, max_buffered_frames);
+    }
+
+    // Appends one frame to `held` (write_frame's arguments, checked).
+    void hold(std::int64_t step, double time, const double* theta, const double* r,
+              const std::vector<double>& values, const cluster_record* clusters) {
+        if (held.count == 0) {
+            held.oldest = std::chrono::steady_clock::now();
+            held.observables.resize(observables.size());
+        }
+        auto append = [](auto& to, const auto* from, std::size_t count) {
+            to.insert(to.end(), from, from + count);
+        };
+        const std::size_t n = token_count;
+        if (position) append(held.position, theta, n * position_row);
+        append(held.magnitude, r, n);
+        for (std::size_t i = 0; i < observables.size(); ++i)
+            append(held.observables[i], &values[offsets[i]], widths[i]);
+        if (labels) {
+            // A frame without a history (a resumed file's run that tracks none) repeats -1.
+            if (clusters && clusters->labels)
+                append(held.labels, clusters->labels, n);
+            else
+                held.labels.insert(held.labels.end(), n, -1);
+        }
+        if (merges && clusters) {
+            if (clusters->merges)
+                for (const merge_event& event : *clusters->merges) {
+                    const std::int64_t columns[merge_event_width] = {
+                        event.frame, event.label,         event.absorbed,
+                        event.size,  event.absorbed_size, event.clusters_after};
+                    append(held.merge_values, columns, merge_event_width);
+                    held.merge_times.push_back(event.time);
+                    held.merge_steps.push_back(event.step);
+                }
+            if (clusters->clustering_times &&
+                clusters->clustering_times->size() == clustering_time->shape().at(0))
+                held.clustering_time = *clusters->clustering_times;
+        }
+        held.time.push_back(time);
+        held.step.push_back(step);
+        ++held.count;
+    }
+
+    // Writes the held frames as rows first, first + 1, ... of every series, then flushes.
+    // Values first, time and step last: a reader counts a frame only once every series has
+    // it, so a run killed in the middle of this leaves only complete frames visible; the
+    // merge events and labels of a frame are on disk before its times. The frames are
+    // dropped from memory first, so that a failed write is not attempted again.
+    void write_held(hsize_t first) {
+        if (held.count == 0) return;
+        held_frames block = std::move(held);
+        held = held_frames{};
+        const hsize_t count = block.count;
+        if (position)
+            position->value.write_rows(first, count, H5T_NATIVE_DOUBLE, block.position.data());
+        magnitude.value.write_rows(first, count, H5T_NATIVE_DOUBLE, block.magnitude.data());
+        for (std::size_t i = 0; i < observables.size(); ++i)
+            observables[i].value.write_rows(first, count, H5T_NATIVE_DOUBLE,
+                                            block.observables[i].data());
+        if (labels) labels->value.write_rows(first, count, H5T_NATIVE_INT64, block.labels.data());
+        if (merges && !block.merge_times.empty()) {
+            const hsize_t events = block.merge_times.size();
+            merges->value.write_rows(merge_rows, events, H5T_NATIVE_INT64,
+                                     block.merge_values.data());
+            merges->time.write_rows(merge_rows, events, H5T_NATIVE_DOUBLE,
+                                    block.merge_times.data());
+            merges->step.write_rows(merge_rows, events, H5T_NATIVE_INT64, block.merge_steps.data());
+            merge_rows += events;
+        }
+        if (block.clustering_time)
+            clustering_time->write_all(H5T_NATIVE_DOUBLE, block.clustering_time->data());
+        auto for_each_series = [&](auto&& action) {
+            if (position) action(*position);
+            if (labels) action(*labels);
+            action(magnitude);
+            for (auto& s : observables)
+                action(s);
+        };
+        for_each_series([&](series& s) {
+            s.time.write_rows(first, count, H5T_NATIVE_DOUBLE, block.time.data());
+        });
+        for_each_series([&](series& s) {
+            s.step.write_rows(first, count, H5T_NATIVE_INT64, block.step.data());
+        });
+        file.flush();
+    }
+
+    // Tokens (n) and values per token of the positions (d), from the datasets' shapes.
+    std::size_t token_count = 0, position_row = 0;
 
     // Writes the header, the box and the empty series of a new file.
     static std::unique_ptr<impl> create(hdf5_file& file, const trajectory_layout& layout);
@@ -404,6 +526,12 @@ trajectory_writer::impl::create(hdf5_file& file, const trajectory_layout& layout
                                             {},
                                             {},
                                             {},
+                                            0,
+                                            {},
+                                            {},
+                                            1,
+                                            0,
+                                            0,
                                             0});
     made->labels = std::move(labels);
     made->merges = std::move(merges);
@@ -431,6 +559,7 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
     try {
         m_claim->reserve(metadata_margin, "no space for the header of '" + path + "'");
         m_impl = impl::create(file, layout);
+        m_impl->set_buffering(layout.buffering);
     } catch (...) {
         // The handles are closed (impl::create's locals are gone, and the file here), so the
         // file can go: a half-written header is worse than no file. Only the file this
@@ -443,7 +572,8 @@ trajectory_writer::trajectory_writer(const std::string& path, const trajectory_l
 }
 
 std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& path,
-                                                             std::size_t keep_frames, bool swmr) {
+                                                             std::size_t keep_frames, bool swmr,
+                                                             const frame_buffering& buffering) {
     // Refused while another process writes it (a run still going, in SWMR mode or not).
     auto claim = std::make_unique<detail::output_claim>(detail::output_claim::existing(path));
     claim->reserve(metadata_margin, "no space to reopen '" + path + "'");
@@ -512,15 +642,29 @@ std::unique_ptr<trajectory_writer> trajectory_writer::append(const std::string& 
                                                  {},
                                                  {},
                                                  {},
+                                                 0,
+                                                 {},
+                                                 {},
+                                                 1,
+                                                 0,
+                                                 0,
                                                  0});
     writer->m_impl->labels = std::move(labels);
     writer->m_impl->merges = std::move(merges);
     writer->m_impl->clustering_time = std::move(clustering_time);
     writer->m_impl->merge_rows = merge_rows;
+    writer->m_impl->set_buffering(buffering);
+    writer->m_frames_on_disk = keep_frames;
     return writer;
 }
 
-trajectory_writer::~trajectory_writer() = default;
+trajectory_writer::~trajectory_writer() {
+    if (!m_impl || m_impl->held.count == 0) return;
+    try {
+        flush();
+    } catch (...) {
+    }
+}
 
 void trajectory_writer::discard() noexcept {
     if (m_frames > 0) return;
@@ -609,9 +753,22 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
                                     " observable values for " + std::to_string(expected) +
                                     " observables");
     if (!r || (f.position && !theta)) throw std::invalid_argument("write_frame: null frame data");
-    try {
-        m_claim->reserve(2 * f.frame_bytes() + metadata_margin,
+    // The room for this frame and the ones held before it, reserved now: a disk that cannot
+    // take them stops the run here, at the frame it would stop at without the buffer, after
+    // the held frames (whose room was reserved with them) are written.
+    const std::uintmax_t frame_room = 2 * f.bytes_per_frame;
+    auto reserve = [&](std::size_t frames) {
+        m_claim->reserve(frames * frame_room + metadata_margin,
                          "no space left for another frame of '" + m_path + "'");
+    };
+    try {
+        try {
+            reserve(f.held.count + 1);
+        } catch (const io_error&) {
+            if (f.held.count == 0) throw;
+            flush();
+            reserve(1);
+        }
     } catch (const io_error& error) {
         if (m_frames == 0)
             throw io_error(std::string(error.what()) +
@@ -624,48 +781,23 @@ void trajectory_writer::write_frame(std::int64_t step, double time, const double
         f.file.start_swmr_write();
         m_swmr_started = true;
     }
-    // Values first, time and step last: a reader counts a frame only once every series has
-    // it, so a run killed in the middle of this frame leaves only complete frames visible.
-    const hsize_t row = m_frames;
-    if (f.position) f.position->value.write_row(row, H5T_NATIVE_DOUBLE, theta);
-    f.magnitude.value.write_row(row, H5T_NATIVE_DOUBLE, r);
-    for (std::size_t i = 0; i < f.observables.size(); ++i)
-        f.observables[i].value.write_row(row, H5T_NATIVE_DOUBLE, &observables[f.offsets[i]]);
-    if (f.labels) {
-        // A frame without a history (a resumed file's run that tracks none) repeats -1.
-        if (clusters && clusters->labels) {
-            f.labels->value.write_row(row, H5T_NATIVE_INT64, clusters->labels);
-        } else {
-            const std::vector<std::int64_t> none(f.labels->value.shape().at(1), -1);
-            f.labels->value.write_row(row, H5T_NATIVE_INT64, none.data());
-        }
-    }
-    if (f.merges && clusters) {
-        if (clusters->merges)
-            for (const merge_event& event : *clusters->merges) {
-                const std::int64_t columns[merge_event_width] = {
-                    event.frame, event.label,         event.absorbed,
-                    event.size,  event.absorbed_size, event.clusters_after};
-                f.merges->value.write_row(f.merge_rows, H5T_NATIVE_INT64, columns);
-                f.merges->time.write_row(f.merge_rows, H5T_NATIVE_DOUBLE, &event.time);
-                f.merges->step.write_row(f.merge_rows, H5T_NATIVE_INT64, &event.step);
-                ++f.merge_rows;
-            }
-        if (clusters->clustering_times &&
-            clusters->clustering_times->size() == f.clustering_time->shape().at(0))
-            f.clustering_time->write_all(H5T_NATIVE_DOUBLE, clusters->clustering_times->data());
-    }
-    auto for_each_series = [&](auto&& action) {
-        if (f.position) action(*f.position);
-        if (f.labels) action(*f.labels);
-        action(f.magnitude);
-        for (auto& s : f.observables)
-            action(s);
-    };
-    for_each_series([&](series& s) { s.time.write_row(row, H5T_NATIVE_DOUBLE, &time); });
-    for_each_series([&](series& s) { s.step.write_row(row, H5T_NATIVE_INT64, &step); });
-    f.file.flush();
+    f.hold(step, time, theta, r, observables, clusters);
     ++m_frames;
+    // The first frame at once (the file then holds a result), then blocks: full, or old.
+    if (!m_wrote_frame || f.held.count >= f.capacity ||
+        std::chrono::steady_clock::now() - f.held.oldest >=
+            std::chrono::duration<double>(f.buffering.max_seconds))
+        flush();
+}
+
+void trajectory_writer::flush() {
+    if (!m_impl) throw std::logic_error("trajectory_writer::flush after finish");
+    impl& f = *m_impl;
+    const std::size_t count = f.held.count;
+    if (count == 0) return;
+    f.write_held(m_frames_on_disk);
+    m_frames_on_disk += count;
+    m_wrote_frame = true;
 }
 
 namespace {
@@ -737,6 +869,7 @@ void write_plateau_table(hdf5_file& file, const plateau_request& request) {
 void trajectory_writer::finish(run_status status, const parameter_list& statistics,
                                const std::optional<plateau_request>& plateaus) {
     if (!m_impl) throw std::logic_error("trajectory_writer::finish called twice");
+    flush(); // within the room reserved with the held frames
     // Within what the last frame reserved, unless the file has no frame yet; the plateau
     // table takes at most four numbers per frame and its headers.
     const std::uintmax_t table_bytes =

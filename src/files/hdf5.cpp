@@ -442,21 +442,28 @@ H5T_class_t hdf5_dataset::type_class() const {
 }
 
 void hdf5_dataset::write_row(hsize_t row, hid_t memory_type, const void* data) {
+    write_rows(row, 1, memory_type, data);
+}
+
+void hdf5_dataset::write_rows(hsize_t first, hsize_t count, hid_t memory_type, const void* data) {
     const auto guard = hdf5_lock();
-    const std::string what =
-        "cannot write frame " + std::to_string(row) + " of dataset " + describe();
+    const std::string what = (count == 1 ? "cannot write frame " + std::to_string(first)
+                                         : "cannot write frames " + std::to_string(first) + " to " +
+                                               std::to_string(first + count - 1)) +
+                             " of dataset " + describe();
     std::vector<hsize_t> dims = shape();
-    if (dims.empty()) throw std::logic_error("write_row on a scalar dataset " + describe());
-    dims[0] = row + 1;
+    if (dims.empty()) throw std::logic_error("write_rows on a scalar dataset " + describe());
+    if (count == 0) return;
+    dims[0] = first + count;
     check(H5Dset_extent(id(), dims.data()), what);
     const hdf5_id file_space = checked_id(H5Dget_space(id()), H5Sclose, what);
-    std::vector<hsize_t> start(dims.size(), 0), count = dims;
-    start[0] = row;
-    count[0] = 1;
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+    std::vector<hsize_t> start(dims.size(), 0), block = dims;
+    start[0] = first;
+    block[0] = count;
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, block.data(),
                               nullptr),
           what);
-    const hdf5_id memory_space = simple_space(count, what);
+    const hdf5_id memory_space = simple_space(block, what);
     check(H5Dwrite(id(), memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
           what);
 }

@@ -118,6 +118,9 @@ class hdf5_dataset : public hdf5_object {
     // Sets the extent along the first axis to row + 1 and writes one row (everything after
     // the first axis) from `data`, laid out in `memory_type` (e.g. H5T_NATIVE_DOUBLE).
     void write_row(hsize_t row, hid_t memory_type, const void* data);
+    // Sets the extent along the first axis to first + count and writes rows [first, first +
+    // count) from `data` (count rows, each laid out as write_row's), in one call.
+    void write_rows(hsize_t first, hsize_t count, hid_t memory_type, const void* data);
     // Reads `count` rows from `first` along the first axis, converted to `memory_type`.
     void read_rows(hsize_t first, hsize_t count, hid_t memory_type, void* out) const;
     void read_all(hid_t memory_type, void* out) const;

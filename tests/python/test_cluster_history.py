@@ -100,7 +100,9 @@ def test_labels_and_events_match_single_linkage_of_the_recorded_positions(simula
 
 
 def test_resume_after_sigint_gives_the_same_events_bitwise(cli, simulate, tmp_path):
-    long = flags(n=64, T=40, dt=0.01, every=5)
+    # Long enough (8001 frames) to be going when 20 frames are readable: the writer flushes
+    # the first frame, then blocks of up to 64 frames, half a second apart at most.
+    long = flags(n=64, T=400, dt=0.01, every=5)
     whole = simulate("whole.h5", *long)
     part = tmp_path / "part.h5"
     process = subprocess.Popen([cli, "simulate", *long, "--out", str(part), "--quiet"],
@@ -127,8 +129,8 @@ def test_resume_after_sigint_gives_the_same_events_bitwise(cli, simulate, tmp_pa
     assert a.cluster_label.values.tobytes() == b.cluster_label.values.tobytes()
     assert a.clustering_time.values.tobytes() == b.clustering_time.values.tobytes()
     # An extension of a complete run continues the history too.
-    short = simulate("short.h5", *flags(n=64, T=20, dt=0.01, every=5))
-    subprocess.run([cli, "simulate", "--resume", str(short), "--T", "40", "--quiet"], check=True,
+    short = simulate("short.h5", *flags(n=64, T=200, dt=0.01, every=5))
+    subprocess.run([cli, "simulate", "--resume", str(short), "--T", "400", "--quiet"], check=True,
                    capture_output=True)
     assert nadyn.open(short).merges.values.tobytes() == a.merges.values.tobytes()
 

@@ -28,8 +28,11 @@
 //   /  attribute status        "running", then "complete", "interrupted" or "failed"
 //
 // Every time series is extendible along frames, chunked one frame per chunk (split along
-// tokens when a frame exceeds a few MiB) and flushed after each frame, so a run that is
-// stopped leaves a readable file holding every frame written so far.
+// tokens when a frame exceeds a few MiB). Frames are held in memory and written as one block
+// per series (frame_buffering: at most 64 frames and 1 MiB, and never older than half a
+// second), each block followed by a flush; the first frame, a stop, a failure and the end of
+// the run flush at once, so a run that is stopped or fails leaves a readable file holding
+// every frame it computed, and one killed (SIGKILL) every frame but those of its last moment.
 #include "nadyn/model/cluster_history.hpp"
 #include "nadyn/model/parameters.hpp"
 #include "nadyn/model/plateaus.hpp"
@@ -80,6 +83,18 @@ const char* to_string(run_status status);
 
 struct observable; // observables.hpp
 
+// How trajectory_writer holds frames before writing them (one HDF5 write per series and one
+// flush per block of frames instead of per frame: a small run's frames cost a tenth).
+struct frame_buffering {
+    // Frames held at most; 0: as many as fit in max_bytes, at most 64. 1: every frame is
+    // written and flushed when it is given (the behaviour before the buffer).
+    std::size_t frames = 0;
+    std::size_t max_bytes = std::size_t{1} << 20;
+    // Held frames are written at the next frame once the oldest is this old: a reader of the
+    // live file (SWMR) lags by about this much, and a killed run loses at most this much.
+    double max_seconds = 0.5;
+};
+
 struct trajectory_layout {
     std::size_t n = 0;
     std::size_t d = 0;
@@ -103,6 +118,7 @@ struct trajectory_layout {
     // The cluster history (cluster_history.hpp): /cluster_history with the merge events and
     // t_k, and /particles/tokens/cluster_label when positions are recorded.
     bool cluster_history = false;
+    frame_buffering buffering;
 };
 
 // What write_frame writes of the cluster history at a frame: n labels (ignored without
@@ -126,7 +142,10 @@ class trajectory_writer {
     // Reopens an existing trajectory to append frames after its first `keep_frames` (the rest
     // are dropped); status becomes "running" again.
     static std::unique_ptr<trajectory_writer> append(const std::string& path,
-                                                     std::size_t keep_frames, bool swmr = true);
+                                                     std::size_t keep_frames, bool swmr = true,
+                                                     const frame_buffering& buffering = {});
+    // Writes the frames still held in memory (a run ended by an exception finish() did not
+    // see); an error then is ignored (destructors do not throw).
     ~trajectory_writer();
     trajectory_writer(const trajectory_writer&) = delete;
     trajectory_writer& operator=(const trajectory_writer&) = delete;
@@ -162,19 +181,28 @@ class trajectory_writer {
     // otherwise; a file that records one and gets none leaves it unchanged at this frame).
     // Its merge events and labels are written before the frame's times, so a reader that
     // counts frames by their times sees no event of a frame it does not see.
+    // The frame may be held in memory (frame_buffering) until flush(), finish() or the
+    // writer's destruction writes it; the disk space it needs is reserved at once, so a full
+    // disk stops the run at the same frame as without the buffer.
     void write_frame(std::int64_t step, double time, const double* theta, const double* r,
                      const std::vector<double>& observables,
                      const cluster_record* clusters = nullptr);
+    // Writes the frames held in memory and flushes the file: every frame given so far is on
+    // disk (for readers of the live file, and before anything that may end the process).
+    void flush();
+    // Frames given to write_frame (and those the file held when appending), on disk or held.
     [[nodiscard]] std::size_t frames_written() const { return m_frames; }
+    // Frames on disk: frames_written() less those held in memory.
+    [[nodiscard]] std::size_t frames_on_disk() const { return m_frames_on_disk; }
     // Closes and removes a file that holds no frame yet (its header could not be written);
     // only the file this writer created or truncated. Nothing may follow.
     void discard() noexcept;
 
-    // Writes the end-of-run attributes (status, and `statistics` as attributes of
-    // /parameters) and flushes; in SWMR mode (which forbids attribute writes) the file is
-    // closed and reopened first. No frame may follow. With `plateaus`, first (re)writes the
-    // group /plateaus from the clusters series the file holds, every frame of a resumed run
-    // included.
+    // Writes the frames held in memory, then the end-of-run attributes (status, and
+    // `statistics` as attributes of /parameters) and flushes; in SWMR mode (which forbids attribute
+    // writes) the file is closed and reopened first. No frame may follow. With `plateaus`, first
+    // (re)writes the group /plateaus from the clusters series the file holds, every frame of a
+    // resumed run included.
     void finish(run_status status, const parameter_list& statistics,
                 const std::optional<plateau_request>& plateaus = std::nullopt);
 
@@ -191,9 +219,11 @@ class trajectory_writer {
     std::unique_ptr<impl> m_impl;
     std::string m_path;
     std::size_t m_frames = 0;
+    std::size_t m_frames_on_disk = 0;
     std::size_t m_value_count = 0; // values per frame after set_value_names
     bool m_swmr = false;           // enter SWMR mode before the first frame
     bool m_swmr_started = false;
+    bool m_wrote_frame = false; // a frame of this writer's is on disk
     bool m_replaced_empty = false;
 };
 
