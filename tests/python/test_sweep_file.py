@@ -54,3 +54,57 @@ def test_time_axis_per_run_when_dt_is_swept(tmp_path):
     times = ds.time.sel(dt=0.2).values
     assert np.isnan(times[..., 11:]).all()  # 11 frames at dt = 0.2, NaN after
     np.testing.assert_allclose(times[0, 0, 0, :11], np.arange(11) * 0.2, atol=1e-15)
+
+
+def _sweep_of(tmp_path, text, name="s.h5"):
+    (tmp_path / "e.toml").write_text(text)
+    out = tmp_path / name
+    subprocess.run([NADYN, "sweep", str(tmp_path / "e.toml"), "--out", str(out), "--quiet"],
+                   check=True, capture_output=True)
+    return out
+
+
+def test_run_parameters_are_variables_over_the_axes_they_vary_along(tmp_path):
+    """Issue 39 item 3: every run parameter of a sweep is a variable (a scalar when the runs
+    share it), so a layer axis needs no dt typed by hand; a layers sweep has a `layer`
+    coordinate, 2-D where dt varies."""
+    import nadyn  # noqa: PLC0415
+
+    path = _sweep_of(tmp_path, "[run]\nn = 6\nd = 3\nT = 0.4\nintegrator = \"layers\"\n"
+                               "positions = \"none\"\n[sweep]\ndt = [0.1, 0.2]\nheads = [1, 2]\n"
+                               "seed = [1, 2]\n")
+    ds = nadyn.open(path)
+    # Shared by every run: a scalar of the parameter's type, its value exact.
+    assert ds["beta"].dims == () and ds["beta"].dtype == np.float64 and float(ds["beta"]) == 4.0
+    assert ds["n"].dims == () and int(ds["n"]) == 6 and ds["n"].dtype == np.int64
+    assert ds["scheme"].dims == () and str(ds["scheme"].values) == "peri-ln"
+    assert str(ds["integrator"].values) == "layers"
+    # Swept: the axis's own coordinate, exact.
+    assert ds["dt"].dims == ("dt",) and ds["dt"].values.tolist() == [0.1, 0.2]
+    assert ds["heads"].dims == ("heads",) and ds["heads"].values.tolist() == [1, 2]
+    # Derived from a swept one (tau = dt for layers): over that axis only.
+    assert ds["layer_time"].dims == ("dt",) and ds["layer_time"].values.tolist() == [0.1, 0.2]
+    # What the sweep file keeps, not the run's own "all".
+    assert ds.attrs["positions"] == "none"
+    # The layer index t / dt, over (axes..., frame) since the frame times differ with dt.
+    assert "layer" in ds.coords
+    layer = ds["layer"].sel(heads=1, seed=1)
+    np.testing.assert_array_equal(layer.sel(dt=0.1).values, [0, 1, 2, 3, 4])
+    np.testing.assert_array_equal(layer.sel(dt=0.2).values[:3], [0, 1, 2])
+    assert np.isnan(layer.sel(dt=0.2).values[3:]).all()  # after the run's last frame
+    run = nadyn.io.sweep_run(ds, "dt=0.2,heads=2,seed=1")
+    assert float(run["dt"]) == 0.2 and float(run["layer_time"]) == 0.2
+
+    # Shared frame times and one dt: `layer` is a 1-D coordinate on time, int64; an rk4 run
+    # beside the layers runs has none (NaN).
+    path = _sweep_of(tmp_path, "[run]\nn = 6\nd = 3\nT = 0.4\ndt = 0.1\n[sweep]\n"
+                               "beta = { linspace = [0.1, 0.3, 3] }\n", "one_dt.h5")
+    plain = nadyn.open(path)
+    assert "layer" not in plain.coords  # rk4: no layers
+    assert plain["beta"].values.tolist() == [0.1, 0.2, 0.3]
+    path = _sweep_of(tmp_path, "[run]\nn = 6\nd = 3\nT = 0.4\ndt = 0.1\nintegrator = \"layers\"\n"
+                               "[sweep]\nseed = [1, 2]\n", "layers.h5")
+    shared = nadyn.open(path)
+    assert shared["layer"].dims == ("time",) and shared["layer"].dtype == np.int64
+    np.testing.assert_array_equal(shared["layer"].values, [0, 1, 2, 3, 4])
+    assert shared.swap_dims(time="layer").mean_cos.sel(layer=3).dims == ("seed",)
