@@ -580,7 +580,52 @@ _FROM_CLUSTERS = ("merges", "merge_count", "clustering_time", "plateau_length",
                   "plateau_clusters")
 
 
+def _masked_unrecorded(dataset: xr.Dataset) -> xr.Dataset:
+    """A sweep whose runs differ in what they record (``recorded``, over (axes...,
+    observable)): the entries of a run that did not record an observable are NaN whatever the
+    file's fill (merge_count's -1 included), and ``recorded`` is a boolean variable."""
+    if "recorded" not in dataset.variables or "observable" not in dataset["recorded"].dims:
+        return dataset
+    recorded = dataset["recorded"].astype(bool)
+    updates: dict[str, xr.DataArray] = {"recorded": recorded}
+    for name in np.asarray(recorded["observable"].values).tolist():
+        mask = recorded.sel(observable=name, drop=True)
+        names = [str(name)] + (list(_FROM_CLUSTERS) if name == "clusters" else [])
+        for variable in names:
+            if variable in dataset.data_vars and not bool(mask.all()):
+                values = dataset[variable]
+                masked = values.astype(np.float64).where(mask) if values.dtype.kind in "iub" \
+                    else values.where(mask)
+                masked.attrs = dict(values.attrs)
+                masked.attrs["not_recorded"] = (f"NaN in the runs that do not record "
+                                                f"{name} (recorded)")
+                updates[variable] = masked.transpose(*values.dims)
+    return dataset.assign(updates)
+
+
+def _unrecorded_in_run(ds: xr.Dataset) -> xr.Dataset:
+    """One run of a sweep without the variables that run did not record (its entries are
+    fill values): ``nadyn.io.not_recorded`` then says how to record them."""
+    if "recorded" not in ds.variables or ds["recorded"].dims != ("observable",):
+        return ds
+    missing: list[str] = []
+    for name, flag in zip(np.asarray(ds["observable"].values).tolist(),
+                          np.asarray(ds["recorded"].values).tolist()):
+        if not flag:
+            missing += [str(name)] + (list(_FROM_CLUSTERS) if name == "clusters" else [])
+    present = [name for name in missing if name in ds.data_vars]
+    if not present:
+        return ds
+    out = ds.drop_vars(present)
+    unused = [name for name in ("merge", "merge_field", "k")
+              if name in out.coords and not any(name in out[v].dims for v in out.data_vars)]
+    out = out.drop_vars(unused)
+    out.attrs["not_recorded"] = ", ".join(present)
+    return out
+
+
 def _without_unrecorded(dataset: xr.Dataset) -> xr.Dataset:
+    dataset = _masked_unrecorded(dataset)
     if "clusters" in dataset:
         return dataset
     dropped = dataset.drop_vars([name for name in _FROM_CLUSTERS if name in dataset])
@@ -1034,4 +1079,4 @@ def sweep_run(ds: xr.Dataset, point: str | int | dict[str, Any] | None = None) -
             if size != 1:
                 raise ValueError(f"--point names no value of the axis {axis}; {choices}")
             chosen[axis] = 0
-    return ds.isel(chosen) if chosen else ds
+    return _unrecorded_in_run(ds.isel(chosen) if chosen else ds)

@@ -108,3 +108,39 @@ def test_run_parameters_are_variables_over_the_axes_they_vary_along(tmp_path):
     assert shared["layer"].dims == ("time",) and shared["layer"].dtype == np.int64
     np.testing.assert_array_equal(shared["layer"].values, [0, 1, 2, 3, 4])
     assert shared.swap_dims(time="layer").mean_cos.sel(layer=3).dims == ("seed",)
+
+
+def test_unrecorded_runs_of_a_sweep_say_so(tmp_path):
+    """Issue 39 item 4: in a sweep whose runs differ in what they record (data/
+    sweep_observables_axis.h5: an observables axis, made through the library by
+    tests/regression/sweep_unrecorded_not_zero.cpp), a run without clusters is "not recorded",
+    never zero merges or "never clustered"."""
+    import shutil  # noqa: PLC0415
+
+    import pytest  # noqa: PLC0415
+
+    import nadyn  # noqa: PLC0415
+
+    data = os.path.join(os.path.dirname(__file__), "..", "regression", "data",
+                        "sweep_observables_axis.h5")
+    path = tmp_path / "s.h5"
+    shutil.copy(data, path)
+    ds = nadyn.open(path)
+    assert ds["recorded"].dims == ("observables", "seed", "observable")
+    assert ds["recorded"].sel(observable="clusters").values.tolist() == [[False, False],
+                                                                         [True, True]]
+    without = {"observables": "mean_cos", "seed": 1}
+    assert np.isnan(ds["merge_count"].sel(without).values)  # the file's -1, not 0
+    assert np.isnan(ds["plateau_length"].sel(without).values)
+    assert ds["merge_count"].sel(observables="mean_cos,clusters", seed=1).values >= 1
+    run = nadyn.io.sweep_run(ds, without)
+    for name in ("clusters", "merge_count", "merges", "clustering_time", "plateau_length"):
+        assert name not in run
+        assert nadyn.io.not_recorded(run, name) == f"{name} not recorded (add clusters to observables)"
+    assert "mean_cos" in run
+    with pytest.raises(ValueError, match=r"merge events not recorded \(add clusters to observables\)"):
+        nadyn.clusters.merge_events(ds, observables="mean_cos", seed=1)
+    with pytest.raises(ValueError, match=r"merge events not recorded"):
+        nadyn.clusters.merge_events(run)
+    events = nadyn.clusters.merge_events(ds, observables="mean_cos,clusters", seed=1)
+    assert len(events["time"]) == int(ds["merge_count"].sel(observables="mean_cos,clusters", seed=1))
