@@ -359,6 +359,12 @@ sweep_record run_point(const experiment& e, const sweep_layout& layout, std::siz
     return record;
 }
 
+void warn_configuration(const experiment& e, const sweep_options& options) {
+    if (options.warn)
+        for (const std::string& warning : e.warnings())
+            options.warn(warning);
+}
+
 int choose_jobs(const experiment& e, int jobs) {
     const run_config c = e.point(0);
     return nadyn::choose_jobs(e.size(), c.n, c.d, jobs);
@@ -496,9 +502,7 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
     const sweep_plan plan = plan_sweep(e, options.jobs); // checks the input files
-    if (options.warn)
-        for (const std::string& warning : e.warnings())
-            options.warn(warning);
+    warn_configuration(e, options);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
         throw input_error("the sweep needs about " + std::to_string(plan.bytes_in_use / 1e9) +
