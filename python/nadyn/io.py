@@ -439,9 +439,11 @@ def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice 
     return _without_unrecorded(_with_energy(_with_run_parameters(dataset)))
 
 
-# Record entries that describe the build or the process, not the run: left as attributes.
+# Record entries that describe the build or the process, not the run, and `positions`, the
+# name of the sweep's data variable (absent with positions = "none"; the root attribute
+# `positions` says what the sweep keeps): left as attributes.
 _NOT_RUN_PARAMETERS = ("threads", "nadyn_version", "git_commit", "compiler", "compiler_flags",
-                       "simd", "build_type")
+                       "simd", "build_type", "positions")
 
 
 def _parameter_types() -> dict[str, str]:
@@ -863,8 +865,9 @@ def _with_energy(dataset: xr.Dataset) -> xr.Dataset:
         return dataset
 
     def parameter(name: str, default: Any) -> Any:
-        # A sweep's axis is a coordinate; the other parameters are attributes.
-        if name in dataset.variables and name not in dataset.data_vars:
+        # A sweep's parameters are variables (its axes coordinates); a run's are attributes.
+        if name in dataset.variables and (name not in dataset.data_vars
+                                          or is_sweep(dataset.attrs)):
             return dataset[name]
         return _plain(dataset.attrs.get(name, default))
 
@@ -994,8 +997,18 @@ def not_recorded(ds: xr.Dataset, name: str) -> str:
     return f"no observable {name}; valid names: {', '.join(recorded) or 'none'}"
 
 
+def short_number(value: Any) -> str:
+    """A value as nadyn prints an axis's values: a float in its shortest text that reads back
+    exactly (0.1, not 0.10000000000000001, and 0.8842105263157894, not 0.884211), without a
+    trailing .0 (4, as the library's records write it); anything else as str."""
+    if isinstance(value, (float, np.floating)):
+        text = repr(float(value))
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
 def _axis_values(ds: xr.Dataset, axis: str) -> list[str]:
-    return [f"{v:g}" if isinstance(v, float) else str(v) for v in np.asarray(ds[axis].values).tolist()]
+    return [short_number(v) for v in np.asarray(ds[axis].values).tolist()]
 
 
 def sweep_axes(ds: xr.Dataset) -> list[str]:

@@ -144,3 +144,38 @@ def test_unrecorded_runs_of_a_sweep_say_so(tmp_path):
         nadyn.clusters.merge_events(run)
     events = nadyn.clusters.merge_events(ds, observables="mean_cos,clusters", seed=1)
     assert len(events["time"]) == int(ds["merge_count"].sel(observables="mean_cos,clusters", seed=1))
+
+
+def test_axis_values_print_short_and_exact_in_python(tmp_path):
+    """Issue 39 item 3: Python shows an axis's values as the library does, in their shortest
+    exact text (0.8842105263157894: not 0.884211, which names no value, nor
+    0.88421052631578945), in sweep_run's choices and a plot's point label."""
+    import pytest  # noqa: PLC0415
+
+    import nadyn  # noqa: PLC0415
+    import nadyn.plot  # noqa: PLC0415
+
+    path = _sweep_of(tmp_path, "[run]\nn = 4\nd = 2\nT = 0.1\ndt = 0.1\n[sweep]\n"
+                               "beta = { linspace = [0.1, 15, 20] }\n")
+    ds = nadyn.open(path)
+    assert ds["beta"].values[1] == 0.1 + (15 - 0.1) / 19  # the value itself, exact
+    with pytest.raises(ValueError) as refused:
+        nadyn.io.sweep_run(ds, {"beta": 7})
+    assert "beta in {0.1, 0.8842105263157894, 1.6684210526315788," in str(refused.value)
+    assert "0.884211," not in str(refused.value)
+    run = nadyn.plot._sweep_run(ds, {"beta": 0.8842105263157894})
+    assert run.attrs["point"] == "beta=0.8842105263157894"
+    assert nadyn.plot._sweep_run(ds, {"beta": 15.0}).attrs["point"] == "beta=15"
+
+
+def test_energy_of_a_sweep_whose_runs_share_beta(tmp_path):
+    """With the run parameters as variables, E = exp(beta log_energy) / (2 beta) is derived for
+    a sweep whose beta is not an axis too (before, beta was not found there, and no energy)."""
+    import nadyn  # noqa: PLC0415
+
+    path = _sweep_of(tmp_path, "[run]\nn = 6\nd = 3\nT = 0.2\nbeta = 2\n"
+                               "observe = \"log_energy\"\n[sweep]\nseed = [1, 2]\n")
+    ds = nadyn.open(path)
+    assert "energy" in ds
+    np.testing.assert_allclose(ds["energy"].values, np.exp(2 * ds["log_energy"].values) / 4,
+                               rtol=1e-14)
