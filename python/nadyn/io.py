@@ -492,17 +492,13 @@ def _with_run_parameters(dataset: xr.Dataset) -> xr.Dataset:
     shape = records.shape
     flat = [str(r) if r is not None else "" for r in np.asarray(records, dtype=object).ravel()]
     parsed: list[dict[str, str] | None] = []
-    order: list[str] = []
+    order: dict[str, None] = {}  # the names in record order
     for record in flat:
         if not record.strip():
             parsed.append(None)  # a run not run: its parameters come from its neighbours
             continue
-        entries: dict[str, str] = {}
-        for item in record.split("; "):
-            name, _, value = item.partition("=")
-            entries[name] = value
-            if name not in order:
-                order.append(name)
+        entries = dict(item.partition("=")[::2] for item in record.split("; "))
+        order.update(dict.fromkeys(entries))
         parsed.append(entries)
     if not order:
         return dataset
@@ -524,6 +520,11 @@ def _with_run_parameters(dataset: xr.Dataset) -> xr.Dataset:
         for axis in list(axes):
             position = dims.index(axis)
             moved = np.moveaxis(grid, position, 0)
+            if all(v is not None for v in moved.ravel()):  # every run run: compare at once
+                if bool((moved == moved[:1]).all()):
+                    grid = np.asarray(moved[0], dtype=object)
+                    dims.pop(position)
+                continue
             first = np.full(moved.shape[1:], None, dtype=object)
             varies = False
             for k in range(moved.shape[0]):
