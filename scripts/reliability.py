@@ -1844,6 +1844,78 @@ class Report:
                      self.runner.show(args), "1", status_text(res.status), first_line(res.err),
                      frames, lost, check.problems))
 
+    # ---- 43: unrecorded is not zero, run by run; the MPI sweep's warnings (issue 39) -----
+
+    def sweep_python(self, cwd, script, *args):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.join(REPO, "python") + os.pathsep + env.get("PYTHONPATH", "")
+        return subprocess.run(["/usr/bin/python3", "-c", script, *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT)
+
+    def unrecorded_runs(self):
+        # A sweep whose runs differ in what they record: an observables axis, made through the
+        # library (experiment files refuse one) by tests/regression/sweep_unrecorded_not_zero.cpp.
+        cwd = self.case_dir("unrecorded_runs")
+        path = self.data_copy(cwd, "sweep_observables_axis.h5", "u.h5")
+        check = Check()
+        with h5py.File(path, "r") as f:
+            merge_count = f["merge_count"][...].tolist()
+            fill = int(f["merge_count"].attrs.get("_FillValue", 0))
+            recorded = "recorded" in f
+        check(merge_count[0] == [-1, -1], "merge_count of the runs without clusters: %s"
+              % merge_count[0])
+        check(fill == -1, "merge_count's _FillValue is %s" % fill)
+        check(recorded, "no /recorded")
+        self.add(Row("43 a sweep whose runs differ in recording clusters: the file",
+                     "h5py: merge_count, /recorded of u.h5", "-1 (fill), /recorded",
+                     "%s, fill %s" % (merge_count[0], fill),
+                     "/recorded present" if recorded else "/recorded absent", "—", "—",
+                     check.problems))
+        script = ("import sys, nadyn, nadyn.plot\n"
+                  "ds = nadyn.open(sys.argv[1])\n"
+                  "point = {'observables': 'mean_cos', 'seed': 1}\n"
+                  "run = nadyn.io.sweep_run(ds, point)\n"
+                  "print('merge_count' in run, nadyn.io.not_recorded(run, 'merge_count'))\n"
+                  "for call in (lambda: nadyn.clusters.merge_events(ds, **point),\n"
+                  "             lambda: nadyn.plot.observables(ds, names=('clusters',), "
+                  "point=point)):\n"
+                  "    try:\n"
+                  "        call()\n"
+                  "        print('no error')\n"
+                  "    except ValueError as error:\n"
+                  "        print(error)\n")
+        check = Check()
+        proc = self.sweep_python(cwd, script, path)
+        lines = proc.stdout.splitlines()
+        check(proc.returncode == 0, "the interpreter ended with %s: %s"
+              % (status_text(proc.returncode), first_line(proc.stderr)))
+        expect = "not recorded (add clusters to observables)"
+        check(len(lines) == 3, "printed %r" % lines)
+        check(bool(lines) and lines[0].startswith("False merge_count " + expect),
+              "sweep_run: %r" % (lines[:1],))
+        check(all(expect in line for line in lines[1:]), "merge_events, plot: %r" % lines[1:])
+        self.add(Row("43 the same run in Python: sweep_run, merge_events, plot of clusters",
+                     "python3 -c 'nadyn.io.sweep_run(ds, point); "
+                     "nadyn.clusters.merge_events(ds, **point); nadyn.plot.observables(...)'",
+                     "0 (not recorded ×3)", status_text(proc.returncode),
+                     self.runner.clean(lines[-1]) if lines else "(none)", "—", "—",
+                     check.problems))
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            return
+        check = Check()
+        with open(os.path.join(cwd, "neg.toml"), "w") as f:
+            f.write("[run]\nn = 6\nd = 3\nT = 0.2\n[sweep]\nbeta = [-1, 1]\n")
+        command = ("%s --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -np 2 %s sweep "
+                   "neg.toml --out neg.h5 --quiet" % (mpirun, self.runner.nadyn))
+        res = self.runner.run_shell(command, cwd)
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check(res.err.count("beta < 0") == 1, "the warning %d times" % res.err.count("beta < 0"))
+        self.add(Row("43 negative beta in an MPI sweep: one warning, from rank 0",
+                     "mpirun -np 2 nadyn sweep neg.toml --out neg.h5", "0, one warning",
+                     status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+                     check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -1913,6 +1985,7 @@ class Report:
         self.frictions()
         self.frame_buffer_stop()
         self.frame_buffer_failure()
+        self.unrecorded_runs()
 
 
 def cell(text):

@@ -38,6 +38,13 @@ def run_of(item: str | os.PathLike | xr.Dataset, **point: Any) -> xr.Dataset:
             raise ValueError("merge events not recorded (add clusters to observables)")
         raise ValueError("this file records no merge events (written by a nadyn without cluster histories)")
     ds = item.sel(**point) if point else item
+    # A run of a sweep whose runs differ in what they record (``recorded``): its merges are
+    # fill values, not "no merges".
+    if "recorded" in ds.variables and "observable" in ds["recorded"].dims \
+            and "clusters" in ds["observable"].values:
+        clusters = ds["recorded"].sel(observable="clusters")
+        if clusters.dims == () and not bool(clusters):
+            raise ValueError("merge events not recorded (add clusters to observables)")
     extra = [dim for dim in ds["merges"].dims if dim not in ("merge", "merge_field")]
     if extra:
         values = "; ".join(f"{dim} in {list(np.asarray(ds[dim].values))}" for dim in extra if dim in ds.coords)

@@ -436,7 +436,144 @@ def _open_sweep(path: str | os.PathLike, root: dict[str, Any], *, frames: slice 
     attributes.update(dataset.attrs)
     dataset.attrs = attributes
     dataset.attrs["file"] = os.fspath(path)
-    return _without_unrecorded(_with_energy(dataset))
+    return _without_unrecorded(_with_energy(_with_run_parameters(dataset)))
+
+
+# Record entries that describe the build or the process, not the run, and `positions`, the
+# name of the sweep's data variable (absent with positions = "none"; the root attribute
+# `positions` says what the sweep keeps): left as attributes.
+_NOT_RUN_PARAMETERS = ("threads", "nadyn_version", "git_commit", "compiler", "compiler_flags",
+                       "simd", "build_type", "positions")
+
+
+def _parameter_types() -> dict[str, str]:
+    """The registry's type of each parameter (integer, number, switch, name), when the
+    compiled module is built; {} otherwise."""
+    from . import _core  # noqa: PLC0415 (optional: the types are then read off the values)
+
+    if _core is None or not hasattr(_core, "parameters"):
+        return {}
+    return {str(row["name"]): str(row["type"]) for row in _core.parameters()}
+
+
+def _typed(texts: list[str], kind: str | None) -> np.ndarray:
+    """A parameter's texts (shortest exact numbers) as an array of its type: the registry's
+    when known (integer and switch: int64, number: float64, name: str), else int64 when every
+    value is an integer, float64 when a number, str otherwise."""
+    def parses(convert) -> bool:
+        try:
+            for text in texts:
+                convert(text)
+        except ValueError:
+            return False
+        return True
+
+    if kind in ("integer", "switch") or (kind is None and parses(int)):
+        if parses(int):
+            return np.array([int(t) for t in texts], dtype=np.int64)
+    if kind == "number" or (kind is None and parses(float)):
+        if parses(float):
+            return np.array([float(t) for t in texts], dtype=np.float64)
+    return np.array(texts, dtype=object)
+
+
+def _with_run_parameters(dataset: xr.Dataset) -> xr.Dataset:
+    """Every run parameter of a sweep as a variable over the axes it varies along (a scalar
+    when it does not vary), read from each run's record in ``parameters`` (numbers exact); a
+    swept parameter stays its axis's coordinate, and a name taken by a data variable
+    (``positions``) stays an attribute. With ``integrator = layers``: the coordinate ``layer``
+    = t / dt of each frame, over ``time`` or, where dt or the frame times vary, over (axes...,
+    time or frame)."""
+    if "parameters" not in dataset.variables:
+        return dataset
+    axes = [a for a in sweep_axes(dataset) if a in dataset["parameters"].dims]
+    records = dataset["parameters"].transpose(*axes).values if axes else \
+        np.asarray(dataset["parameters"].values)
+    shape = records.shape
+    flat = [str(r) if r is not None else "" for r in np.asarray(records, dtype=object).ravel()]
+    parsed: list[dict[str, str] | None] = []
+    order: dict[str, None] = {}  # the names in record order
+    for record in flat:
+        if not record.strip():
+            parsed.append(None)  # a run not run: its parameters come from its neighbours
+            continue
+        entries = dict(item.partition("=")[::2] for item in record.split("; "))
+        order.update(dict.fromkeys(entries))
+        parsed.append(entries)
+    if not order:
+        return dataset
+    types = _parameter_types()
+    variables: dict[str, xr.DataArray] = {}
+    for name in order:
+        if name in _NOT_RUN_PARAMETERS or name in axes or name in dataset.variables \
+                or name in dataset.dims:
+            continue
+        texts = [p.get(name) if p is not None else None for p in parsed]
+        known = [t for t in texts if t is not None]
+        values = np.full(len(texts), None, dtype=object)
+        typed = _typed(known, types.get(name))
+        values[[i for i, t in enumerate(texts) if t is not None]] = typed
+        grid = values.reshape(shape)
+        # Along each axis where every run's value agrees with the others' (runs not run
+        # agreeing with any), the parameter does not vary: that dimension goes.
+        dims = list(axes)
+        for axis in list(axes):
+            position = dims.index(axis)
+            moved = np.moveaxis(grid, position, 0)
+            if all(v is not None for v in moved.ravel()):  # every run run: compare at once
+                if bool((moved == moved[:1]).all()):
+                    grid = np.asarray(moved[0], dtype=object)
+                    dims.pop(position)
+                continue
+            first = np.full(moved.shape[1:], None, dtype=object)
+            varies = False
+            for k in range(moved.shape[0]):
+                for index in np.ndindex(moved.shape[1:]):
+                    value = moved[(k,) + index]
+                    if value is None:
+                        continue
+                    if first[index] is None:
+                        first[index] = value
+                    elif first[index] != value:
+                        varies = True
+                        break
+                if varies:
+                    break
+            if not varies:
+                grid = first
+                dims.pop(position)
+        if typed.dtype != object and not any(v is None for v in np.ravel(grid)):
+            grid = np.asarray(grid.tolist() if grid.ndim else grid.item(), dtype=typed.dtype)
+        elif typed.dtype == np.float64:
+            grid = np.asarray([np.nan if v is None else v for v in np.ravel(grid)],
+                              dtype=np.float64).reshape(np.shape(grid))
+        attributes = {"description": f"the run parameter {name}, from each run's record in "
+                                     "parameters" + (f" (over {', '.join(dims)})" if dims else
+                                                     " (the same in every run)")}
+        variables[name] = xr.DataArray(grid, dims=dims, attrs=attributes)
+    dataset = dataset.assign(variables)
+    return _with_layer(dataset)
+
+
+def _with_layer(dataset: xr.Dataset) -> xr.Dataset:
+    """The coordinate ``layer`` = t / dt of a sweep whose runs use the layers integrator:
+    int64 when every run does, float64 with NaN in the runs that do not (and after a run's
+    last frame)."""
+    if "integrator" not in dataset.variables or "dt" not in dataset.variables:
+        return dataset
+    layers = dataset["integrator"] == "layers"
+    if not bool(layers.any()):
+        return dataset
+    time = dataset["time"]
+    with np.errstate(invalid="ignore"):
+        layer = np.round(time / dataset["dt"])
+    layer = layer.where(layers)
+    dims = [d for d in layer.dims if d not in time.dims] + list(time.dims)
+    layer = layer.transpose(*dims)
+    if not bool(layer.isnull().any()):
+        layer = layer.astype(np.int64)
+    layer.attrs = {"long_name": "layer index l = t / dt of each frame (integrator = layers)"}
+    return dataset.assign_coords(layer=layer)
 
 
 # What a sweep file derives from the clusters series: without it (observables not asking for
@@ -446,7 +583,52 @@ _FROM_CLUSTERS = ("merges", "merge_count", "clustering_time", "plateau_length",
                   "plateau_clusters")
 
 
+def _masked_unrecorded(dataset: xr.Dataset) -> xr.Dataset:
+    """A sweep whose runs differ in what they record (``recorded``, over (axes...,
+    observable)): the entries of a run that did not record an observable are NaN whatever the
+    file's fill (merge_count's -1 included), and ``recorded`` is a boolean variable."""
+    if "recorded" not in dataset.variables or "observable" not in dataset["recorded"].dims:
+        return dataset
+    recorded = dataset["recorded"].astype(bool)
+    updates: dict[str, xr.DataArray] = {"recorded": recorded}
+    for name in np.asarray(recorded["observable"].values).tolist():
+        mask = recorded.sel(observable=name, drop=True)
+        names = [str(name)] + (list(_FROM_CLUSTERS) if name == "clusters" else [])
+        for variable in names:
+            if variable in dataset.data_vars and not bool(mask.all()):
+                values = dataset[variable]
+                masked = values.astype(np.float64).where(mask) if values.dtype.kind in "iub" \
+                    else values.where(mask)
+                masked.attrs = dict(values.attrs)
+                masked.attrs["not_recorded"] = (f"NaN in the runs that do not record "
+                                                f"{name} (recorded)")
+                updates[variable] = masked.transpose(*values.dims)
+    return dataset.assign(updates)
+
+
+def _unrecorded_in_run(ds: xr.Dataset) -> xr.Dataset:
+    """One run of a sweep without the variables that run did not record (its entries are
+    fill values): ``nadyn.io.not_recorded`` then says how to record them."""
+    if "recorded" not in ds.variables or ds["recorded"].dims != ("observable",):
+        return ds
+    missing: list[str] = []
+    for name, flag in zip(np.asarray(ds["observable"].values).tolist(),
+                          np.asarray(ds["recorded"].values).tolist()):
+        if not flag:
+            missing += [str(name)] + (list(_FROM_CLUSTERS) if name == "clusters" else [])
+    present = [name for name in missing if name in ds.data_vars]
+    if not present:
+        return ds
+    out = ds.drop_vars(present)
+    unused = [name for name in ("merge", "merge_field", "k")
+              if name in out.coords and not any(name in out[v].dims for v in out.data_vars)]
+    out = out.drop_vars(unused)
+    out.attrs["not_recorded"] = ", ".join(present)
+    return out
+
+
 def _without_unrecorded(dataset: xr.Dataset) -> xr.Dataset:
+    dataset = _masked_unrecorded(dataset)
     if "clusters" in dataset:
         return dataset
     dropped = dataset.drop_vars([name for name in _FROM_CLUSTERS if name in dataset])
@@ -684,8 +866,9 @@ def _with_energy(dataset: xr.Dataset) -> xr.Dataset:
         return dataset
 
     def parameter(name: str, default: Any) -> Any:
-        # A sweep's axis is a coordinate; the other parameters are attributes.
-        if name in dataset.variables and name not in dataset.data_vars:
+        # A sweep's parameters are variables (its axes coordinates); a run's are attributes.
+        if name in dataset.variables and (name not in dataset.data_vars
+                                          or is_sweep(dataset.attrs)):
             return dataset[name]
         return _plain(dataset.attrs.get(name, default))
 
@@ -815,8 +998,18 @@ def not_recorded(ds: xr.Dataset, name: str) -> str:
     return f"no observable {name}; valid names: {', '.join(recorded) or 'none'}"
 
 
+def short_number(value: Any) -> str:
+    """A value as nadyn prints an axis's values: a float in its shortest text that reads back
+    exactly (0.1, not 0.10000000000000001, and 0.8842105263157894, not 0.884211), without a
+    trailing .0 (4, as the library's records write it); anything else as str."""
+    if isinstance(value, (float, np.floating)):
+        text = repr(float(value))
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
 def _axis_values(ds: xr.Dataset, axis: str) -> list[str]:
-    return [f"{v:g}" if isinstance(v, float) else str(v) for v in np.asarray(ds[axis].values).tolist()]
+    return [short_number(v) for v in np.asarray(ds[axis].values).tolist()]
 
 
 def sweep_axes(ds: xr.Dataset) -> list[str]:
@@ -900,4 +1093,4 @@ def sweep_run(ds: xr.Dataset, point: str | int | dict[str, Any] | None = None) -
             if size != 1:
                 raise ValueError(f"--point names no value of the axis {axis}; {choices}")
             chosen[axis] = 0
-    return ds.isel(chosen) if chosen else ds
+    return _unrecorded_in_run(ds.isel(chosen) if chosen else ds)

@@ -37,7 +37,7 @@ import numpy as np
 import xarray as xr
 
 from .closed_forms import initial_velocity
-from .io import not_recorded, sweep_axes, sweep_run
+from .io import not_recorded, short_number, sweep_axes, sweep_run
 from .io import open as open_file
 from .laws import fit_terminal, predicted
 
@@ -80,8 +80,7 @@ def _sweep_run(sweep: xr.Dataset, point: str | int | dict | None) -> xr.Dataset:
     attributes, and the point in ``attrs["point"]``."""
     run = sweep_run(sweep, point)
     axes = sweep_axes(sweep)
-    label = " ".join(f"{a}={run[a].values.item():g}" if isinstance(run[a].values.item(), float)
-                     else f"{a}={run[a].values.item()}" for a in axes)
+    label = " ".join(f"{a}={short_number(run[a].values.item())}" for a in axes)
     attrs = dict(sweep.attrs)
     record = run["parameters"].values.item() if "parameters" in run else ""
     attrs.update(_run_parameters(str(record)))
@@ -109,7 +108,7 @@ def _sweep_run(sweep: xr.Dataset, point: str | int | dict | None) -> xr.Dataset:
 
 
 def _number(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return short_number(value)
 
 
 def _label(ds: xr.Dataset) -> str:

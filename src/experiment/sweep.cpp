@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -89,6 +90,31 @@ double evaluations_per_step(integrator_kind kind) {
     return 1.0;
 }
 
+// Fills layout.recorded: run i records what the runs of its combination of `selected` axes
+// record (`records`, by the combination's first run, as experiment::for_each_combination
+// visits it; `table` the observable table those entries follow).
+void set_recorded(const experiment& e, const std::function<bool(std::string_view)>& selected,
+                  const std::vector<const observable*>& table,
+                  const std::map<std::size_t, std::vector<bool>>& records, sweep_layout& layout) {
+    std::vector<std::size_t> stride(e.axes.size(), 1), columns;
+    for (std::size_t a = e.axes.size(); a-- > 1;)
+        stride[a - 1] = stride[a] * e.axes[a].values.size();
+    for (const std::string& name : layout.observables)
+        for (std::size_t o = 0; o < table.size(); ++o)
+            if (table[o]->name == name) columns.push_back(o);
+    const std::size_t runs = e.size(), count = layout.observables.size();
+    layout.recorded.assign(runs * count, true);
+    for (std::size_t i = 0; i < runs; ++i) {
+        const std::vector<std::size_t> at = e.coordinates(i);
+        std::size_t first = 0;
+        for (std::size_t a = 0; a < e.axes.size(); ++a)
+            if (selected(e.axes[a].name)) first += at[a] * stride[a];
+        const std::vector<bool>& own = records.at(first);
+        for (std::size_t o = 0; o < count; ++o)
+            layout.recorded[i * count + o] = own[columns[o]];
+    }
+}
+
 } // namespace
 
 namespace detail {
@@ -126,7 +152,12 @@ sweep_layout layout_of(const experiment& e) {
         return shapes(axis) || axis == "observe" || axis == "observables" || axis == "mode_count";
     };
     std::size_t modes = 0; // the largest K of the runs that record modes
-    e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t, std::size_t) {
+    // What each combination's runs record, keyed by its first run's index.
+    std::map<std::size_t, std::vector<bool>> records;
+    e.for_each_combination(layout_axes, [&](const run_config& c, std::size_t index, std::size_t) {
+        std::vector<bool>& own = records[index];
+        for (const observable* row : table)
+            own.push_back(row->optional ? c.observes(row->name) : c.records(row->name));
         const auto times = frame_times(c);
         if (first) {
             layout.times = times;
@@ -136,8 +167,7 @@ sweep_layout layout_of(const experiment& e) {
             if (times.size() > layout.times.size()) layout.times = times;
         }
         for (std::size_t o = 0; o < table.size(); ++o)
-            recorded[o] = recorded[o] || (table[o]->optional ? c.observes(table[o]->name)
-                                                             : c.records(table[o]->name));
+            recorded[o] = recorded[o] || own[o];
         if (c.observes("modes")) modes = std::max(modes, c.modes);
         layout.tokens = std::max(layout.tokens, c.n);
         layout.dims = std::max(layout.dims, c.d);
@@ -152,6 +182,14 @@ sweep_layout layout_of(const experiment& e) {
         layout.counts.push_back(is_count(name));
         layout.descriptions.push_back(sweep_observable_description(name));
     }
+    // Unrecorded is not zero: when some run does not record an observable another records
+    // (an observables or observe axis), the file says which entries are fill values.
+    const bool uniform = std::all_of(records.begin(), records.end(), [&](const auto& entry) {
+        for (std::size_t o = 0; o < table.size(); ++o)
+            if (recorded[o] && !entry.second[o]) return false;
+        return true;
+    });
+    if (!uniform) set_recorded(e, layout_axes, table, records, layout);
     return layout;
 }
 
@@ -209,7 +247,8 @@ void set_longest_plateau(sweep_record& record, const sweep_layout& layout, const
                          std::size_t frames) {
     const auto clusters =
         std::find(layout.observables.begin(), layout.observables.end(), std::string("clusters"));
-    if (frames == 0 || clusters == layout.observables.end()) return;
+    // A run that does not record clusters has no plateau: its entries stay the fill values.
+    if (frames == 0 || clusters == layout.observables.end() || !c.records("clusters")) return;
     const std::vector<double>& counts =
         record.observables[static_cast<std::size_t>(clusters - layout.observables.begin())];
     const std::vector<plateau> table =
@@ -318,6 +357,12 @@ sweep_record run_point(const experiment& e, const sweep_layout& layout, std::siz
     record.frames = static_cast<std::int64_t>(slot);
     set_longest_plateau(record, layout, c, slot);
     return record;
+}
+
+void warn_configuration(const experiment& e, const sweep_options& options) {
+    if (options.warn)
+        for (const std::string& warning : e.warnings())
+            options.warn(warning);
 }
 
 int choose_jobs(const experiment& e, int jobs) {
@@ -457,9 +502,7 @@ sweep_summary run_sweep(const experiment& e, const std::string& path,
                         const sweep_options& options) {
     check_output_path(path, options.overwrite);
     const sweep_plan plan = plan_sweep(e, options.jobs); // checks the input files
-    if (options.warn)
-        for (const std::string& warning : e.warnings())
-            options.warn(warning);
+    warn_configuration(e, options);
     const double available = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     if (available > 0 && plan.bytes_in_use > available)
         throw input_error("the sweep needs about " + std::to_string(plan.bytes_in_use / 1e9) +
@@ -598,12 +641,16 @@ std::string describe_sweep_file(const std::string& path) {
     for (const auto& key : order) {
         const auto& members = groups[key];
         auto stats = [&](const char* name) {
-            if (!last.count(name)) return std::string("not recorded");
+            // Not in the sweep, or in none of this point's runs (an observables axis).
+            const std::size_t o = layout.find(name);
+            const bool recorded = std::any_of(members.begin(), members.end(),
+                                              [&](std::size_t i) { return layout.records(i, o); });
+            if (!last.count(name) || !recorded) return std::string("not recorded");
             const std::vector<double>& column = last[name];
             double sum = 0, sum2 = 0;
             std::size_t count = 0;
             for (std::size_t i : members)
-                if (!std::isnan(column[i])) {
+                if (layout.records(i, o) && !std::isnan(column[i])) {
                     sum += column[i];
                     sum2 += column[i] * column[i];
                     ++count;
@@ -632,8 +679,9 @@ sweep_run_history sweep_cluster_history(const std::string& path, const std::stri
     const sweep_layout layout = detail::layout_of(e);
     const std::size_t index = e.find_point(point);
     const std::string label = e.label(index);
-    if (std::find(layout.observables.begin(), layout.observables.end(), "clusters") ==
-        layout.observables.end())
+    // Not in the sweep, or not in this run (an observables axis): not "no merge events".
+    const std::size_t clusters = layout.find("clusters");
+    if (clusters == layout.observables.size() || !layout.records(index, clusters))
         throw input_error("'" + path + "' (" + label +
                           "): merge events not recorded (add clusters to observables)");
     sweep_run_history out = read_sweep_history(path, layout, index);

@@ -24,6 +24,11 @@ sweep_provenance provenance_of(const experiment& e);
 // recorded at its creation (edited since); a file without the hash passes.
 void check_recorded_experiment(const std::string& path, const experiment& e);
 
+// Says the experiment's configuration warnings (experiment::warnings(): a negative beta, ...)
+// through options.warn, each once, before a new sweep's first run: run_sweep in one process,
+// rank 0 of the MPI sweep.
+void warn_configuration(const experiment& e, const sweep_options& options);
+
 // Runs one point; never throws for the run's own failures (they are its record).
 sweep_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                        int threads, const std::atomic<bool>* stop);

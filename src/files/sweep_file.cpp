@@ -37,6 +37,11 @@ std::size_t sweep_layout::runs() const {
     return count;
 }
 
+std::size_t sweep_layout::find(std::string_view name) const {
+    return std::size_t(std::find(observables.begin(), observables.end(), name) -
+                       observables.begin());
+}
+
 std::vector<std::size_t> sweep_layout::coordinates(std::size_t index) const {
     std::vector<std::size_t> at(axes.size());
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -108,6 +113,7 @@ class sweep_file_builder {
         // A run's cluster history and plateau are derived from its clusters series: without
         // it there is nothing to store, and zero merges or NaN times would read as "never".
         if (records_clusters()) create_cluster_history();
+        if (!m_layout.recorded.empty()) create_recorded();
         create_outcomes();
         m_file.flush();
     }
@@ -221,10 +227,35 @@ class sweep_file_builder {
                  // NaN rows after them take no space (n - 1 rows of 7 doubles is 0.9 MB a
                  // run at n = 16384).
                  {std::min<hsize_t>(rows.size(), merge_chunk_rows), fields.size()});
-        const std::int64_t zero = 0;
-        variable("merge_count", H5T_NATIVE_INT64, {}, {}, &zero,
+        variable("merge_count", H5T_NATIVE_INT64, {}, {}, &missing_count,
                  "merge events of each run (more than the rows of merges only when "
-                 "clusters split and merge again)");
+                 "clusters split and merge again; -1, the _FillValue: not run, or a run that "
+                 "does not record clusters)")
+            .write_attribute("_FillValue", missing_count);
+    }
+
+    // Which observables each run records (1) and which it does not (0: its entries are fill
+    // values, not measurements), over (axes..., observable); the cluster history and plateau
+    // follow clusters. Known before any run, so written whole now.
+    void create_recorded() {
+        const sweep_layout& L = m_layout;
+        std::vector<const char*> names;
+        for (const std::string& name : L.observables)
+            names.push_back(name.c_str());
+        const hdf5_dataset observable =
+            scale("observable", hdf5_string_type(), names.size(), names.data(),
+                  "name of an observable of the sweep (the last dimension of recorded)");
+        const signed char unknown = 0;
+        hdf5_dataset recorded =
+            variable("recorded", H5T_NATIVE_SCHAR, {names.size()}, {&observable}, &unknown,
+                     "whether each run records each observable: 1 yes, 0 no (the run did not "
+                     "ask for it: its entries are fill values, not measurements; merges, "
+                     "merge_count, clustering_time and the plateau follow clusters)");
+        std::vector<signed char> values(L.runs() * names.size());
+        for (std::size_t i = 0; i < L.runs(); ++i)
+            for (std::size_t o = 0; o < names.size(); ++o)
+                values[i * names.size() + o] = L.records(i, o) ? 1 : 0;
+        if (!values.empty()) recorded.write_all(H5T_NATIVE_SCHAR, values.data());
     }
 
     // Each run's outcome, counters and parameter record.
@@ -430,7 +461,9 @@ struct sweep_file::impl {
     }
 
     // t_k and the merge events of one run, padded to the largest run's n with NaN.
+    // A run that does not record clusters keeps the fill values (merge_count -1, NaN t_k).
     void write_history(const std::vector<hsize_t>& point, const sweep_record& record) {
+        if (!m_layout.records(record.index, m_layout.find("clusters"))) return;
         const std::vector<std::int64_t> levels = clustering_levels(m_layout.tokens);
         std::vector<double> times(levels.size(), nan);
         std::copy_n(record.clustering_times.begin(),
@@ -738,6 +771,9 @@ sweep_run_history read_sweep_history(const std::string& path, const sweep_layout
         throw input_error("'" + path +
                           "' records no merge events (written by a nadyn without cluster "
                           "histories)");
+    if (!layout.records(index, layout.find("clusters")))
+        throw input_error("'" + path +
+                          "': merge events not recorded (add clusters to observables)");
     const std::vector<hsize_t> start = point_of(layout, index), count(start.size(), 1);
     out.clustering_times.resize(out.levels.size());
     file.open_dataset("clustering_time")
@@ -751,7 +787,7 @@ sweep_run_history read_sweep_history(const std::string& path, const sweep_layout
                       H5T_NATIVE_DOUBLE, table.data());
     std::int64_t total = 0;
     file.open_dataset("merge_count").read_block(start, count, H5T_NATIVE_INT64, &total);
-    out.merge_count = static_cast<std::size_t>(total);
+    out.merge_count = static_cast<std::size_t>(std::max<std::int64_t>(total, 0)); // -1: not run
     for (hsize_t r = 0; r < rows; ++r) {
         const double* row = table.data() + r * fields;
         if (std::isnan(row[0])) break;

@@ -11,6 +11,10 @@
 //   /positions         final: (axes..., token, dim); all: (axes..., time, token, dim)
 //   /magnitudes        final: (axes..., token);      all: (axes..., time, token)
 //   /clustering_time   (axes..., k); /merges (axes..., merge, merge_field); /merge_count
+//                      (-1, the _FillValue: not run, or a run that does not record clusters)
+//   /recorded          (axes..., observable) int8, only when some run does not record an
+//                      observable another records: 1 where the run records it, 0 where its
+//                      entries are fill values (the cluster history and plateau follow clusters)
 //   /status            (axes...) int8: 0 not run, 1 complete, 2 interrupted, 3 failed
 //   /frames, /rhs_evaluations, /accepted_steps (axes...) int64; /wall_time (axes...)
 //   /plateau_length, /plateau_clusters (axes...): each run's longest plateau
@@ -70,7 +74,19 @@ struct sweep_layout {
     std::vector<bool> counts;
     std::vector<std::string> descriptions;
     sweep_positions positions = sweep_positions::final;
+    // Which observables each run records, run-major (runs() x observables.size()), when some
+    // run does not record one that another does (an observables or observe axis); empty when
+    // every run records every observable. The file keeps it as /recorded.
+    std::vector<bool> recorded;
 
+    // Whether run `index` records observable o (its entries are measurements, not fill); false
+    // for an o beyond the observables (find() of a name the sweep does not record).
+    [[nodiscard]] bool records(std::size_t index, std::size_t o) const {
+        if (o >= observables.size()) return false;
+        return recorded.empty() || recorded[index * observables.size() + o];
+    }
+    // The index of observable `name` in `observables` (observables.size() if absent).
+    [[nodiscard]] std::size_t find(std::string_view name) const;
     [[nodiscard]] std::size_t width(std::size_t o) const {
         return o < widths.size() ? widths[o] : 1;
     }
@@ -208,7 +224,8 @@ struct sweep_run_history {
     std::vector<double> clustering_times; // t_k
 };
 // The history of run `index` (without its label); input_error for a file without cluster
-// histories.
+// histories, or a run that does not record clusters ("merge events not recorded (add clusters
+// to observables)").
 sweep_run_history read_sweep_history(const std::string& path, const sweep_layout& layout,
                                      std::size_t index);
 

@@ -390,6 +390,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                 detail::check_recorded_experiment(job.path, job.e);
             } else {
                 check_output_path(job.path, options.overwrite);
+                detail::warn_configuration(job.e, options); // once, as in one process
                 // The memory check of one process, for each worker (nodes alike).
                 const sweep_plan plan = plan_sweep(job.e, options.jobs);
                 const double available =
