@@ -1,7 +1,8 @@
 // Heads that share their values (one V for all heads, as identity values averaged over heads:
 // simuformer's experiment) are summed before one value product on the small-n paths
 // (src/model/kernel/heads.cpp, issue 38): the summed route is taken where it applies, declined
-// where it does not, and agrees with the per-head route and the naive loop to rounding.
+// where it does not, and agrees with the per-head route and the naive loop to rounding; and the
+// general paths fold Q into K (the logits from Q^T K directly).
 #include "test_support.hpp"
 
 #include "nadyn/model/attention.hpp"
@@ -184,5 +185,44 @@ TEST_CASE("summed route: row ranges bitwise the full call, the frame's entropy t
         REQUIRE(kernel.observed_entropy().has_value());
         attention_observables pass(n, d);
         CHECK(*kernel.observed_entropy() == pass.compute(x.data(), w, {4.0}).attention_entropy);
+    }
+}
+
+TEST_CASE("general path: the logits depend on Q and K only through Q^T K, bitwise") {
+    // With both maps given the general paths fold Q into K (issue 38): the queries are the
+    // tokens times Q^T K, the keys the tokens, so (Q, K) and (Q', I) with Q'^T = Q^T K (I
+    // given as a matrix, so that Q'^T I is Q^T K bit for bit) give the same bits. Two
+    // projections, X Q^T against X K^T, would round differently.
+    const std::size_t d = 16;
+    random_source source(47);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    const matrix q = testing::random_matrix(source, d, scale);
+    const matrix k = testing::random_matrix(source, d, scale);
+    const matrix v = testing::random_matrix(source, d, scale);
+    attention_weights given;
+    given.heads = {{q, k, v}};
+    const matrix b = q.transpose() * k; // as detail::small_n_weights::folded forms it
+    attention_weights folded;
+    folded.heads = {{matrix(b.transpose()), scaled_identity(d, 1.0), v}};
+    for (const precision arithmetic : {precision::double_precision, precision::single_precision}) {
+        for (const std::size_t n : {64U, 200U}) {
+            CAPTURE(n);
+            CAPTURE(arithmetic == precision::single_precision);
+            const state_type x = testing::uniform_start(n, d, 53);
+            const path general =
+                arithmetic == precision::single_precision ? path::single_precision : path::general;
+            attention_options options{4.0};
+            options.arithmetic = arithmetic;
+            attention_kernel kernel(n, d);
+            kernel.force_path(general);
+            std::vector<double> a(n * d), b(n * d), plain(n * d);
+            kernel.compute(x.data(), given, options, a.data());
+            CHECK(kernel.last_path() == general);
+            kernel.compute(x.data(), folded, options, b.data());
+            CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+            reference_attention(x.data(), n, d, given, options, plain.data());
+            const double tolerance = arithmetic == precision::single_precision ? 2e-5 : 1e-12;
+            CHECK(testing::max_abs_difference(a, plain) < tolerance);
+        }
     }
 }

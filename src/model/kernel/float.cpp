@@ -64,7 +64,7 @@ const float* shaped_value(kernel::single_workspace& work, kernel::head_operands&
 // A head's q, k and v in float: projected in float, or in double and shaped (QKV-Norm, noise)
 // before the conversion.
 float_operands single_operands(kernel::single_workspace& work, kernel::head_operands& shaped,
-                               const kernel::call_shape& shape, const double* theta,
+                               std::size_t h, const kernel::call_shape& shape, const double* theta,
                                const attention_head& head, const attention_options& options) {
     if (options.qkv_norm || !head.query_norm.empty() || !head.key_norm.empty() ||
         !head.value_norm.empty()) {
@@ -78,13 +78,23 @@ float_operands single_operands(kernel::single_workspace& work, kernel::head_oper
         return {q, k, shaped_value(work, shaped, shape, theta, head, options)};
     }
     const float* tokens = work.tokens.data();
+    const bool same_keys = detail::same_projection(head.Q, head.K);
+    const float* v = head.V.size() != 0 ? project_single(work, shape, head.V, work.values) : tokens;
+    if (!same_keys && head.Q.size() != 0 && head.K.size() != 0) {
+        // The logits need Q and K only through K^T Q (detail::small_n_weights): the queries
+        // projected by it, the keys the tokens (one projection instead of two, issue 38).
+        const auto d = static_cast<Eigen::Index>(shape.d);
+        work.weight =
+            Eigen::Map<const matrix>(shaped.maps.folded(h, head.Q, head.K), d, d).cast<float>();
+        work.queries.resize(static_cast<Eigen::Index>(shape.n), d);
+        work.queries.noalias() = work.tokens * work.weight;
+        return {work.queries.data(), tokens, v};
+    }
     const float* q =
         head.Q.size() != 0 ? project_single(work, shape, head.Q, work.queries) : tokens;
-    const bool same_keys = detail::same_projection(head.Q, head.K);
     const float* k = same_keys            ? q
                      : head.K.size() != 0 ? project_single(work, shape, head.K, work.keys)
                                           : tokens;
-    const float* v = head.V.size() != 0 ? project_single(work, shape, head.V, work.values) : tokens;
     return {q, k, v};
 }
 
@@ -105,10 +115,10 @@ void kernel::end_single(single_workspace& work, const call_shape& shape, double*
     Eigen::Map<matrix>(out, n, d) += work.result.cast<double>();
 }
 
-void kernel::add_head_single(single_workspace& work, head_operands& shaped, const call_shape& shape,
-                             const double* theta, const attention_head& head,
-                             const attention_options& options) {
-    const float_operands in = single_operands(work, shaped, shape, theta, head, options);
+void kernel::add_head_single(single_workspace& work, head_operands& shaped, std::size_t h,
+                             const call_shape& shape, const double* theta,
+                             const attention_head& head, const attention_options& options) {
+    const float_operands in = single_operands(work, shaped, h, shape, theta, head, options);
     add_general(work.general, shape, in.queries, in.keys, in.values, options, work.result.data());
 }
 
@@ -178,7 +188,7 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
         keys_t = &folded_keys(work, shape);
         values = folded_values(work, shaped, h, shape, theta, head, options, value_scale);
     } else {
-        const float_operands in = single_operands(work, shaped, shape, theta, head, options);
+        const float_operands in = single_operands(work, shaped, h, shape, theta, head, options);
         transpose_small_n_float_keys(in.keys, shape.n, shape.d, work.keys_t);
         queries = in.queries;
         values = in.values;

@@ -31,10 +31,11 @@ struct single_workspace {
 
 // Converts the tokens to float and clears the heads' sum.
 void begin_single(single_workspace& work, const call_shape& shape, const double* theta);
-// Adds one head's attention through the general path in float to the heads' sum; `shaped`
-// holds its operands in double while QKV-Norm or noise shapes them.
-void add_head_single(single_workspace& work, head_operands& shaped, const call_shape& shape,
-                     const double* theta, const attention_head& head,
+// Adds one head's attention through the general path in float to the heads' sum (h the head's
+// index in the weights: with both Q and K given, Q is folded into K from shaped.maps);
+// `shaped` holds its operands in double while QKV-Norm or noise shapes them.
+void add_head_single(single_workspace& work, head_operands& shaped, std::size_t h,
+                     const call_shape& shape, const double* theta, const attention_head& head,
                      const attention_options& options);
 // The same through the small-n loops in float (path single_precision_small_n, h the head's
 // index in the weights): Q folded into K (queries = tokens (Q^T K) from shaped.maps, the keys

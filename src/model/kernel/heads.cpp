@@ -250,7 +250,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                 kernel::add_head_single_small_n(work.single, work.head, h, shape, theta, head,
                                                 options);
             else if (p == path::single_precision)
-                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+                kernel::add_head_single(work.single, work.head, h, shape, theta, head, options);
             else
                 return false;
             m_last_path = p;
@@ -261,10 +261,11 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         const double* q_data = theta;
         const double* k_data = theta;
         const detail::small_n_keys* keys_t = nullptr;
-        if (chosen == path::small_n && small && !same_keys &&
-            !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
-            !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
-            head.query_norm.empty() && head.key_norm.empty()) {
+        const bool folds = !same_keys &&
+                           !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
+                           !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
+                           head.query_norm.empty() && head.key_norm.empty();
+        if (chosen == path::small_n && small && folds) {
             // The logits need Q and K only through K^T Q: the queries projected by it, the
             // keys the tokens themselves (src/model/kernel/small_n.hpp).
             detail::small_n_project_transposed(
@@ -275,6 +276,13 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                 tokens_transposed = true;
             }
             keys_t = &shaped.tokens_t;
+        } else if (chosen == path::general && folds && head.Q.size() != 0 && head.K.size() != 0) {
+            // The same on the general path where both maps are given: one projection of the
+            // queries, by K^T Q ((K^T Q)^T kept d x d), instead of two (issue 38).
+            const double* folded = shaped.maps.folded(h, head.Q, head.K);
+            shaped.queries.resize(tokens.rows(), tokens.cols());
+            shaped.queries.noalias() = tokens * const_row_map(folded, tokens.cols(), tokens.cols());
+            q_data = shaped.queries.data();
         } else {
             q_data = operand(tokens, head.Q, cached(h, 0, head.Q), options, head.query_norm,
                              shaped.queries);
