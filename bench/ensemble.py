@@ -192,7 +192,8 @@ def time_peer(batch, steps, heads, env):
 ATTENTION = ("nadyn::attention_kernel::compute_rows", "nadyn::detail::add_rows",
              "nadyn::detail::exp_shifted_row", "nadyn::detail::add_weighted_values_pair<2ul>",
              "nadyn::detail::project_rows<2ul>", "nadyn::detail::transpose_small_n_keys",
-             "nadyn::detail::logits_pair", "nadyn::detail::add_weighted_values_any")
+             "nadyn::detail::logits_pair", "nadyn::detail::add_weighted_values_any",
+             "nadyn::detail::add_rows_shared_values")
 PARTS = [("the attention (self time of `compute_rows` and the small-n loops: `add_rows`, "
           "`exp_shifted_row`, `add_weighted_values_pair`, `project_rows`, "
           "`transpose_small_n_keys`), the frames' evaluations included", ATTENTION),
