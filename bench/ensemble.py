@@ -14,8 +14,9 @@ makes:
   heads, at a batch of 512 runs x 500 steps and at a batch of 64 runs x 200 steps;
 - the 160-run sweep of the issue (10 betas x 8 seeds x 2 schemes, n = 64, d = 16, T = 50,
   Euler 0.1, Gaussian weights, final positions kept), whole-process time;
-- the roofline: the runs' attention flops (H (4 n^2 d + 6 n d^2) per evaluation) at the
-  GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts).
+- the roofline: the attention flops of the algorithm the runs take (Q folded into K, each
+  head its own values: H (4 n^2 d + 4 n d^2) per evaluation, attention_flops()) at the
+  double GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts).
 
 --quick (under about two minutes) runs 128 runs per head count (separate processes: 64),
 and the peer on shorter runs (fewer steps at the same batch: the peer's time is linear in
@@ -41,30 +42,56 @@ STEPS = int(round(T / DT))
 HEADS = (1, 8)
 
 
+def attention_flops(n, d, heads, shared_values=False, value_projection=True):
+    """The attention's flops per evaluation of the algorithm nadyn runs (docs/performance.md,
+    "The rooflines"): per head the logits, 2 n^2 d, against the tokens as keys, with the
+    queries projected by K^T Q (Q folded into K: one projection, 2 n d^2, for two); the value
+    product, 2 n^2 d, and the values' projection, 2 n d^2 (none when V = s I), per head, or once
+    when the heads share their values (their weights summed before the product). The softmax
+    (exponentials, normalisation, the heads' sum of weights) is not counted."""
+    values = 2.0 * n * n * d + (2.0 * n * d * d if value_projection else 0.0)
+    per_head = 2.0 * n * n * d + 2.0 * n * d * d
+    return heads * per_head + (values if shared_values else heads * values)
+
+
 def flops(runs, heads, steps=STEPS):
-    return runs * steps * heads * (4.0 * N * N * D + 6.0 * N * D * D)
+    """The case's attention flops: Gaussian Q, K, V per head, so every head its own values."""
+    return runs * steps * attention_flops(N, D, heads)
 
 
-def gemm_rate(build, peer_env=None):
-    """GEMM rates (flop/s): Eigen in nadyn-bench (when built), and NumPy under peer_env (its
+# The names of the GEMM rates per arithmetic (gemm_rate()).
+RATE_NAMES = {
+    "double": ("Eigen (nadyn-bench gemm, 2 threads)", "NumPy BLAS (2 threads)"),
+    "float": ("Eigen float (nadyn-bench gemm --precision float, 2 threads)",
+              "NumPy BLAS float32 (2 threads)"),
+}
+
+
+def gemm_rate(build, peer_env=None, precision="double"):
+    """GEMM rates (flop/s) in the arithmetic nadyn runs (`precision`: double, or float for
+    --precision float): Eigen in nadyn-bench (when built), and NumPy under peer_env (its
     BLAS)."""
+    eigen, numpy_name = RATE_NAMES[precision]
     rates = {}
     bench = os.path.join(build, "bin", "nadyn-bench")
     if os.path.exists(bench):
-        out = subprocess.run([bench, "gemm", "--size", "1024", "--reps", "5", "--threads", "2"],
+        out = subprocess.run([bench, "gemm", "--size", "1024", "--reps", "5", "--threads", "2",
+                              "--precision", precision],
                              capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             record = json.loads(line)
-            rates["Eigen (nadyn-bench gemm, 2 threads)"] = record["gflops"] * 1e9
+            rates[eigen] = record["gflops"] * 1e9
+    dtype = "float64" if precision == "double" else "float32"
     code = ("import numpy, time\n"
-            "a = numpy.random.rand(1024, 1024); b = numpy.random.rand(1024, 1024); a @ b\n"
+            f"a = numpy.random.rand(1024, 1024).astype(numpy.{dtype}); "
+            f"b = numpy.random.rand(1024, 1024).astype(numpy.{dtype}); a @ b\n"
             "best = min((lambda t: (a @ b, time.perf_counter() - t)[1])(time.perf_counter()) "
             "for _ in range(5))\n"
             "print(2 * 1024 ** 3 / best)\n")
     env = peer_env if peer_env is not None else blas.peer_env("")
     out = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
                          env=env, check=True).stdout
-    rates["NumPy BLAS (2 threads)"] = float(out.strip())
+    rates[numpy_name] = float(out.strip())
     return rates
 
 
@@ -165,7 +192,8 @@ def time_peer(batch, steps, heads, env):
 ATTENTION = ("nadyn::attention_kernel::compute_rows", "nadyn::detail::add_rows",
              "nadyn::detail::exp_shifted_row", "nadyn::detail::add_weighted_values_pair<2ul>",
              "nadyn::detail::project_rows<2ul>", "nadyn::detail::transpose_small_n_keys",
-             "nadyn::detail::logits_pair", "nadyn::detail::add_weighted_values_any")
+             "nadyn::detail::logits_pair", "nadyn::detail::add_weighted_values_any",
+             "nadyn::detail::add_rows_shared_values")
 PARTS = [("the attention (self time of `compute_rows` and the small-n loops: `add_rows`, "
           "`exp_shifted_row`, `add_weighted_values_pair`, `project_rows`, "
           "`transpose_small_n_keys`), the frames' evaluations included", ATTENTION),
@@ -222,7 +250,8 @@ def profile_lines(profile, ratio, heads=8):
             f"attention alone is {alone:.2f}x, {without_exp:.2f}x without its exponentials "
             f"(n^2 = {N * N} per head and evaluation, which the roofline does not count: each "
             f"costs about 15 vector operations per 8 values against 2 d = {2 * D} flops per "
-            f"logit; the roofline counts three projections, and folding Q into K leaves two); "
+            f"logit; the roofline counts the two projections the folded heads make, the "
+            f"queries' by K^T Q and the values'); "
             f"the frames' attention entropy (about 100 frames, taken inside the "
             f"frames' evaluations) adds {observed:.0f}% of the run and the rest (the step, the "
             f"rates, the frames' other observables, the file) "
@@ -391,8 +420,10 @@ def main():
         "",
         f"Case: pre-ln, n = {N}, d = {D}, beta = {BETA:g}, 1 and 8 heads, Gaussian Q, K, V per "
         f"run and head, explicit Euler dt = {DT:g}, T = {T:g} ({STEPS} steps), {runs} runs "
-        f"(seeds 1..{runs}); 2 cores. Roofline: the runs' attention flops (H (4 n^2 d + "
-        "6 n d^2) per evaluation) at the GEMM rate measured in the same run.",
+        f"(seeds 1..{runs}); 2 cores. Roofline: the attention flops of the algorithm the runs "
+        "take (Q folded into K: one projection of the queries, the keys the tokens; each head "
+        "its own values: H (4 n^2 d + 4 n d^2) per evaluation, docs/performance.md) at the "
+        "double GEMM rate measured in the same run.",
         "",
         f"The peer (PyTorch) and NumPy run with 2 threads and {peer_blas}, as mapped by "
         "their interpreter: the system's libblas.so.3 does not decide (bench/blas.py).",

@@ -2,7 +2,7 @@
 // Eigen's GEMM, for scripts/benchmark.sh (which turns them into results/performance.md).
 //
 //   nadyn-bench table   --n 32,256 --d 3,64 [--budget S] [--reps R] [--threads T]
-//   nadyn-bench gemm    --size 2048 [--reps R] [--threads T]
+//   nadyn-bench gemm    --size 2048 [--reps R] [--threads T] [--precision double|float]
 //   nadyn-bench threads --n 4096 --d 64 [--reps R]
 //   nadyn-bench precision --n 1024,4096 --d 64,512 [--reps R] [--threads T]
 //   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] [--threads T]
@@ -210,12 +210,14 @@ double timed(const std::function<double()>& run, int reps, double budget, int* d
 }
 
 // C = A B for square n x n matrices, the columns of B split over the threads (Eigen's own
-// threading is off in nadyn, EIGEN_DONT_PARALLELIZE): the machine's GEMM rate. The team's
-// size is the region's num_threads clause, not a process-wide setting.
-double gemm_rate(std::size_t size, int threads, int reps) {
+// threading is off in nadyn, EIGEN_DONT_PARALLELIZE): the machine's GEMM rate, in the
+// arithmetic of Scalar (double, or float for the rooflines of --precision float runs). The
+// team's size is the region's num_threads clause, not a process-wide setting.
+template <class Scalar> double gemm_rate(std::size_t size, int threads, int reps) {
+    using square = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const auto n = static_cast<Eigen::Index>(size);
-    const matrix a = matrix::Random(n, n), b = matrix::Random(n, n);
-    matrix c(n, n);
+    const square a = square::Random(n, n), b = square::Random(n, n);
+    square c(n, n);
     auto run = [&] {
         const auto began = clock_type::now();
 #pragma omp parallel num_threads(threads)
@@ -235,9 +237,18 @@ double gemm_rate(std::size_t size, int threads, int reps) {
 int command_gemm(const arguments& args) {
     const auto size = static_cast<std::size_t>(args.number("size", 2048));
     const int reps = static_cast<int>(args.number("reps", 5));
+    const std::string arithmetic = args.get("precision", "double");
+    if (arithmetic != "double" && arithmetic != "float") {
+        std::cerr << "nadyn-bench gemm: unknown precision '" << arithmetic
+                  << "'; valid choices: double, float\n";
+        return 2;
+    }
     for (const auto& t : args.sizes("threads", "1,2")) {
-        const double rate = gemm_rate(size, static_cast<int>(t), reps);
+        const int threads = static_cast<int>(t);
+        const double rate = arithmetic == "float" ? gemm_rate<float>(size, threads, reps)
+                                                  : gemm_rate<double>(size, threads, reps);
         print_json({{"what", str("gemm")},
+                    {"precision", str(arithmetic)},
                     {"size", num(static_cast<double>(size))},
                     {"threads", num(static_cast<double>(t))},
                     {"gflops", num(rate)}});

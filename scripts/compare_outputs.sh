@@ -56,6 +56,9 @@ configs=(
     "post_n24_d6_ln_params|--scheme post-ln --n 24 --d 6 --norm layernorm --ln-params file:@INPUTS@ --T 2"
     "pre_n40_d4_h2_observe|--scheme pre-ln --n 40 --d 4 --heads 2 --weights gaussian --T 2 --observe unselectable,pair_change,angle,energy,effective_rank,pair_density,modes --mode-count 5"
     "nonorm_n30_d3_observables|--scheme no-norm --n 30 --d 3 --T 2 --observables gap,clusters,step_error --observe angle,modes"
+    "post_n64_d16_h8_shared_values_layers|--scheme post-ln --n 64 --d 16 --heads 8 --weights interaction-product --value identity --integrator layers --dt 0.1 --T 5"
+    "pre_n64_d16_h4_shared_values_float|--scheme pre-ln --n 64 --d 16 --heads 4 --weights gaussian --value minus-identity --precision float --T 2"
+    "pre_n48_d5_h3_shared_values_causal|--scheme pre-ln --n 48 --d 5 --heads 3 --weights gaussian --value identity --causal --T 2"
 )
 
 # The input files the configurations name (@INPUTS@): seeded numbers, written once.

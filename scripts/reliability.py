@@ -1914,6 +1914,37 @@ class Report:
         self.add(Row("43 negative beta in an MPI sweep: one warning, from rank 0",
                      "mpirun -np 2 nadyn sweep neg.toml --out neg.h5", "0, one warning",
                      status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+    # ---- 44. heads sharing their values (issue 38) --------------------------------------
+
+    SHARED_VALUES = ["--n", "64", "--d", "16", "--heads", "8", "--weights",
+                     "interaction-product", "--value", "identity", "--integrator", "layers"]
+
+    def shared_values_extreme_beta(self):
+        """Eight heads sharing their values (the kernel sums their weights before one value
+        product) at beta = 1e4, in double and float: the log-sum-exp keeps every weight
+        finite, so the run completes on the sphere."""
+        check = Check()
+        cwd = self.case_dir("shared_values_beta")
+        base = ["simulate"] + self.SHARED_VALUES + ["--beta", "1e4", "--dt", "0.1", "--T", "5",
+                                                    "--quiet"]
+        statuses, frames = [], []
+        for arithmetic in ("double", "float"):
+            res = self.runner.run(base + ["--precision", arithmetic, "--out",
+                                          arithmetic + ".h5"], cwd)
+            statuses.append(status_text(res.status))
+            check(res.status == 0, "%s: exit %s: %s" % (arithmetic, status_text(res.status),
+                                                        first_line(res.err)))
+            try:
+                t = Trajectory(os.path.join(cwd, arithmetic + ".h5"))
+                check(t.status == "complete", "%s: status %r" % (arithmetic, t.status))
+                bad = unit_norm_problems(t)
+                check(not bad, "%s: frames %s not finite unit vectors" % (arithmetic, bad[:5]))
+                frames.append(str(t.frames))
+            except Exception as e:  # noqa: BLE001
+                check(False, "%s: unreadable: %s" % (arithmetic, e))
+        self.add(Row("44 heads sharing their values at beta = 1e4 (double, float)",
+                     self.runner.show(base + ["--precision", "P"]) + " for P = double, float",
+                     "0, 0", ", ".join(statuses), "(empty)", ", ".join(frames) or "—", "—",
                      check.problems))
 
     def run_all(self):
@@ -1986,6 +2017,12 @@ class Report:
         self.frame_buffer_stop()
         self.frame_buffer_failure()
         self.unrecorded_runs()
+        self.shared_values_extreme_beta()
+        # 60000 float layers of 8 heads (about 2.5 s): time to see the third frame.
+        self.stop_and_resume("44 SIGINT, then --resume (layers, 8 heads sharing their values, "
+                             "float)", signal.SIGINT,
+                             self.SHARED_VALUES + ["--dt", "0.01", "--T", "600", "--every",
+                                                   "600", "--precision", "float"])
 
 
 def cell(text):

@@ -128,3 +128,15 @@ def test_gap_note_says_what_would_close_the_gap():
                                                           11.0)
     # The dynamics fit (8 s): the frames' 7 s must fall to 2 s, 3.5x cheaper.
     assert "3.5x would close it" in bench.gap_note(peer, {"wall": 15.0}, {"wall": 8.0}, 3.0)
+
+
+def test_roofline_counts_the_algorithm_nadyn_runs():
+    # simuformer's heads share their values (V = I / 8), so their weights are summed before
+    # one value product and the values are not projected; each head's queries are projected
+    # by B^T (Q folded into K): H (2 n^2 d + 2 n d^2) + 2 n^2 d per run and layer, half of
+    # the H (4 n^2 d + 6 n d^2) counted before issue 38.
+    per_layer = 8 * (2 * 64 ** 2 * 16 + 2 * 64 * 16 ** 2) + 2 * 64 ** 2 * 16
+    assert per_layer == 1441792
+    assert bench.attention_flops(40) == 20 * 40 * 500 * per_layer
+    assert bench.attention_flops(40) * 2 == 20 * 40 * 500 * 8 * (4 * 64 ** 2 * 16
+                                                                + 6 * 64 * 16 ** 2)

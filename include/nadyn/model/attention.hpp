@@ -158,6 +158,20 @@ class attention_kernel {
     void force_path(std::optional<path> forced) { m_forced_path = forced; }
     [[nodiscard]] std::optional<path> forced_path() const { return m_forced_path; }
 
+    // Heads that share their values (every head's V the same, no value noise: identity values,
+    // or one V averaged with head_combine mean) have
+    //
+    //     A_k = sum_j (sum_h w^h_kj) V theta_j,
+    //
+    // one value product for all heads. When every head takes a small-n path (double or float)
+    // with Q folded into K (no QKV-Norm or noise on q or k), the kernel sums each row's
+    // normalised weights over the heads and multiplies the sum by the values once, instead of
+    // once per head (the same up to rounding). summed_values() says whether the last call did;
+    // sum_shared_values(false) turns it off (one value product per head), for the tests and
+    // benchmarks that compare both.
+    [[nodiscard]] bool summed_values() const { return m_summed_values; }
+    void sum_shared_values(bool on) { m_sum_shared_values = on; }
+
     // A frame's attention entropy from the frame's own evaluation (attention_observables.hpp):
     // the next compute() also takes each row's entropy from its logits, bitwise what
     // attention_observables gives for the same input, where its path allows (a few tokens on
@@ -172,6 +186,8 @@ class attention_kernel {
     path m_last_path = path::general;
     std::optional<path> m_forced_path;        // force_path()
     bool m_observe_next = false;              // observe_next_call()
+    bool m_sum_shared_values = true;          // sum_shared_values()
+    bool m_summed_values = false;             // summed_values()
     std::optional<double> m_observed_entropy; // of the last call asked to observe
     // Each path's buffers, declared with the path in src/model/kernel/ (heads.hpp lists them).
     std::unique_ptr<kernel::workspaces> m_work;

@@ -9,6 +9,8 @@
 #include <Eigen/Core>
 
 #include <cstddef>
+#include <cstring>
+#include <vector>
 
 namespace nadyn::detail {
 
@@ -27,6 +29,20 @@ inline bool worth_parallel(std::size_t n, std::size_t d) {
 inline bool same_projection(const matrix& a, const matrix& b) {
     if (a.size() != b.size()) return false;
     return a.size() == 0 || a == b;
+}
+
+// s when m = s I with s != 0 (V = I / heads: the mean over heads of identity values),
+// otherwise 0: m's bits against those of s I kept in `kept` (a memcmp; a loop of d^2
+// compares cost half of the projection it saves).
+inline double identity_multiple(const matrix& m, matrix& kept) {
+    if (m.size() == 0 || m.rows() != m.cols()) return 0.0;
+    const double s = m(0, 0);
+    if (s == 0.0) return 0.0;
+    if (kept.rows() != m.rows() || kept(0, 0) != s) kept = s * matrix::Identity(m.rows(), m.cols());
+    return std::memcmp(kept.data(), m.data(),
+                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0
+               ? s
+               : 0.0;
 }
 
 template <class Scalar>
@@ -55,6 +71,11 @@ struct head_operands {
     matrix queries, keys, values;
     detail::small_n_weights maps;  // a few tokens: the heads' maps transposed, K^T Q
     detail::small_n_keys tokens_t; // a few tokens: the folded heads' keys, once per call
+    // Heads summed before one value product (heads.cpp): each head's folded queries, and
+    // pointers to them (the tokens for a head whose Q and K are identities).
+    std::vector<matrix> head_queries;
+    std::vector<const double*> query_rows;
+    matrix scaled_identity; // s I for the last s the shared V was compared with
 };
 
 } // namespace nadyn::kernel

@@ -48,20 +48,6 @@ const float* shaped_single(const kernel::call_shape& shape, const double* theta,
     return projected.data();
 }
 
-// s when m = s I with s != 0 (V = I / heads: the mean over heads of identity values),
-// otherwise 0: m's bits against those of s I kept in `kept` (a memcmp; a loop of d^2
-// compares cost half of the projection it saves).
-double identity_multiple(const matrix& m, matrix& kept) {
-    if (m.size() == 0 || m.rows() != m.cols()) return 0.0;
-    const double s = m(0, 0);
-    if (s == 0.0) return 0.0;
-    if (kept.rows() != m.rows() || kept(0, 0) != s) kept = s * matrix::Identity(m.rows(), m.cols());
-    return std::memcmp(kept.data(), m.data(),
-                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0
-               ? s
-               : 0.0;
-}
-
 bool shapes_value(const attention_head& head, const attention_options& options) {
     return detail::normalises(options.qkv_norm, options.unit_inputs, head.V) ||
            !head.value_norm.empty();
@@ -78,7 +64,7 @@ const float* shaped_value(kernel::single_workspace& work, kernel::head_operands&
 // A head's q, k and v in float: projected in float, or in double and shaped (QKV-Norm, noise)
 // before the conversion.
 float_operands single_operands(kernel::single_workspace& work, kernel::head_operands& shaped,
-                               const kernel::call_shape& shape, const double* theta,
+                               std::size_t h, const kernel::call_shape& shape, const double* theta,
                                const attention_head& head, const attention_options& options) {
     if (options.qkv_norm || !head.query_norm.empty() || !head.key_norm.empty() ||
         !head.value_norm.empty()) {
@@ -92,13 +78,23 @@ float_operands single_operands(kernel::single_workspace& work, kernel::head_oper
         return {q, k, shaped_value(work, shaped, shape, theta, head, options)};
     }
     const float* tokens = work.tokens.data();
+    const bool same_keys = detail::same_projection(head.Q, head.K);
+    const float* v = head.V.size() != 0 ? project_single(work, shape, head.V, work.values) : tokens;
+    if (!same_keys && head.Q.size() != 0 && head.K.size() != 0) {
+        // The logits need Q and K only through K^T Q (detail::small_n_weights): the queries
+        // projected by it, the keys the tokens (one projection instead of two, issue 38).
+        const auto d = static_cast<Eigen::Index>(shape.d);
+        work.weight =
+            Eigen::Map<const matrix>(shaped.maps.folded(h, head.Q, head.K), d, d).cast<float>();
+        work.queries.resize(static_cast<Eigen::Index>(shape.n), d);
+        work.queries.noalias() = work.tokens * work.weight;
+        return {work.queries.data(), tokens, v};
+    }
     const float* q =
         head.Q.size() != 0 ? project_single(work, shape, head.Q, work.queries) : tokens;
-    const bool same_keys = detail::same_projection(head.Q, head.K);
     const float* k = same_keys            ? q
                      : head.K.size() != 0 ? project_single(work, shape, head.K, work.keys)
                                           : tokens;
-    const float* v = head.V.size() != 0 ? project_single(work, shape, head.V, work.values) : tokens;
     return {q, k, v};
 }
 
@@ -119,12 +115,60 @@ void kernel::end_single(single_workspace& work, const call_shape& shape, double*
     Eigen::Map<matrix>(out, n, d) += work.result.cast<double>();
 }
 
-void kernel::add_head_single(single_workspace& work, head_operands& shaped, const call_shape& shape,
-                             const double* theta, const attention_head& head,
-                             const attention_options& options) {
-    const float_operands in = single_operands(work, shaped, shape, theta, head, options);
+void kernel::add_head_single(single_workspace& work, head_operands& shaped, std::size_t h,
+                             const call_shape& shape, const double* theta,
+                             const attention_head& head, const attention_options& options) {
+    const float_operands in = single_operands(work, shaped, h, shape, theta, head, options);
     add_general(work.general, shape, in.queries, in.keys, in.values, options, work.result.data());
 }
+
+namespace {
+
+// The values of a head whose Q is folded into K, in float: shaped (QKV-Norm, noise) in double,
+// the tokens themselves (V = I, or V = s I with s returned in value_scale: the tokens as
+// values and s applied with each row's 1 / denominator, bitwise the projection's result for s
+// a power of two, as 1/8 for 8 heads averaged; the projection was a twentieth of the float
+// sweep's time at simuformer's shape), or projected by V.
+const float* folded_values(kernel::single_workspace& work, kernel::head_operands& shaped,
+                           std::size_t h, const kernel::call_shape& shape, const double* theta,
+                           const attention_head& head, const attention_options& options,
+                           float& value_scale) {
+    const float* tokens = work.tokens.data();
+    value_scale = 1.0f;
+    if (shapes_value(head, options)) return shaped_value(work, shaped, shape, theta, head, options);
+    if (head.V.size() == 0) return tokens;
+    if (const double s = detail::identity_multiple(head.V, work.scaled_identity); s != 0.0) {
+        value_scale = static_cast<float>(s);
+        return tokens;
+    }
+    kernel::project_small_n_float(tokens, shape.n, shape.d, shaped.maps.transposed(h, 2, head.V),
+                                  work.map, work.values);
+    return work.values.data();
+}
+
+// Head h's queries with Q folded into K (detail::small_n_weights), in float: the tokens
+// projected by K^T Q into `buffer` (the tokens themselves when Q and K are identities).
+const float* folded_queries(kernel::single_workspace& work, kernel::head_operands& shaped,
+                            std::size_t h, const kernel::call_shape& shape,
+                            const attention_head& head, float_matrix& buffer) {
+    const float* tokens = work.tokens.data();
+    if (head.Q.size() == 0 && head.K.size() == 0) return tokens;
+    kernel::project_small_n_float(tokens, shape.n, shape.d, shaped.maps.folded(h, head.Q, head.K),
+                                  work.map, buffer);
+    return buffer.data();
+}
+
+// The tokens transposed as every folded head's keys, once per call.
+const kernel::small_n_float_keys& folded_keys(kernel::single_workspace& work,
+                                              const kernel::call_shape& shape) {
+    if (!work.tokens_transposed) {
+        kernel::transpose_small_n_float_keys(work.tokens.data(), shape.n, shape.d, work.tokens_t);
+        work.tokens_transposed = true;
+    }
+    return work.tokens_t;
+}
+
+} // namespace
 
 void kernel::add_head_single_small_n(single_workspace& work, head_operands& shaped, std::size_t h,
                                      const call_shape& shape, const double* theta,
@@ -133,7 +177,6 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
     const bool folds = !detail::normalises(options.qkv_norm, unit, head.Q) &&
                        !detail::normalises(options.qkv_norm, unit, head.K) &&
                        head.query_norm.empty() && head.key_norm.empty();
-    const float* tokens = work.tokens.data();
     const float* queries = nullptr;
     const float* values = nullptr;
     float value_scale = 1.0f;
@@ -141,35 +184,11 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
     if (folds) {
         // The logits need Q and K only through K^T Q (detail::small_n_weights): the queries
         // projected by it in float, the keys the tokens, transposed once for all heads.
-        queries = tokens; // Q = K = I
-        if (head.Q.size() != 0 || head.K.size() != 0) {
-            project_small_n_float(tokens, shape.n, shape.d, shaped.maps.folded(h, head.Q, head.K),
-                                  work.map, work.queries);
-            queries = work.queries.data();
-        }
-        if (!work.tokens_transposed) {
-            transpose_small_n_float_keys(tokens, shape.n, shape.d, work.tokens_t);
-            work.tokens_transposed = true;
-        }
-        keys_t = &work.tokens_t;
-        if (shapes_value(head, options)) {
-            values = shaped_value(work, shaped, shape, theta, head, options);
-        } else if (head.V.size() == 0) {
-            values = tokens;
-        } else if (const double s = identity_multiple(head.V, work.scaled_identity); s != 0.0) {
-            // V = s I: the tokens as values and s applied with each row's 1 / denominator
-            // (bitwise the projection's result for s a power of two, as 1/8 for 8 heads
-            // averaged); the projection was a twentieth of the float sweep's time at
-            // simuformer's shape.
-            values = tokens;
-            value_scale = static_cast<float>(s);
-        } else {
-            project_small_n_float(tokens, shape.n, shape.d, shaped.maps.transposed(h, 2, head.V),
-                                  work.map, work.values);
-            values = work.values.data();
-        }
+        queries = folded_queries(work, shaped, h, shape, head, work.queries);
+        keys_t = &folded_keys(work, shape);
+        values = folded_values(work, shaped, h, shape, theta, head, options, value_scale);
     } else {
-        const float_operands in = single_operands(work, shaped, shape, theta, head, options);
+        const float_operands in = single_operands(work, shaped, h, shape, theta, head, options);
         transpose_small_n_float_keys(in.keys, shape.n, shape.d, work.keys_t);
         queries = in.queries;
         values = in.values;
@@ -178,6 +197,24 @@ void kernel::add_head_single_small_n(single_workspace& work, head_operands& shap
     add_small_n_float_attention(queries, *keys_t, values, value_scale, shape.n, shape.d,
                                 options.beta, options.causal, shape.first_row, shape.end_row,
                                 work.result.data());
+}
+
+void kernel::add_heads_single_small_n_shared_values(single_workspace& work, head_operands& shaped,
+                                                    const call_shape& shape, const double* theta,
+                                                    const attention_weights& weights,
+                                                    const attention_options& options) {
+    const std::size_t heads = weights.heads.size();
+    if (work.head_queries.size() < heads) work.head_queries.resize(heads);
+    work.query_rows.resize(heads);
+    for (std::size_t h = 0; h < heads; ++h)
+        work.query_rows[h] =
+            folded_queries(work, shaped, h, shape, weights.heads[h], work.head_queries[h]);
+    float value_scale = 1.0f;
+    const float* values =
+        folded_values(work, shaped, 0, shape, theta, weights.heads[0], options, value_scale);
+    add_small_n_float_shared_values(work.query_rows.data(), heads, folded_keys(work, shape), values,
+                                    value_scale, shape.n, shape.d, options.beta, options.causal,
+                                    shape.first_row, shape.end_row, work.result.data());
 }
 
 } // namespace nadyn

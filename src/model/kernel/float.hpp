@@ -24,14 +24,18 @@ struct single_workspace {
     bool tokens_transposed = false; // tokens_t holds this call's tokens
     std::vector<float> map;
     matrix scaled_identity; // s I for the last s a head's V was compared with
+    // Heads summed before one value product: each head's folded queries and pointers to them.
+    std::vector<detail::row_major_matrix<float>> head_queries;
+    std::vector<const float*> query_rows;
 };
 
 // Converts the tokens to float and clears the heads' sum.
 void begin_single(single_workspace& work, const call_shape& shape, const double* theta);
-// Adds one head's attention through the general path in float to the heads' sum; `shaped`
-// holds its operands in double while QKV-Norm or noise shapes them.
-void add_head_single(single_workspace& work, head_operands& shaped, const call_shape& shape,
-                     const double* theta, const attention_head& head,
+// Adds one head's attention through the general path in float to the heads' sum (h the head's
+// index in the weights: with both Q and K given, Q is folded into K from shaped.maps);
+// `shaped` holds its operands in double while QKV-Norm or noise shapes them.
+void add_head_single(single_workspace& work, head_operands& shaped, std::size_t h,
+                     const call_shape& shape, const double* theta, const attention_head& head,
                      const attention_options& options);
 // The same through the small-n loops in float (path single_precision_small_n, h the head's
 // index in the weights): Q folded into K (queries = tokens (Q^T K) from shaped.maps, the keys
@@ -40,6 +44,13 @@ void add_head_single(single_workspace& work, head_operands& shaped, const call_s
 void add_head_single_small_n(single_workspace& work, head_operands& shaped, std::size_t h,
                              const call_shape& shape, const double* theta,
                              const attention_head& head, const attention_options& options);
+// Every head through the small-n loops in float with their weights summed before one value
+// product (heads.cpp decides that they share their values and fold Q into K): each head's
+// queries projected by K^T Q, the keys the tokens, head 0's values for all.
+void add_heads_single_small_n_shared_values(single_workspace& work, head_operands& shaped,
+                                            const call_shape& shape, const double* theta,
+                                            const attention_weights& weights,
+                                            const attention_options& options);
 // out += the heads' sum, in double.
 void end_single(single_workspace& work, const call_shape& shape, double* out);
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 namespace nadyn {
@@ -77,6 +78,80 @@ const double* operand(const const_row_map& tokens, const matrix& m, const double
         detail::normalises(options.qkv_norm, options.unit_inputs, m), scale, buffer, length);
 }
 
+// The path every head takes when the heads can be summed before one value product, else
+// nothing: two heads or more, all with the same values (one V, no value noise), each folding
+// Q into K (no QKV-Norm or noise shaping q or k) and each on a small-n path.
+std::optional<path> shared_values_path(const kernel::call_shape& shape,
+                                       const attention_options& options,
+                                       const attention_weights& weights,
+                                       std::optional<path> forced) {
+    if (weights.heads.size() < 2) return std::nullopt;
+    const matrix& values = weights.heads.front().V;
+    std::optional<path> common;
+    for (const attention_head& head : weights.heads) {
+        if (!head.value_norm.empty() || !same_projection(head.V, values) ||
+            !head.query_norm.empty() || !head.key_norm.empty() ||
+            detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) ||
+            detail::normalises(options.qkv_norm, options.unit_inputs, head.K))
+            return std::nullopt;
+        const path p = kernel::choose_path(shape, options, same_projection(head.Q, head.K), forced);
+        if (p != path::small_n && p != path::single_precision_small_n) return std::nullopt;
+        if (common && *common != p) return std::nullopt;
+        common = p;
+    }
+    return common;
+}
+
+// out += every head's attention in double with the heads' weights summed before one value
+// product (shared_values_path()): each head's queries projected by K^T Q, the keys the
+// tokens, the values head 0's (V = s I: the tokens, s applied once to each row's sum).
+// entropy: heads x n row entropies at a frame, or null.
+void add_shared_values_small_n(kernel::head_operands& shaped, const kernel::call_shape& shape,
+                               const double* theta, const attention_weights& weights,
+                               const attention_options& options, double* entropy, double* out) {
+    const std::size_t n = shape.n, d = shape.d, heads = weights.heads.size();
+    const const_row_map tokens(theta, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+    const bool small = detail::takes_small_n_projection(n, d);
+    if (shaped.head_queries.size() < heads) shaped.head_queries.resize(heads);
+    shaped.query_rows.resize(heads);
+    for (std::size_t h = 0; h < heads; ++h) {
+        const attention_head& head = weights.heads[h];
+        if (head.Q.size() == 0 && head.K.size() == 0) {
+            shaped.query_rows[h] = theta;
+            continue;
+        }
+        // (K^T Q)^T, d x d row-major: the queries are the tokens times it.
+        const double* folded = shaped.maps.folded(h, head.Q, head.K);
+        matrix& queries = shaped.head_queries[h];
+        if (small) {
+            detail::small_n_project_transposed(theta, n, d, folded, queries);
+        } else {
+            queries.resize(tokens.rows(), tokens.cols());
+            queries.noalias() = tokens * const_row_map(folded, tokens.cols(), tokens.cols());
+        }
+        shaped.query_rows[h] = queries.data();
+    }
+    detail::transpose_small_n_keys(theta, n, d, shaped.tokens_t);
+    const attention_head& first = weights.heads.front();
+    const double* values = theta;
+    double value_scale = 1.0;
+    if (detail::normalises(options.qkv_norm, options.unit_inputs, first.V)) {
+        values = operand(tokens, first.V, small ? shaped.maps.transposed(0, 2, first.V) : nullptr,
+                         options, first.value_norm, shaped.values, options.value_norm);
+    } else if (first.V.size() != 0) {
+        value_scale = detail::identity_multiple(first.V, shaped.scaled_identity);
+        if (value_scale == 0.0) {
+            value_scale = 1.0;
+            project(tokens, first.V, small ? shaped.maps.transposed(0, 2, first.V) : nullptr,
+                    shaped.values);
+            values = shaped.values.data();
+        }
+    }
+    detail::add_small_n_shared_values(shaped.query_rows.data(), heads, shaped.tokens_t, values,
+                                      value_scale, n, d, options.beta, options.causal,
+                                      shape.first_row, shape.end_row, out, entropy);
+}
+
 } // namespace
 
 attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t block)
@@ -90,6 +165,7 @@ attention_kernel& attention_kernel::operator=(attention_kernel&&) noexcept = def
 attention_kernel::attention_kernel(const attention_kernel& other)
     : m_n(other.m_n), m_d(other.m_d), m_block(other.m_block), m_tile(other.m_tile),
       m_last_path(other.m_last_path), m_forced_path(other.m_forced_path),
+      m_sum_shared_values(other.m_sum_shared_values),
       m_work(std::make_unique<kernel::workspaces>()) {}
 attention_kernel& attention_kernel::operator=(const attention_kernel& other) {
     if (this != &other) *this = attention_kernel(other);
@@ -130,6 +206,36 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
     };
     bool tokens_transposed = false; // shaped.tokens_t holds this call's tokens
 
+    // Heads that share their values: their weights summed, one value product.
+    m_summed_values = false;
+    if (const std::optional<path> common =
+            m_sum_shared_values ? shared_values_path(shape, options, weights, m_forced_path)
+                                : std::nullopt) {
+        const std::size_t heads = weights.heads.size();
+        if (single) {
+            kernel::add_heads_single_small_n_shared_values(work.single, shaped, shape, theta,
+                                                           weights, options);
+            kernel::end_single(work.single, shape, out);
+        } else {
+            // The observables' pass folds Q into K through the same loops only for these
+            // shapes (src/model/attention_observables.cpp); elsewhere it runs on its own.
+            observing = observing && small;
+            if (observing) work.frame_entropy.resize(heads * m_n);
+            add_shared_values_small_n(shaped, shape, theta, weights, options,
+                                      observing ? work.frame_entropy.data() : nullptr, out);
+            // Over heads, then tokens: the order of the loop below.
+            if (observing) {
+                for (const double row_entropy : work.frame_entropy)
+                    entropy_total += row_entropy;
+                m_observed_entropy =
+                    entropy_total / (static_cast<double>(m_n) * static_cast<double>(heads));
+            }
+        }
+        m_last_path = *common;
+        m_summed_values = true;
+        return;
+    }
+
     // One loop over the heads for both arithmetics, each head through the path chosen for it.
     const int threads = detail::resolve_threads(options.threads);
     for (std::size_t h = 0; h < weights.heads.size(); ++h) {
@@ -144,7 +250,7 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                 kernel::add_head_single_small_n(work.single, work.head, h, shape, theta, head,
                                                 options);
             else if (p == path::single_precision)
-                kernel::add_head_single(work.single, work.head, shape, theta, head, options);
+                kernel::add_head_single(work.single, work.head, h, shape, theta, head, options);
             else
                 return false;
             m_last_path = p;
@@ -155,10 +261,11 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
         const double* q_data = theta;
         const double* k_data = theta;
         const detail::small_n_keys* keys_t = nullptr;
-        if (chosen == path::small_n && small && !same_keys &&
-            !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
-            !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
-            head.query_norm.empty() && head.key_norm.empty()) {
+        const bool folds = !same_keys &&
+                           !detail::normalises(options.qkv_norm, options.unit_inputs, head.Q) &&
+                           !detail::normalises(options.qkv_norm, options.unit_inputs, head.K) &&
+                           head.query_norm.empty() && head.key_norm.empty();
+        if (chosen == path::small_n && small && folds) {
             // The logits need Q and K only through K^T Q: the queries projected by it, the
             // keys the tokens themselves (src/model/kernel/small_n.hpp).
             detail::small_n_project_transposed(
@@ -169,6 +276,13 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                 tokens_transposed = true;
             }
             keys_t = &shaped.tokens_t;
+        } else if (chosen == path::general && folds && head.Q.size() != 0 && head.K.size() != 0) {
+            // The same on the general path where both maps are given: one projection of the
+            // queries, by K^T Q ((K^T Q)^T kept d x d), instead of two (issue 38).
+            const double* folded = shaped.maps.folded(h, head.Q, head.K);
+            shaped.queries.resize(tokens.rows(), tokens.cols());
+            shaped.queries.noalias() = tokens * const_row_map(folded, tokens.cols(), tokens.cols());
+            q_data = shaped.queries.data();
         } else {
             q_data = operand(tokens, head.Q, cached(h, 0, head.Q), options, head.query_norm,
                              shaped.queries);

@@ -285,38 +285,98 @@ std::size_t transpose_keys(const double* keys, std::size_t n, std::size_t d, dou
 
 namespace {
 
-// The rows [first_row, end_row) against keys_t (d x stride, from transpose_keys()).
-void add_rows(const double* queries, const double* keys_t, std::size_t stride, const double* values,
-              std::size_t n, std::size_t d, double beta, bool causal, std::size_t first_row,
-              std::size_t end_row, double* out, double* entropy) {
-    // A frame's entropies from the logits before the softmax overwrites them: the
-    // observables' own arithmetic (src/model/attention_entropy.hpp) on a copy of the row.
-    alignas(64) double copy[2 * padded_limit];
-    // Only a frame's call needs log n: the other calls of a run skip the libm call.
-    const double log_n = entropy ? std::log(static_cast<double>(n)) : 0.0;
-    auto observe = [&](const double* row, std::size_t visible, std::size_t token) {
-        if (!entropy) return;
-        if (n < 2) {
-            entropy[token] = 0.0;
-            return;
+// One head's weights of a few rows, before the value product: the softmax's exponentials
+// exp(logit - max) written over the logits, 1 / their sum returned, and at a frame each row's
+// entropy taken from the same logits (the observables' own arithmetic,
+// src/model/attention_entropy.hpp). Shared by the per-head rows and the rows whose heads are
+// summed before one value product, so that both give each head's weights the same bits.
+class softmax_rows {
+  public:
+    softmax_rows(const double* keys_t, std::size_t stride, std::size_t n, std::size_t d,
+                 double beta, bool observing)
+        : m_keys_t(keys_t), m_stride(stride), m_n(n), m_d(d), m_beta(beta),
+          // Only a frame's call needs log n: the other calls of a run skip the libm call.
+          m_log_n(observing ? std::log(static_cast<double>(n)) : 0.0) {}
+
+    // Two query rows q0, q1 over all n keys into row0, row1 (stride doubles each, the second
+    // right after the first); entropy0, entropy1: where their entropies go, or null.
+    void pair(const double* q0, const double* q1, double* row0, double* row1, double& inverse0,
+              double& inverse1, double* entropy0, double* entropy1) {
+        if (m_n % lanes == 0) { // the max with the logits, the exp with the sum
+            double largest0, largest1;
+            logits_pair(q0, q1, m_keys_t, m_stride, m_d, m_beta, m_n, row0, row1, largest0,
+                        largest1);
+            if (entropy0 && m_n >= 2) {
+                // The logits kept for the entropy before the exponentials replace them.
+                std::copy(row0, row0 + m_n, m_copy);
+                std::copy(row1, row1 + m_n, m_copy + padded_limit);
+                inverse0 = exp_shifted_row(row0, m_n, largest0);
+                inverse1 = exp_shifted_row(row1, m_n, largest1);
+                *entropy0 = observed_row_entropy(row0, m_copy, m_n, largest0, m_log_n);
+                *entropy1 =
+                    observed_row_entropy(row1, m_copy + padded_limit, m_n, largest1, m_log_n);
+            } else {
+                observe(row0, m_n, entropy0);
+                observe(row1, m_n, entropy1);
+                inverse0 = exp_shifted_row(row0, m_n, largest0);
+                inverse1 = exp_shifted_row(row1, m_n, largest1);
+            }
+        } else {
+            logits_row(q0, m_keys_t, m_stride, m_d, m_beta, m_stride, row0);
+            logits_row(q1, m_keys_t, m_stride, m_d, m_beta, m_stride, row1);
+            observe(row0, m_n, entropy0);
+            observe(row1, m_n, entropy1);
+            inverse0 = softmax(row0, m_n);
+            inverse1 = softmax(row1, m_n);
         }
-        std::copy(row, row + visible, copy);
-        entropy[token] = row_entropy(copy, visible, first_argmax(copy, visible), log_n);
-    };
-    const weighted_values_loop weighted_values = weighted_values_for(d);
-    const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
-    // Two rows' logits: the second row right after the first's padded columns.
-    alignas(64) double rows[2 * padded_limit];
-    end_row = std::min(end_row, n);
+    }
+
+    // One query row q over its first `visible` keys into row.
+    double one(const double* q, std::size_t visible, double* row, double* entropy) {
+        const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
+        logits_row(q, m_keys_t, m_stride, m_d, m_beta, columns, row);
+        observe(row, visible, entropy);
+        return softmax(row, visible);
+    }
+
+  private:
     // The softmax of `row` in place (max subtraction, log-sum-exp: beta up to 1e4 stays
     // finite); returns 1 / sum.
-    auto softmax = [](double* row, std::size_t visible) {
+    static double softmax(double* row, std::size_t visible) {
         const double largest = max_of(row, visible);
         for (std::size_t j = 0; j < visible; ++j)
             row[j] -= largest;
         exp_in_place(row, visible);
         return 1.0 / sum_then_tail(row, visible);
-    };
+    }
+    void observe(const double* row, std::size_t visible, double* entropy) {
+        if (!entropy) return;
+        if (m_n < 2) {
+            *entropy = 0.0;
+            return;
+        }
+        std::copy(row, row + visible, m_copy);
+        *entropy = row_entropy(m_copy, visible, first_argmax(m_copy, visible), m_log_n);
+    }
+
+    const double* m_keys_t;
+    std::size_t m_stride, m_n, m_d;
+    double m_beta, m_log_n;
+    // A frame's entropies from the logits before the softmax overwrites them, on a copy.
+    alignas(64) double m_copy[2 * padded_limit];
+};
+
+// The rows [first_row, end_row) against keys_t (d x stride, from transpose_keys()).
+void add_rows(const double* queries, const double* keys_t, std::size_t stride, const double* values,
+              std::size_t n, std::size_t d, double beta, bool causal, std::size_t first_row,
+              std::size_t end_row, double* out, double* entropy) {
+    softmax_rows weights(keys_t, stride, n, d, beta, entropy != nullptr);
+    auto entropy_of = [entropy](std::size_t token) { return entropy ? entropy + token : nullptr; };
+    const weighted_values_loop weighted_values = weighted_values_for(d);
+    const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
+    // Two rows' logits: the second row right after the first's padded columns.
+    alignas(64) double rows[2 * padded_limit];
+    end_row = std::min(end_row, n);
     std::size_t k = first_row;
     // Without the mask, rows two at a time: each row's arithmetic is that of a row alone
     // (the same loops, exp element by element), so the pairing never changes a bit.
@@ -325,48 +385,70 @@ void add_rows(const double* queries, const double* keys_t, std::size_t stride, c
             double* row0 = rows;
             double* row1 = rows + stride;
             double inverse0, inverse1;
-            if (n % lanes == 0) { // the max with the logits, the exp with the sum
-                double largest0, largest1;
-                logits_pair(queries + k * d, queries + (k + 1) * d, keys_t, stride, d, beta, n,
-                            row0, row1, largest0, largest1);
-                if (entropy && n >= 2) {
-                    // The logits kept for the entropy before the exponentials replace them.
-                    std::copy(row0, row0 + n, copy);
-                    std::copy(row1, row1 + n, copy + padded_limit);
-                    inverse0 = exp_shifted_row(row0, n, largest0);
-                    inverse1 = exp_shifted_row(row1, n, largest1);
-                    entropy[k] = observed_row_entropy(row0, copy, n, largest0, log_n);
-                    entropy[k + 1] =
-                        observed_row_entropy(row1, copy + padded_limit, n, largest1, log_n);
-                } else {
-                    observe(row0, n, k);
-                    observe(row1, n, k + 1);
-                    inverse0 = exp_shifted_row(row0, n, largest0);
-                    inverse1 = exp_shifted_row(row1, n, largest1);
-                }
-            } else {
-                logits_row(queries + k * d, keys_t, stride, d, beta, stride, row0);
-                logits_row(queries + (k + 1) * d, keys_t, stride, d, beta, stride, row1);
-                observe(row0, n, k);
-                observe(row1, n, k + 1);
-                inverse0 = softmax(row0, n);
-                inverse1 = softmax(row1, n);
-            }
+            weights.pair(queries + k * d, queries + (k + 1) * d, row0, row1, inverse0, inverse1,
+                         entropy_of(k), entropy_of(k + 1));
             weighted_values_pair(row0, row1, values, n, inverse0, inverse1, out + k * d,
                                  out + (k + 1) * d);
         }
     }
     for (; k < end_row; ++k) {
         const std::size_t visible = causal ? k + 1 : n;
-        const std::size_t columns = (visible + key_chunk - 1) / key_chunk * key_chunk;
-        double* row = rows;
-        logits_row(queries + k * d, keys_t, stride, d, beta, columns, row);
-        observe(row, visible, k);
-        const double inverse_total = softmax(row, visible);
+        const double inverse_total = weights.one(queries + k * d, visible, rows, entropy_of(k));
         if (weighted_values)
-            weighted_values(row, values, visible, inverse_total, out + k * d);
+            weighted_values(rows, values, visible, inverse_total, out + k * d);
         else
-            add_weighted_values_any(row, values, visible, d, inverse_total, out + k * d);
+            add_weighted_values_any(rows, values, visible, d, inverse_total, out + k * d);
+    }
+}
+
+// sum += inverse * e over count entries: one head's normalised weights added to the heads'.
+inline void add_scaled(double* sum, const double* e, double inverse, std::size_t count) {
+    for (std::size_t j = 0; j < count; ++j)
+        sum[j] += inverse * e[j];
+}
+
+// The rows [first_row, end_row) of heads that share their keys (keys_t) and values: each
+// head's normalised weights summed per row, in head order, then one value product.
+void add_rows_shared_values(const double* const* queries, std::size_t heads, const double* keys_t,
+                            std::size_t stride, const double* values, double value_scale,
+                            std::size_t n, std::size_t d, double beta, bool causal,
+                            std::size_t first_row, std::size_t end_row, double* out,
+                            double* entropy) {
+    softmax_rows weights(keys_t, stride, n, d, beta, entropy != nullptr);
+    auto entropy_of = [entropy, n](std::size_t h, std::size_t token) {
+        return entropy ? entropy + h * n + token : nullptr;
+    };
+    const weighted_values_loop weighted_values = weighted_values_for(d);
+    const weighted_values_pair_loop weighted_values_pair = weighted_values_pair_for(d);
+    alignas(64) double rows[2 * padded_limit];
+    alignas(64) double sums[2 * padded_limit];
+    end_row = std::min(end_row, n);
+    std::size_t k = first_row;
+    if (!causal && weighted_values_pair) {
+        for (; k + 2 <= end_row; k += 2) {
+            std::fill(sums, sums + 2 * stride, 0.0);
+            for (std::size_t h = 0; h < heads; ++h) {
+                double inverse0, inverse1;
+                weights.pair(queries[h] + k * d, queries[h] + (k + 1) * d, rows, rows + stride,
+                             inverse0, inverse1, entropy_of(h, k), entropy_of(h, k + 1));
+                add_scaled(sums, rows, inverse0, n);
+                add_scaled(sums + stride, rows + stride, inverse1, n);
+            }
+            weighted_values_pair(sums, sums + stride, values, n, value_scale, value_scale,
+                                 out + k * d, out + (k + 1) * d);
+        }
+    }
+    for (; k < end_row; ++k) {
+        const std::size_t visible = causal ? k + 1 : n;
+        std::fill(sums, sums + visible, 0.0);
+        for (std::size_t h = 0; h < heads; ++h) {
+            const double inverse = weights.one(queries[h] + k * d, visible, rows, entropy_of(h, k));
+            add_scaled(sums, rows, inverse, visible);
+        }
+        if (weighted_values)
+            weighted_values(sums, values, visible, value_scale, out + k * d);
+        else
+            add_weighted_values_any(sums, values, visible, d, value_scale, out + k * d);
     }
 }
 
@@ -396,6 +478,18 @@ void add_small_n_attention(const double* queries, const small_n_keys& keys, cons
         throw std::logic_error("add_small_n_attention: the transposed keys are of another shape");
     add_rows(queries, keys.columns.data(), keys.stride, values, n, d, beta, causal, first_row,
              end_row, out, entropy);
+}
+
+void add_small_n_shared_values(const double* const* queries, std::size_t heads,
+                               const small_n_keys& keys, const double* values, double value_scale,
+                               std::size_t n, std::size_t d, double beta, bool causal,
+                               std::size_t first_row, std::size_t end_row, double* out,
+                               double* entropy) {
+    if (keys.n != n || keys.d != d)
+        throw std::logic_error(
+            "add_small_n_shared_values: the transposed keys are of another shape");
+    add_rows_shared_values(queries, heads, keys.columns.data(), keys.stride, values, value_scale, n,
+                           d, beta, causal, first_row, end_row, out, entropy);
 }
 
 } // namespace nadyn::detail

@@ -56,6 +56,24 @@ void add_small_n_attention(const double* queries, const small_n_keys& keys, cons
                            std::size_t first_row, std::size_t end_row, double* out,
                            double* entropy = nullptr);
 
+// Heads that share their keys and their values (the keys the tokens, Q folded into K; one V
+// for all heads, as with identity values averaged over heads), summed before the value
+// product:
+//
+//     out_k += value_scale sum_j (sum_h softmax_j(beta <q^h_k, key_j>)) v_j
+//
+// for the query rows [first_row, end_row): each head's normalised weights are added per row
+// (in head order) and one product with the values follows, instead of one per head (the
+// value product is d FMAs per weight, the addition one). queries: `heads` pointers to n x d
+// row-major queries; entropy (heads x n values, head h's at h n, or null): each head's row
+// entropies, bitwise those of add_small_n_attention(). Each row's arithmetic is that of a row
+// alone, as above.
+void add_small_n_shared_values(const double* const* queries, std::size_t heads,
+                               const small_n_keys& keys, const double* values, double value_scale,
+                               std::size_t n, std::size_t d, double beta, bool causal,
+                               std::size_t first_row, std::size_t end_row, double* out,
+                               double* entropy = nullptr);
+
 // The logits beta <q_k, key_j> (j < n) of the query rows [first_row, first_row + rows) into
 // logits (row-major, `leading` doubles per row), by the same loops: for the per-frame
 // attention observables, whose GEMM at this size costs as much as the kernel's.

@@ -371,6 +371,94 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
     }
 }
 
+namespace {
+
+// sum += inverse * e over count entries: one head's normalised weights added to the heads'.
+inline void add_scaled(float* sum, const float* e, float inverse, std::size_t count) {
+    for (std::size_t j = 0; j < count; ++j)
+        sum[j] += inverse * e[j];
+}
+
+} // namespace
+
+void add_small_n_float_shared_values(const float* const* queries, std::size_t heads,
+                                     const small_n_float_keys& keys, const float* values,
+                                     float value_scale, std::size_t n, std::size_t d, double beta,
+                                     bool causal, std::size_t first_row, std::size_t end_row,
+                                     float* out) {
+    if (keys.n != n || keys.d != d)
+        throw std::logic_error(
+            "add_small_n_float_shared_values: the transposed keys are of another shape");
+    const float* keys_t = keys.columns.data();
+    const std::size_t stride = keys.stride;
+    const auto b = static_cast<float>(beta);
+    // Rows R at a time as in add_small_n_float_attention(), each head's weights of the R rows
+    // added to the rows' sums, then one product of the sums with the values.
+    alignas(64) float rows[4 * padded_limit];
+    alignas(64) float sums[4 * padded_limit];
+    end_row = std::min(end_row, n);
+    std::size_t k = first_row;
+    auto row_groups = [&](auto group, weighted_values_loop weighted_values) {
+        constexpr std::size_t R = decltype(group)::value;
+        for (; k + R <= end_row; k += R) {
+            float* row[R];
+            float* sum[R];
+            float* o[R];
+            float scale[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                row[r] = rows + r * padded_limit;
+                sum[r] = sums + r * padded_limit;
+                o[r] = out + (k + r) * d;
+                std::fill(sum[r], sum[r] + n, 0.0f);
+            }
+            for (std::size_t h = 0; h < heads; ++h) {
+                const float* q[R];
+                for (std::size_t r = 0; r < R; ++r)
+                    q[r] = queries[h] + (k + r) * d;
+                logits_rows<R>(q, keys_t, stride, d, b, stride, row);
+                if constexpr (R % 2 == 0) {
+                    for (std::size_t r = 0; r < R; r += 2)
+                        softmax_rows<2>(row + r, n, scale + r);
+                } else {
+                    for (std::size_t r = 0; r < R; ++r)
+                        softmax_rows<1>(row + r, n, scale + r);
+                }
+                for (std::size_t r = 0; r < R; ++r)
+                    add_scaled(sum[r], row[r], scale[r], n);
+            }
+            for (std::size_t r = 0; r < R; ++r)
+                scale[r] = value_scale;
+            weighted_values(sum, values, n, scale, o);
+        }
+    };
+    if (!causal) {
+        if (const weighted_values_loop four = weighted_values_for<4>(d))
+            row_groups(std::integral_constant<std::size_t, 4>{}, four);
+        else if (const weighted_values_loop two = weighted_values_for<2>(d))
+            row_groups(std::integral_constant<std::size_t, 2>{}, two);
+    }
+    const weighted_values_loop one = weighted_values_for<1>(d);
+    for (; k < end_row; ++k) {
+        const std::size_t visible = causal ? k + 1 : n;
+        float* const row[1] = {rows};
+        std::fill(sums, sums + visible, 0.0f);
+        for (std::size_t h = 0; h < heads; ++h) {
+            const float* const q[1] = {queries[h] + k * d};
+            logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
+            float inverse[1];
+            softmax_rows<1>(row, visible, inverse);
+            add_scaled(sums, rows, inverse[0], visible);
+        }
+        const float* const w[1] = {sums};
+        float* const o[1] = {out + k * d};
+        const float scale[1] = {value_scale};
+        if (one)
+            one(w, values, visible, scale, o);
+        else
+            add_weighted_values_any(sums, values, visible, d, value_scale, o[0]);
+    }
+}
+
 void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,
                            std::vector<float>& m_t_float, detail::row_major_matrix<float>& out) {
     m_t_float.assign(m_t, m_t + d * d);

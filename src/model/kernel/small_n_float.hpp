@@ -41,6 +41,17 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
                                  std::size_t d, double beta, bool causal, std::size_t first_row,
                                  std::size_t end_row, float* out);
 
+// Heads that share their keys (the tokens, Q folded into K) and their values, summed before
+// the value product: out_k += value_scale sum_j (sum_h softmax_j(beta <q^h_k, key_j>)) v_j for
+// the query rows [first_row, end_row), each head's normalised weights added per row in head
+// order (in float; each denominator summed in double as above), then one product with the
+// values instead of one per head. queries: `heads` pointers to n x d row-major queries.
+void add_small_n_float_shared_values(const float* const* queries, std::size_t heads,
+                                     const small_n_float_keys& keys, const float* values,
+                                     float value_scale, std::size_t n, std::size_t d, double beta,
+                                     bool causal, std::size_t first_row, std::size_t end_row,
+                                     float* out);
+
 // out (n x d, resized) = tokens M^T in float, M given transposed in double (m_t: d x d
 // row-major, as detail::small_n_weights keeps it) and converted into `m_t_float` (reused).
 void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,
