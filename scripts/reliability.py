@@ -1914,6 +1914,8 @@ class Report:
         self.add(Row("43 negative beta in an MPI sweep: one warning, from rank 0",
                      "mpirun -np 2 nadyn sweep neg.toml --out neg.h5", "0, one warning",
                      status_text(res.status), self.runner.clean(first_line(res.err)), "—", "—",
+                     check.problems))
+
     # ---- 44. heads sharing their values (issue 38) --------------------------------------
 
     SHARED_VALUES = ["--n", "64", "--d", "16", "--heads", "8", "--weights",
