@@ -138,10 +138,6 @@ sweep_record decode(const std::vector<char>& bytes) {
     return r;
 }
 
-void send_bytes(const std::vector<char>& bytes, int to, int tag) {
-    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
-}
-
 std::vector<char> receive_bytes(int from, int tag, MPI_Status* status = nullptr) {
     MPI_Status probe;
     MPI_Probe(from, tag, MPI_COMM_WORLD, &probe);
@@ -365,13 +361,13 @@ ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
             idle = std::chrono::microseconds(20);
             continue;
         }
-        // Nothing arrived: wait gently, woken at once by a run of rank 0's own that finishes,
-        // so that polling takes no core from the runs.
+        // Nothing arrived: wait gently (back to MPI_Iprobe within a millisecond), woken at once
+        // by a run of rank 0's own that finishes, so that polling takes no core from the runs.
         const auto wait_start = clock_type::now();
         for (const sweep_record& r : own.take(idle))
             write(r, 0);
         if (own.idle()) std::this_thread::sleep_for(idle);
-        idle = std::min(idle * 2, std::chrono::microseconds(2000));
+        idle = std::min(idle * 2, std::chrono::microseconds(1000));
         result.idle_seconds += seconds_since(wait_start);
     }
     if (write_failure) {
@@ -403,27 +399,78 @@ ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
     return result;
 }
 
-// A rank other than 0: asks rank 0 for runs while it has a free slot, runs them (rank_runs)
-// and sends each record back from the main thread.
+// A rank other than 0: runs what rank 0 assigns (rank_runs) and sends each record back from
+// the main thread. It keeps one index in reserve, asked for while its runs compute, so that a
+// free slot starts its next run at once instead of after a round trip to rank 0 (which also
+// computes, and answers between its own runs' polls); records go out with MPI_Isend. Blocking
+// MPI calls spin: waiting this way leaves the rank's cores to its runs.
 void work(const experiment& e, const sweep_options& options, const rank_schedule& schedule) {
     rank_runs runs(e, schedule, options.stop);
-    bool more = true;
     auto stopping = [&] { return options.stop && options.stop->load(); };
+    bool more = true;                // rank 0 may have runs for this rank
+    std::deque<std::size_t> reserve; // assigned, not started
+    MPI_Request asking = MPI_REQUEST_NULL;
+    long long assigned = -1;
+    struct outgoing {
+        std::vector<char> bytes;
+        MPI_Request request = MPI_REQUEST_NULL;
+    };
+    std::deque<outgoing> sending; // records on their way to rank 0, oldest first
+    auto send_record = [&](const sweep_record& r) {
+        outgoing& out = sending.emplace_back(outgoing{encode(r), MPI_REQUEST_NULL});
+        MPI_Isend(out.bytes.data(), static_cast<int>(out.bytes.size()), MPI_BYTE, 0, record,
+                  MPI_COMM_WORLD, &out.request);
+    };
+    auto idle = std::chrono::microseconds(20);
     for (;;) {
-        while (more && runs.has_free_slot() && !stopping()) {
+        bool busy = false;
+        while (runs.has_free_slot() && !reserve.empty() && !stopping()) {
+            runs.start(reserve.front());
+            reserve.pop_front();
+            busy = true;
+        }
+        if (asking == MPI_REQUEST_NULL && more && reserve.empty() && !stopping()) {
             int nothing = 0;
             MPI_Send(&nothing, 0, MPI_INT, 0, request, MPI_COMM_WORLD);
-            long long index = -1;
-            MPI_Recv(&index, 1, MPI_LONG_LONG, 0, assign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (index < 0) {
-                more = false;
-                break;
-            }
-            runs.start(static_cast<std::size_t>(index));
+            MPI_Irecv(&assigned, 1, MPI_LONG_LONG, 0, assign, MPI_COMM_WORLD, &asking);
         }
-        if (runs.idle()) break;
-        for (const sweep_record& r : runs.take(std::chrono::hours(1)))
-            send_bytes(encode(r), 0, record);
+        if (asking != MPI_REQUEST_NULL) {
+            int done = 0;
+            MPI_Test(&asking, &done, MPI_STATUS_IGNORE);
+            if (done) {
+                if (assigned < 0)
+                    more = false;
+                else
+                    reserve.push_back(static_cast<std::size_t>(assigned));
+                busy = true;
+            }
+        }
+        for (const sweep_record& r : runs.take(std::chrono::microseconds(0))) {
+            send_record(r);
+            busy = true;
+        }
+        while (!sending.empty()) {
+            int done = 0;
+            MPI_Test(&sending.front().request, &done, MPI_STATUS_IGNORE);
+            if (!done) break;
+            sending.pop_front();
+        }
+        // Stopped, or nothing more: an index in reserve is not started (a resume runs it).
+        const bool finished =
+            (stopping() || (!more && reserve.empty())) && asking == MPI_REQUEST_NULL && runs.idle();
+        if (finished && sending.empty()) break;
+        if (busy) {
+            idle = std::chrono::microseconds(20);
+            continue;
+        }
+        // Woken at once by a run that finishes; otherwise back to MPI_Test within a
+        // millisecond, which moves the messages in flight.
+        if (runs.idle())
+            std::this_thread::sleep_for(idle);
+        else
+            for (const sweep_record& r : runs.take(idle))
+                send_record(r);
+        idle = std::min(idle * 2, std::chrono::microseconds(1000));
     }
     int nothing = 0;
     MPI_Send(&nothing, 0, MPI_INT, 0, retired, MPI_COMM_WORLD);
