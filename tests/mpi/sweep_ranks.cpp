@@ -225,6 +225,18 @@ TEST_CASE("bad input on 3 ranks: one message, exit status 2, no file") {
     CHECK(lines_starting(exists.err, "nadyn:") == 1);
     CHECK(contains(exists.err, "bad.toml"));
 
+    // A bad --jobs on a resume: every rank refuses it before rank 0 opens the file (it was
+    // met on rank 0 only, after the file was opened for writing, and aborted the job: exit 1).
+    REQUIRE(run_nadyn({"sweep", "ok.toml", "--out", "ok.h5", "--quiet"}, in_dir(dir)).status == 0);
+    const std::string before = datasets_of(dir + "/ok.h5")["status"];
+    const run_result jobs =
+        run_ranks(2, {"sweep", "--resume", "ok.h5", "--jobs", "5000"}, in_dir(dir));
+    CHECK(jobs.status == 2);
+    CHECK(lines_starting(jobs.err, "nadyn:") == 1);
+    CHECK(contains(jobs.err, "jobs must be between 0 (chosen automatically) and 4096"));
+    CHECK(status_text(dir + "/ok.h5") == "complete");
+    CHECK(datasets_of(dir + "/ok.h5")["status"] == before);
+
     const run_result single = run_ranks(2, {"rerun", "run.h5", "--out", "s.h5"}, in_dir(dir));
     CHECK(single.status == 2);
     CHECK(lines_starting(single.err, "nadyn:") == 1);

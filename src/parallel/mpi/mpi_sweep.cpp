@@ -534,6 +534,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     // The workers read the input files themselves, in their own working directories: every
     // rank must read the same ones (by content) before rank 0 creates or opens the file.
     agree_on_input_files(context, job.e);
+    // Every rank refuses a bad --jobs alike (the ranks' command lines agree), before any file.
+    const rank_schedule schedule = schedule_on_rank(context, job.e, options.jobs);
     // A dry run refuses what the run would (an input missing on a worker), then ends.
     if (plan_only) return result;
 
@@ -556,7 +558,6 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
         }
     });
 
-    const rank_schedule schedule = schedule_on_rank(context, job.e, options.jobs);
     if (context.root()) {
         try {
             result = coordinate(job.e, *file, todo, skipped, options, schedule, context.size());
