@@ -213,6 +213,14 @@ def write_report(path, results, runs, cores, shared):
         "two cores: no faster than P = 2, its figure shows what oversubscribing costs. One "
         "process with every core (`--jobs 2`, runs side by side on threads) is the same "
         "machine's other way to use both cores; the ranks' point is more than one node.")
+    if two and serial["sweep_seconds"] / two["sweep_seconds"] > 1.1 * min(2, cores):
+        add("")
+        add(f"**Caveat**: a speed-up above {min(2, cores)}x with {min(2, cores)} cores cannot come "
+            "from the ranks; the one-process rows ran slower per run (compute column) than the "
+            "ranks' runs, i.e. they got less of the cores from the machine's other load (the "
+            "kernel's scheduler shares the cores among sessions and process groups, not "
+            "processes). Rerun on a quiet machine for the ratio; only the runs per rank are "
+            "sure here.")
     add("")
     add("## Planned: 10^4 runs on 16, 64 and 256 nodes")
     add("")
