@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Sweep throughput over MPI ranks on this machine, and results/scaling.md from it.
 
-    /usr/bin/python3 bench/mpi_scaling.py [--nadyn build/bin/nadyn] [--runs 200] [--repeats 3] [--out results/scaling.md]
+    /usr/bin/python3 bench/mpi_scaling.py [--nadyn build/bin/nadyn] [--runs 100] [--repeats 3] [--out results/scaling.md]
 
 Runs one sweep (n = 48, d = 8, RK4, T = 3, dt = 0.01; --runs seeds) as one process and
 over P = 1, 2, 3 MPI ranks (mpirun --oversubscribe: every rank computes, rank 0 also writes
@@ -336,7 +336,7 @@ LOAD = []
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nadyn", default=str(ROOT / "build" / "bin" / "nadyn"))
-    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=timing.MIN_REPEATS,
                         help="runs of each configuration, alternating; the best is reported")
     parser.add_argument("--out", default=str(ROOT / "results" / "scaling.md"))
