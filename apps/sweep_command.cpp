@@ -89,9 +89,13 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
             job.path = o.out.empty() ? default_sweep_name(o.experiment_path) : o.out;
         }
         if (o.dry_run) {
-            plan = describe_plan(job.e, plan_sweep(job.e, o.jobs)) + "\nranks: " +
-                   std::to_string(ranks.size()) + " (rank 0 writes the file, " +
-                   std::to_string(ranks.size() - 1) + " compute)";
+            const rank_schedule schedule = schedule_on_rank(ranks, job.e, o.jobs);
+            plan = describe_plan(job.e, plan_sweep(job.e, o.jobs)) +
+                   "\nranks: " + std::to_string(ranks.size()) +
+                   ", every one computing (rank 0 also writes the file); on rank 0: " +
+                   std::to_string(schedule.jobs) + " side by side, threads per run " +
+                   (schedule.threads > 0 ? std::to_string(schedule.threads)
+                                         : std::string("OMP_NUM_THREADS"));
             job.plan_only = true;
         }
         return job;
@@ -109,14 +113,17 @@ int sweep_on_ranks(const parallel_context& ranks, const sweep_command_options& o
                                                    : o.out;
         if (bar) std::fprintf(stderr, "\n");
         warn_distrusted(summary);
+        std::string per_rank;
+        for (const std::size_t runs : result.runs_per_rank)
+            per_rank += (per_rank.empty() ? "" : ", ") + std::to_string(runs);
         std::printf("%s: %zu runs complete, %zu interrupted, %zu failed, %zu already done "
-                    "(%d ranks computing, %d side by side each), %.3f s\n"
-                    "rank 0: %.3f s writing, %.3f s receiving, %.3f s waiting for workers\n"
+                    "(%d ranks computing, runs per rank %s; %d side by side each), %.3f s\n"
+                    "rank 0: %.3f s writing, %.3f s receiving, %.3f s idle\n"
                     "%s %s\n",
                     interrupted ? "interrupted" : "complete", summary.complete, summary.interrupted,
-                    summary.failed, summary.skipped, result.workers, summary.jobs,
+                    summary.failed, summary.skipped, ranks.size(), per_rank.c_str(), summary.jobs,
                     summary.wall_seconds, result.writing_seconds, result.receiving_seconds,
-                    result.waiting_seconds, interrupted ? "kept the finished runs in" : "wrote",
+                    result.idle_seconds, interrupted ? "kept the finished runs in" : "wrote",
                     path.c_str());
         if (summary.failed)
             std::fprintf(stderr, "nadyn: %zu runs failed; the first: %s\n", summary.failed,

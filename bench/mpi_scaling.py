@@ -1,15 +1,18 @@
 #!/usr/bin/python3
 """Sweep throughput over MPI ranks on this machine, and results/scaling.md from it.
 
-    /usr/bin/python3 bench/mpi_scaling.py [--nadyn build/bin/nadyn] [--runs 40] [--out results/scaling.md]
+    /usr/bin/python3 bench/mpi_scaling.py [--nadyn build/bin/nadyn] [--runs 100] [--repeats 3] [--out results/scaling.md]
 
 Runs one sweep (n = 48, d = 8, RK4, T = 3, dt = 0.01; --runs seeds) as one process and
-over P = 1, 2, 3 MPI ranks (mpirun --oversubscribe: rank 0 writes, P - 1 workers compute),
-each rank on one core (--jobs 1, OMP_NUM_THREADS=1) so that P is the only variable, and
-reports runs/s and rank 0's time split (writing the file, receiving records, waiting for the
-workers). The workers' compute time is the sum of the file's per-run wall_time. From the
-measured per-run compute time and rank 0's per-record cost it projects the time of a sweep
-of 10^4 such runs on 16, 64 and 256 nodes (assumptions in the generated file).
+over P = 1, 2, 3 MPI ranks (mpirun --oversubscribe: every rank computes, rank 0 also writes
+the file), each rank on one core (--jobs 1, OMP_NUM_THREADS=1) so that P is the only
+variable, and as one process on every core (the default --jobs) for reference. Every
+configuration runs --repeats times, alternating (bench/timing.py), and is reported by its
+best run with the spread and the load. It reports runs/s, the runs each rank ran and rank
+0's time split (writing the file, receiving records, idle). The compute time is the sum of
+the file's per-run wall_time. From the measured per-run compute time and rank 0's
+per-record cost it projects the time of a sweep of 10^4 such runs on 16, 64 and 256 nodes
+(assumptions in the generated file).
 
 Then one run shared among ranks by its tokens (`mpirun -np P nadyn simulate`, n = 2048,
 d = 64, RK4, one thread per rank) for P = 1, 2, 3, with the general kernel (Gaussian Q, K, V)
@@ -30,6 +33,8 @@ import h5py
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 
 EXPERIMENT = """[run]
 n = 48
@@ -44,6 +49,8 @@ seed = {{ range = [1, {runs}] }}
 
 
 def run_sweep(nadyn, ranks, directory, out, jobs):
+    """One sweep: `ranks` MPI ranks (0: one process without mpirun), `jobs` runs side by side
+    per process (0: nadyn's default, every core, with OpenMP's default threads)."""
     env = dict(os.environ, OMP_NUM_THREADS="1" if jobs == 1 else os.environ.get("OMP_NUM_THREADS", ""))
     env = {k: v for k, v in env.items() if v != ""}
     command = [nadyn, "sweep", "exp.toml", "--out", out, "--quiet", "--force", "--jobs", str(jobs)]
@@ -55,12 +62,16 @@ def run_sweep(nadyn, ranks, directory, out, jobs):
     if done.returncode != 0:
         sys.exit(f"mpi_scaling: {' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
     m = re.search(r"(\d+) runs complete.*?, ([0-9.]+) s\n", done.stdout)
-    split = re.search(r"rank 0: ([0-9.]+) s writing, ([0-9.]+) s receiving, ([0-9.]+) s waiting",
+    split = re.search(r"rank 0: ([0-9.]+) s writing, ([0-9.]+) s receiving, ([0-9.]+) s idle",
                       done.stdout)
+    per_rank = re.search(r"runs per rank ([0-9, ]+);", done.stdout)
+    jobs_done = re.search(r"\((\d+) side by side\)|; (\d+) side by side each\)", done.stdout)
     with h5py.File(os.path.join(directory, out), "r") as f:
         compute = float(np.nansum(f["wall_time"][...]))
     result = {
         "ranks": ranks,
+        "jobs": int(next(g for g in jobs_done.groups() if g)),
+        "per_rank": per_rank.group(1) if per_rank else "",
         "runs": int(m.group(1)),
         "sweep_seconds": float(m.group(2)),
         "process_seconds": elapsed,
@@ -68,8 +79,8 @@ def run_sweep(nadyn, ranks, directory, out, jobs):
     }
     if split:
         result.update(writing=float(split.group(1)), receiving=float(split.group(2)),
-                      waiting=float(split.group(3)))
-    return result
+                      idle=float(split.group(3)))
+    return result["sweep_seconds"], result
 
 
 SHARED_N, SHARED_D, SHARED_STEPS, SHARED_DT = 2048, 64, 20, 0.05
@@ -98,7 +109,7 @@ def run_shared(nadyn, ranks, directory, weights):
     if split:
         result.update(compute=float(split.group(1)), waiting=float(split.group(2)),
                       exchange=float(split.group(3)))
-    return result
+    return wall, result
 
 
 def shared_report(shared):
@@ -112,8 +123,8 @@ def shared_report(shared):
              "itself (`MPI_Allgatherv` of the n x d rows of A, and an `MPI_Allreduce` that "
              "agrees on stop requests). The trajectory is bitwise that of one process "
              "(tests/mpi/simulate_ranks.cpp).", "",
-             "| kernel path | processes | wall (s) | speed-up | rank 0: its rows (s) | waiting (s) | exchange (s) | exchange per evaluation (ms) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| kernel path | processes | wall, best (s) | speed-up | rank 0: its rows (s) | waiting (s) | exchange (s) | exchange per evaluation (ms) | timing |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for weights, path in (("gaussian", "general (Gaussian Q, K, V)"),
                           ("identity", "symmetric (Q = K = I)")):
         alone = next(r for r in shared if r["weights"] == weights and r["ranks"] == 0)
@@ -125,6 +136,7 @@ def shared_report(shared):
                           f"{1e3 * r['exchange'] / r['evaluations']:.2f}"]
             else:
                 cells += ["", "", "", ""]
+            cells.append(r["timing"].text())
             lines.append("| " + " | ".join(cells) + " |")
     lines += ["",
               "Each rank computes the rows of its own tokens against all keys; the general "
@@ -139,7 +151,7 @@ def shared_report(shared):
 
 
 def write_report(path, results, runs, cores, shared):
-    serial = results[0]
+    serial = results[0]  # one process, one core
     t_run = serial["compute_seconds"] / serial["runs"]  # one run on one core
     over_ranks = [r for r in results if r["ranks"] and r["ranks"] > 1]
     per_record = max((r["writing"] + r["receiving"]) / r["runs"] for r in over_ranks)
@@ -160,36 +172,62 @@ def write_report(path, results, runs, cores, shared):
     add("## Measured: a sweep over ranks on this machine")
     add("")
     add(f"The sweep: {runs} runs of n = 48, d = 8, RK4, T = 3, dt = 0.01 (300 steps, final "
-        "positions kept). Every process on one core (`--jobs 1`, `OMP_NUM_THREADS=1`); "
-        "`mpirun --oversubscribe -np P`: rank 0 writes the file, P - 1 workers compute. "
-        "*wall* is the sweep's own time (after start-up); *compute* the sum of the runs' "
-        "wall_time (the workers' busy time); rank 0's time is split into writing the file "
-        "(one hyperslab per dataset and an H5Fflush per run, as in one process), receiving "
-        "records, and waiting.")
+        "positions kept). Every process on one core (`--jobs 1`, `OMP_NUM_THREADS=1`), so that "
+        "P is the only variable; `mpirun --oversubscribe -np P`: every rank computes runs, "
+        "rank 0 also hands them out and writes the file. The last row is one process with "
+        "nadyn's default (`--jobs` chosen: every core). Each row is the best of "
+        f"{results[0]['timing'].walls.__len__()} runs of the sweep, the configurations "
+        "alternating (bench/timing.py; the last column gives the spread and the load, and "
+        "says UNRELIABLE when either is too high to trust the figure). *wall* is the sweep's "
+        "own time (after start-up); *compute* the sum of the runs' wall_time; *runs per "
+        "rank* rank 0 first; rank 0's time is split into writing the file (one hyperslab per "
+        "dataset and an H5Fflush per run, as in one process), receiving records, and idle "
+        "(waiting for a run of its own or a message; it computes the rest of the time).")
     add("")
-    add("| processes | runs | wall (s) | runs/s | compute (s) | rank 0 writing (s) | receiving (s) | waiting (s) | mpirun start-up + exit (s) |")
-    add("|---|---|---|---|---|---|---|---|---|")
+    add("| processes | runs | wall, best (s) | runs/s | speed-up | runs per rank | compute (s) | rank 0 writing (s) | receiving (s) | idle (s) | mpirun start-up + exit (s) | timing |")
+    add("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        name = "one process (no mpirun)" if not r["ranks"] else f"P = {r['ranks']}"
-        if r["ranks"] == 1:
-            name += " (one-process path)"
-        add(f"| {name} | {r['runs']} | {r['sweep_seconds']:.2f} | {r['runs'] / r['sweep_seconds']:.1f} | "
-            f"{r['compute_seconds']:.2f} | {r.get('writing', float('nan')):.3f} | "
-            f"{r.get('receiving', float('nan')):.4f} | {r.get('waiting', float('nan')):.2f} | "
-            f"{r['process_seconds'] - r['sweep_seconds']:.2f} |")
+        if not r["ranks"]:
+            name = f"one process, --jobs {r['jobs']} (no mpirun)"
+        else:
+            name = f"P = {r['ranks']}" + (" (one-process path)" if r["ranks"] == 1 else "")
+        cells = [name, str(r["runs"]), f"{r['sweep_seconds']:.2f}",
+                 f"{r['runs'] / r['sweep_seconds']:.1f}",
+                 f"{serial['sweep_seconds'] / r['sweep_seconds']:.2f}x", r["per_rank"],
+                 f"{r['compute_seconds']:.2f}"]
+        cells += [f"{r[k]:.3f}" if k in r else "" for k in ("writing", "receiving", "idle")]
+        cells += [f"{r['process_seconds'] - r['sweep_seconds']:.2f}", r["timing"].text()]
+        add("| " + " | ".join(cells) + " |")
     add("")
+    two = next((r for r in results if r["ranks"] == 2), None)
     add(f"Per run: compute t_run = {t_run * 1e3:.1f} ms on one core; rank 0 spends "
         f"t_rec = {per_record * 1e3:.2f} ms per record ({writing * 1e3:.2f} ms of it writing and "
         "flushing the file), receiving is negligible (records of a few kB over shared memory). "
-        "With 2 cores, P = 3 has two workers: it should reach about twice the runs/s of P = 2 "
-        "(rank 0 sleeps while it waits: it polls with a back-off up to 2 ms, so it does not take "
-        "a worker's core). P = 1 is the one-process sweep.")
+        "P = 1 is the one-process sweep. With 2 cores, P = 2 puts a rank on each core and both "
+        "compute"
+        + (f" (runs per rank {two['per_rank']}: {two['sweep_seconds']:.2f} s against "
+           f"{serial['sweep_seconds']:.2f} s on one core, "
+           f"{serial['sweep_seconds'] / two['sweep_seconds']:.2f}x)" if two else "")
+        + "; until issue 39 item 9 rank 0 only coordinated, so P = 2 had one computing rank "
+        "and ran no faster than one process on one core. P = 3 puts three computing ranks on "
+        "two cores: no faster than P = 2, its figure shows what oversubscribing costs. One "
+        "process with every core (`--jobs 2`, runs side by side on threads) is the same "
+        "machine's other way to use both cores; the ranks' point is more than one node.")
+    if two and serial["sweep_seconds"] / two["sweep_seconds"] > 1.1 * min(2, cores):
+        add("")
+        add(f"**Caveat**: a speed-up above {min(2, cores)}x with {min(2, cores)} cores cannot come "
+            "from the ranks; the one-process rows ran slower per run (compute column) than the "
+            "ranks' runs, i.e. they got less of the cores from the machine's other load (the "
+            "kernel's scheduler shares the cores among sessions and process groups, not "
+            "processes). Rerun on a quiet machine for the ratio; only the runs per rank are "
+            "sure here.")
     add("")
     add("## Planned: 10^4 runs on 16, 64 and 256 nodes")
     add("")
     add("Assumptions: one rank per node, 32 cores per node running 32 runs side by side "
         "(`--jobs 32`), the same per-core rate as here (runs this small do not use the memory "
-        "bandwidth); rank 0 on a node of its own; the run of the measurement (t_run above); a "
+        "bandwidth); rank 0 computes too, but the writer's bound below is its own; the run of "
+        "the measurement (t_run above); a "
         "record of a few kB costs ~ latency + size/bandwidth ~ 10 us on InfiniBand "
         "(Hockney model, 1.5 us, 10 GB/s), so rank 0's cost per record is its file write "
         "t_rec as measured here on a local disk (a parallel file system's flush can be slower: "
@@ -298,22 +336,32 @@ LOAD = []
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nadyn", default=str(ROOT / "build" / "bin" / "nadyn"))
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=timing.MIN_REPEATS,
+                        help="runs of each configuration, alternating; the best is reported")
     parser.add_argument("--out", default=str(ROOT / "results" / "scaling.md"))
     args = parser.parse_args()
     LOAD.append(os.getloadavg()[0])
     with tempfile.TemporaryDirectory() as directory:
         pathlib.Path(directory, "exp.toml").write_text(EXPERIMENT.format(runs=args.runs))
-        results = [run_sweep(args.nadyn, 0, directory, "one.h5", 1)]
+        sweeps = {"one": lambda: run_sweep(args.nadyn, 0, directory, "one.h5", 1)}
         for ranks in (1, 2, 3):
-            results.append(run_sweep(args.nadyn, ranks, directory, f"p{ranks}.h5", 1))
-        for r in results:
-            print(r)
-        shared = []
+            sweeps[f"P{ranks}"] = (lambda ranks=ranks: run_sweep(args.nadyn, ranks, directory,
+                                                                 f"p{ranks}.h5", 1))
+        sweeps["every core"] = lambda: run_sweep(args.nadyn, 0, directory, "all.h5", 0)
+        results = []
+        for t in timing.alternate(sweeps, args.repeats).values():
+            results.append(dict(t.result, timing=t))
+            print(t.name, t.text(), t.result)
+        programs = {}
         for weights in ("gaussian", "identity"):
             for ranks in (0, 1, 2, 3):
-                shared.append(run_shared(args.nadyn, ranks, directory, weights))
-                print(shared[-1])
+                programs[(weights, ranks)] = (lambda weights=weights, ranks=ranks:
+                                              run_shared(args.nadyn, ranks, directory, weights))
+        shared = []
+        for t in timing.alternate(programs, args.repeats).values():
+            shared.append(dict(t.result, timing=t))
+            print(t.name, t.text(), t.result)
     LOAD.append(os.getloadavg()[0])
     write_report(args.out, results, args.runs, os.cpu_count(), shared)
     print(f"wrote {args.out}")

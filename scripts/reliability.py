@@ -1949,6 +1949,150 @@ class Report:
                      "0, 0", ", ".join(statuses), "(empty)", ", ".join(frames) or "—", "—",
                      check.problems))
 
+    # ---- 45. MPI sweep: every rank computes (issue 39 item 9) ------------------------------
+
+    def mpi_command(self, ranks, args, bind_none=False):
+        mpirun = shutil.which("mpirun")
+        binding = " --bind-to none" if bind_none else ""
+        return ("%s --allow-run-as-root --oversubscribe%s -np %d %s %s"
+                % (mpirun, binding, ranks, self.runner.nadyn, " ".join(args)))
+
+    @staticmethod
+    def runs_per_rank(out):
+        found = re.search(r"runs per rank ([0-9, ]+);", out)
+        return [int(x) for x in found.group(1).split(",")] if found else []
+
+    @staticmethod
+    def same_sweeps(a, b):
+        """The datasets of two sweep files, bitwise, but wall_time."""
+        with h5py.File(a, "r") as x, h5py.File(b, "r") as y:
+            if sorted(x) != sorted(y):
+                return False
+            for name in x:
+                if name == "wall_time" or not isinstance(x[name], h5py.Dataset):
+                    continue
+                a, b = x[name][()], y[name][()]
+                same = (a.tolist() == b.tolist() if getattr(a, "dtype", None) is not None
+                        and a.dtype.kind == "O" else np.asarray(a).tobytes() == np.asarray(b).tobytes())
+                if not same:
+                    return False
+            return True
+
+    def mpi_every_rank(self):
+        if not shutil.which("mpirun"):
+            return
+        cwd = self.case_dir("mpi_every_rank")
+        with open(os.path.join(cwd, "e.toml"), "w") as f:
+            f.write("[run]\nn = 64\nd = 8\nT = 10\ndt = 0.02\n[sweep]\nseed = { range = [1, 8] }\n")
+        with open(os.path.join(cwd, "fail.toml"), "w") as f:
+            f.write('[run]\nscheme = "pre-ln"\nr0 = 1e-300\nn = 8\nd = 3\nT = 1\ndt = 0.1\n'
+                    "[sweep]\nseed = { range = [1, 6] }\n")
+        with open(os.path.join(cwd, "long.toml"), "w") as f:
+            f.write("[run]\nn = 48\nd = 8\nT = 100\ndt = 0.01\n[sweep]\nseed = { range = [1, 24] }\n")
+        with open(os.path.join(cwd, "large.toml"), "w") as f:
+            f.write('[run]\nn = 256\nd = 64\nT = 0.2\ndt = 0.1\npositions = "none"\n'
+                    "[sweep]\nseed = [1, 2, 3]\n")
+        env_one = "env OMP_NUM_THREADS=1 "
+        # Both ranks compute; the file is the one-process sweep's.
+        check = Check()
+        one = self.runner.run(["sweep", "e.toml", "--out", "one.h5", "--quiet"], cwd)
+        check(one.status == 0, "the one-process sweep failed: %s" % first_line(one.err))
+        command = env_one + self.mpi_command(2, ["sweep", "e.toml", "--out", "two.h5", "--quiet"])
+        res = self.runner.run_shell(command, cwd)
+        counts = self.runs_per_rank(res.out)
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check(len(counts) == 2 and min(counts) >= 1 and sum(counts) == 8,
+              "runs per rank %s" % counts)
+        if res.status == 0 and one.status == 0:
+            check(self.same_sweeps(os.path.join(cwd, "one.h5"), os.path.join(cwd, "two.h5")),
+                  "the file differs from the one-process sweep's")
+        self.add(Row("45 MPI sweep over 2 ranks: both compute, the one-process file",
+                     "mpirun -np 2 nadyn sweep e.toml", "0, runs on both ranks",
+                     "%s, runs per rank %s" % (status_text(res.status),
+                                               ", ".join(map(str, counts)) or "(none)"),
+                     self.runner.clean(first_line(res.err)) or "(none)", "—", "—",
+                     check.problems))
+        # Every run fails, rank 0's among them: recorded as failed, exit 1, one line.
+        check = Check()
+        command = env_one + self.mpi_command(2, ["sweep", "fail.toml", "--out", "f.h5", "--quiet"])
+        res = self.runner.run_shell(command, cwd)
+        counts = self.runs_per_rank(res.out)
+        # mpirun adds its own lines about the exit status; nadyn's are one.
+        lines = [line for line in res.err.splitlines() if line.startswith("nadyn:")]
+        check(res.status == 1, "exit %s, expected 1" % status_text(res.status))
+        check(len(lines) == 1, "%d lines from nadyn on stderr" % len(lines))
+        for word in ("6 runs failed; the first:", "non-finite"):
+            check(any(word in line for line in lines), "stderr does not mention %r" % word)
+        check(len(counts) == 2 and counts[0] >= 1, "runs per rank %s" % counts)
+        got = "no file"
+        try:
+            with h5py.File(os.path.join(cwd, "f.h5"), "r") as f:
+                status = f.attrs.get("status", b"")
+                status = status.decode() if isinstance(status, bytes) else str(status)
+                failed = int((f["status"][()] == 3).sum())
+            got = "status %s, %d runs failed" % (status, failed)
+            check(status == "failed" and failed == 6, got)
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        self.add(Row("45 MPI sweep whose runs all fail (rank 0's too)",
+                     "mpirun -np 2 nadyn sweep fail.toml", "1", status_text(res.status),
+                     self.runner.clean(lines[0]) if lines else "(none)", got, "—",
+                     check.problems))
+        # SIGINT to mpirun while both ranks compute, then --resume over 2 ranks.
+        check = Check()
+        whole = self.runner.run(["sweep", "long.toml", "--out", "whole.h5", "--quiet"], cwd)
+        check(whole.status == 0, "the one-process sweep failed")
+        command = env_one + self.mpi_command(2, ["sweep", "long.toml", "--out", "cut.h5",
+                                                 "--quiet"])
+        started = time.monotonic()
+        proc = subprocess.Popen(["/bin/sh", "-c", "exec " + command], cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_child_setup)
+        cut = os.path.join(cwd, "cut.h5")
+        while not os.path.exists(cut) and time.monotonic() - started < 60:
+            time.sleep(0.05)
+        time.sleep(0.7)
+        proc.send_signal(signal.SIGINT)  # our own child, mpirun, by its pid
+        stopped = Runner.finish(proc, command, started)
+        resumed = self.runner.run_shell(
+            env_one + self.mpi_command(2, ["sweep", "--resume", "cut.h5", "--quiet"]), cwd)
+        check(stopped.status != 0, "the sweep finished before the signal")
+        check(resumed.status == 0, "the resume exited %s" % status_text(resumed.status))
+        if resumed.status == 0 and whole.status == 0:
+            check(self.same_sweeps(os.path.join(cwd, "whole.h5"), cut),
+                  "the resumed file differs from the uninterrupted one")
+        done = re.search(r"(\d+) runs complete", stopped.out)
+        self.add(Row("45 MPI sweep over 2 ranks: SIGINT, then --resume over 2 ranks",
+                     "mpirun -np 2 nadyn sweep long.toml; SIGINT; mpirun -np 2 nadyn sweep "
+                     "--resume cut.h5", "non-zero, then 0",
+                     "%s, then %s" % (status_text(stopped.status), status_text(resumed.status)),
+                     self.runner.clean(first_line(stopped.err)) or "(none)",
+                     "%s of 24 runs kept" % (done.group(1) if done else "?"),
+                     "—", check.problems))
+        # Two ranks on a node of C cores, unbound: each runs with C / 2 threads by default.
+        check = Check()
+        cores = os.cpu_count() or 1
+        share = max(1, cores // 2)
+        command = "env -u OMP_NUM_THREADS " + self.mpi_command(
+            2, ["sweep", "large.toml", "--out", "large.h5", "--quiet"], bind_none=True)
+        res = self.runner.run_shell(command, cwd)
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        threads = set()
+        try:
+            with h5py.File(os.path.join(cwd, "large.h5"), "r") as f:
+                for text in f["parameters"][()].ravel():
+                    text = text.decode() if isinstance(text, bytes) else str(text)
+                    threads.update(re.findall(r"; threads=(\d+);", text))
+        except Exception as e:  # noqa: BLE001
+            check(False, "file unreadable: %s" % e)
+        check(threads == {str(share)}, "threads per run %s, expected %d" % (threads, share))
+        self.add(Row("45 MPI sweep, 2 unbound ranks on %d cores: threads per run" % cores,
+                     "mpirun --bind-to none -np 2 nadyn sweep large.toml", "0, threads=%d"
+                     % share, "%s, threads=%s" % (status_text(res.status),
+                                                  ",".join(sorted(threads)) or "?"),
+                     self.runner.clean(first_line(res.err)) or "(none)", "—", "—",
+                     check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -2025,6 +2169,7 @@ class Report:
                              "float)", signal.SIGINT,
                              self.SHARED_VALUES + ["--dt", "0.01", "--T", "600", "--every",
                                                    "600", "--precision", "float"])
+        self.mpi_every_rank()
 
 
 def cell(text):

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <sstream>
+#include <thread>
 
 using namespace nadyn_test;
 
@@ -86,6 +89,36 @@ integrator = ["euler", "rk4", "dopri5"]
 seed = { range = [1, 3] }
 )";
 
+// The counts of the summary's "runs per rank a, b, ...;" (rank 0 first); empty without one.
+std::vector<std::size_t> runs_per_rank(const std::string& out) {
+    const std::string mark = "runs per rank ";
+    const auto at = out.find(mark);
+    if (at == std::string::npos) return {};
+    const auto end = out.find(';', at);
+    std::istringstream list(out.substr(at + mark.size(), end - at - mark.size()));
+    std::vector<std::size_t> counts;
+    for (std::string item; std::getline(list, item, ',');)
+        counts.push_back(std::stoul(item));
+    return counts;
+}
+
+// mpirun's arguments with no binding (each rank may use every core) and without the suite's
+// OMP_NUM_THREADS=1, through env(1) so that none reaches the ranks: the ranks' defaults apply.
+std::vector<std::string> unbound_ranks(int ranks, const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"-u",
+                                    "OMP_NUM_THREADS",
+                                    mpirun,
+                                    "--allow-run-as-root",
+                                    "--oversubscribe",
+                                    "--bind-to",
+                                    "none",
+                                    "-np",
+                                    std::to_string(ranks),
+                                    nadyn_path};
+    all.insert(all.end(), args.begin(), args.end());
+    return all;
+}
+
 } // namespace
 
 TEST_CASE("1, 2 and 3 ranks write the one-process sweep file, bitwise but wall_time") {
@@ -106,7 +139,7 @@ TEST_CASE("1, 2 and 3 ranks write the one-process sweep file, bitwise but wall_t
         REQUIRE(r.status == 0);
         CHECK(contains(r.out, "18 runs complete"));
         CHECK(lines_starting(r.out, "complete:") == 1); // one report, from rank 0
-        if (ranks > 1) CHECK(contains(r.out, std::to_string(ranks - 1) + " ranks computing"));
+        if (ranks > 1) CHECK(contains(r.out, std::to_string(ranks) + " ranks computing"));
         CHECK(status_text(dir + "/" + out) == "complete");
         check_same_sweep(dir + "/one.h5", dir + "/" + out);
     }
@@ -131,9 +164,9 @@ seed = { range = [1, 24] }
     double delay_ms = 300;
     for (int attempt = 0;; ++attempt) {
         fs::remove(dir + "/cut.h5");
-        child_process sweep(
-            mpirun, mpirun_args(3, {"sweep", "long.toml", "--out", "cut.h5", "--quiet"}),
-            in_dir(dir));
+        child_process sweep(mpirun,
+                            mpirun_args(3, {"sweep", "long.toml", "--out", "cut.h5", "--quiet"}),
+                            in_dir(dir));
         REQUIRE(wait_until([&] { return fs::exists(dir + "/cut.h5"); },
                            std::chrono::milliseconds(30000)));
         std::this_thread::sleep_for(std::chrono::milliseconds(int(delay_ms)));
@@ -192,9 +225,150 @@ TEST_CASE("bad input on 3 ranks: one message, exit status 2, no file") {
     CHECK(lines_starting(exists.err, "nadyn:") == 1);
     CHECK(contains(exists.err, "bad.toml"));
 
+    // A bad --jobs on a resume: every rank refuses it before rank 0 opens the file (it was
+    // met on rank 0 only, after the file was opened for writing, and aborted the job: exit 1).
+    REQUIRE(run_nadyn({"sweep", "ok.toml", "--out", "ok.h5", "--quiet"}, in_dir(dir)).status == 0);
+    const std::string before = datasets_of(dir + "/ok.h5")["status"];
+    const run_result jobs =
+        run_ranks(2, {"sweep", "--resume", "ok.h5", "--jobs", "5000"}, in_dir(dir));
+    CHECK(jobs.status == 2);
+    CHECK(lines_starting(jobs.err, "nadyn:") == 1);
+    CHECK(contains(jobs.err, "jobs must be between 0 (chosen automatically) and 4096"));
+    CHECK(status_text(dir + "/ok.h5") == "complete");
+    CHECK(datasets_of(dir + "/ok.h5")["status"] == before);
+
     const run_result single = run_ranks(2, {"rerun", "run.h5", "--out", "s.h5"}, in_dir(dir));
     CHECK(single.status == 2);
     CHECK(lines_starting(single.err, "nadyn:") == 1);
     CHECK(contains(single.err, "only 'nadyn sweep' and 'nadyn simulate' run over MPI ranks"));
     CHECK(!fs::exists(dir + "/s.h5"));
+}
+
+// Issue 39 item 9: rank 0 computes runs too, so P ranks are P workers (before, rank 0 only
+// handed out runs and wrote: with -np 2 one rank computed).
+TEST_CASE("with 2 ranks both compute runs: the summary's runs per rank, the file unchanged") {
+    const std::string dir = scratch_dir("mpi/every_rank");
+    // Runs of some 30 ms each, one at a time per rank (mpirun binds each of 2 ranks to a core):
+    // the worker asks for its first run while rank 0 computes its own, so both take a share.
+    write_text(dir + "/exp.toml", R"([run]
+n = 64
+d = 8
+T = 10
+dt = 0.02
+[sweep]
+seed = { range = [1, 8] }
+)");
+    const run_result one =
+        run_nadyn({"sweep", "exp.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(one.status == 0);
+    const run_result two =
+        run_ranks(2, {"sweep", "exp.toml", "--out", "two.h5", "--quiet"}, in_dir(dir));
+    INFO(two.out << two.err);
+    REQUIRE(two.status == 0);
+    CHECK(contains(two.out, "complete: 8 runs complete, 0 interrupted, 0 failed"));
+    CHECK(contains(two.out, "(2 ranks computing, runs per rank "));
+    const std::vector<std::size_t> counts = runs_per_rank(two.out);
+    REQUIRE(counts.size() == 2);
+    CHECK(counts[0] >= 1); // rank 0 ran runs of its own
+    CHECK(counts[1] >= 1);
+    CHECK(std::accumulate(counts.begin(), counts.end(), std::size_t(0)) == 8);
+    check_same_sweep(dir + "/one.h5", dir + "/two.h5");
+
+    // A dry run says so.
+    const run_result plan = run_ranks(2, {"sweep", "exp.toml", "--dry-run"}, in_dir(dir));
+    CHECK(plan.status == 0);
+    CHECK(contains(plan.out, "ranks: 2, every one computing (rank 0 also writes the file)"));
+}
+
+TEST_CASE("a run that fails on rank 0 is recorded as on a worker: exit 1, the same file") {
+    const std::string dir = scratch_dir("mpi/failing_runs");
+    // pre-ln with r0 = 1e-300: the speed 1/r overflows in the first step, in every run; rank 0
+    // takes runs of its own, so some of the failures are its.
+    write_text(dir + "/fail.toml", R"([run]
+scheme = "pre-ln"
+r0 = 1e-300
+n = 8
+d = 3
+T = 1
+dt = 0.1
+[sweep]
+seed = { range = [1, 6] }
+)");
+    const run_result one =
+        run_nadyn({"sweep", "fail.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(one.status == 1);
+    const run_result two =
+        run_ranks(2, {"sweep", "fail.toml", "--out", "two.h5", "--quiet"}, in_dir(dir));
+    INFO(two.out << two.err);
+    CHECK(two.status == 1);
+    CHECK(contains(two.out, "complete: 0 runs complete, 0 interrupted, 6 failed"));
+    const std::vector<std::size_t> counts = runs_per_rank(two.out);
+    REQUIRE(counts.size() == 2);
+    CHECK(counts[0] >= 1);
+    CHECK(lines_starting(two.err, "nadyn:") == 1);
+    CHECK(contains(two.err, "nadyn: 6 runs failed; the first: "));
+    CHECK(contains(two.err, "non-finite"));
+    CHECK(status_text(dir + "/two.h5") == "failed");
+    check_same_sweep(dir + "/one.h5", dir + "/two.h5");
+}
+
+// Ranks on one node share its cores: by default each takes cores / (ranks on the node) for
+// its runs side by side and for the threads of a run, instead of every core each (which put
+// 2 x 2 threads on 2 cores); --jobs and OMP_NUM_THREADS still win.
+TEST_CASE("ranks on one node divide its cores: runs side by side and threads per run") {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (cores < 2) return; // one core: one thread per rank either way
+    const std::string share = std::to_string(std::max(1, cores / 2));
+    const std::string dir = scratch_dir("mpi/cores_per_rank");
+    // n = 256, d = 64: 4 n^2 d = 2^24 attention flops, large enough to run one at a time with
+    // the rank's threads inside the run; the threads each run used are in its parameters.
+    write_text(dir + "/large.toml", R"([run]
+n = 256
+d = 64
+T = 0.2
+dt = 0.1
+positions = "none"
+[sweep]
+seed = [1, 2, 3]
+)");
+    run_options options = in_dir(dir);
+    options.timeout = std::chrono::minutes(3);
+    const run_result large = run_program(
+        "/usr/bin/env", unbound_ranks(2, {"sweep", "large.toml", "--out", "large.h5", "--quiet"}),
+        options);
+    INFO(large.out << large.err);
+    REQUIRE(large.status == 0);
+    CHECK(contains(large.out, "; 1 side by side each)"));
+    const std::string parameters = datasets_of(dir + "/large.h5")["parameters"];
+    CHECK(contains(parameters, "; threads=" + share + ";"));
+    CHECK(!contains(parameters, "; threads=" + std::to_string(cores) + ";"));
+
+    // An explicit OMP_NUM_THREADS wins.
+    options.env["OMP_NUM_THREADS"] = std::to_string(cores);
+    const run_result explicit_threads = run_program(
+        mpirun,
+        {"--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-x", "OMP_NUM_THREADS",
+         "-np", "2", nadyn_path, "sweep", "large.toml", "--out", "threads.h5", "--quiet"},
+        options);
+    INFO(explicit_threads.out << explicit_threads.err);
+    REQUIRE(explicit_threads.status == 0);
+    CHECK(contains(datasets_of(dir + "/threads.h5")["parameters"],
+                   "; threads=" + std::to_string(cores) + ";"));
+
+    // Small runs go side by side on the rank's share, or --jobs.
+    write_text(dir + "/small.toml", "[run]\nn = 8\nT = 1\n[sweep]\nseed = { range = [1, 8] }\n");
+    options.env.clear();
+    const run_result small = run_program(
+        "/usr/bin/env", unbound_ranks(2, {"sweep", "small.toml", "--out", "small.h5", "--quiet"}),
+        options);
+    INFO(small.out << small.err);
+    REQUIRE(small.status == 0);
+    CHECK(contains(small.out, "; " + share + " side by side each)"));
+    const run_result jobs = run_program(
+        "/usr/bin/env",
+        unbound_ranks(2, {"sweep", "small.toml", "--out", "jobs.h5", "--quiet", "--jobs", "3"}),
+        options);
+    INFO(jobs.out << jobs.err);
+    REQUIRE(jobs.status == 0);
+    CHECK(contains(jobs.out, "; 3 side by side each)"));
 }

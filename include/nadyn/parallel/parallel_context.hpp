@@ -29,6 +29,18 @@ class parallel_context {
     [[nodiscard]] bool root() const { return m_rank == 0; }
     // Whether this process is in an MPI job (false for a job of one started without mpirun).
     [[nodiscard]] bool mpi() const { return m_mpi; }
+    // The ranks of this job on this rank's node, this one included (MPI_Comm_split_type with
+    // MPI_COMM_TYPE_SHARED; 1 in a job of one).
+    [[nodiscard]] int node_ranks() const { return m_node_ranks; }
+    // This rank's share of its node: the node's cores / the ranks on the node, at least 1 and at
+    // most the cores this process may run on (a launcher that binds each rank to one core
+    // leaves it one). The default of the runs side by side and of the threads of a run on this
+    // rank, so that the ranks of one node do not oversubscribe its cores.
+    [[nodiscard]] int cores_per_rank() const;
+    // The OpenMP threads of one run on this rank when nothing else asks: 0 (OpenMP's default)
+    // when OMP_NUM_THREADS is set, which then wins, else cores_per_rank(). A count passed to
+    // the run (its `threads` option), never set on the process.
+    [[nodiscard]] int threads_per_run() const;
     // Ends the whole job at once with `status` (MPI_Abort in an MPI job, exit otherwise): for a
     // failure on one rank that the others, waiting in a collective, cannot learn of.
     [[noreturn]] void abort(int status) const;
@@ -61,6 +73,7 @@ class parallel_context {
     int m_rank = 0;
     int m_size = 1;
     bool m_mpi = false;
+    int m_node_ranks = 1;
 };
 
 } // namespace nadyn

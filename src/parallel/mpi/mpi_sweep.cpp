@@ -9,6 +9,8 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -136,10 +138,6 @@ sweep_record decode(const std::vector<char>& bytes) {
     return r;
 }
 
-void send_bytes(const std::vector<char>& bytes, int to, int tag) {
-    MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
-}
-
 std::vector<char> receive_bytes(int from, int tag, MPI_Status* status = nullptr) {
     MPI_Status probe;
     MPI_Probe(from, tag, MPI_COMM_WORLD, &probe);
@@ -221,77 +219,156 @@ template <class Step> void agree_on_root_step(const parallel_context& context, S
     if (code != fine) throw_as_rank_zero(code);
 }
 
-// Rank 0: hands out `todo` and writes what comes back, until every worker has retired.
+// One rank's runs in flight, each on a thread of its own, as in the one-process sweep: side by
+// side with one thread each, or one at a time with the rank's cores. Their records wait here
+// for the rank's main thread, the only one that calls MPI (MPI_THREAD_FUNNELED) or writes.
+class rank_runs {
+  public:
+    rank_runs(const experiment& e, const rank_schedule& schedule, const std::atomic<bool>* stop)
+        : m_e(e), m_layout(detail::layout_of(e)), m_schedule(schedule), m_stop(stop) {}
+    rank_runs(const rank_runs&) = delete;
+    rank_runs& operator=(const rank_runs&) = delete;
+    ~rank_runs() {
+        for (auto& [index, thread] : m_running)
+            thread.join();
+    }
+
+    [[nodiscard]] bool has_free_slot() const {
+        return m_running.size() < std::size_t(std::max(m_schedule.jobs, 1));
+    }
+    [[nodiscard]] bool idle() const { return m_running.empty(); }
+
+    void start(std::size_t index) {
+        m_running.emplace(index, std::thread([this, index] {
+                              sweep_record r = detail::run_point(m_e, m_layout, index,
+                                                                 m_schedule.threads, m_stop);
+                              std::lock_guard<std::mutex> guard(m_lock);
+                              m_finished.push_back(std::move(r));
+                              m_ready.notify_one();
+                          }));
+    }
+
+    // The records finished so far, their threads joined; waits up to `patience` for one when
+    // none is there yet.
+    std::deque<sweep_record> take(std::chrono::microseconds patience) {
+        std::deque<sweep_record> batch;
+        {
+            std::unique_lock<std::mutex> guard(m_lock);
+            if (m_finished.empty() && patience.count() > 0 && !m_running.empty())
+                m_ready.wait_for(guard, patience, [&] { return !m_finished.empty(); });
+            batch.swap(m_finished);
+        }
+        for (const sweep_record& r : batch) {
+            auto thread = m_running.find(r.index);
+            thread->second.join();
+            m_running.erase(thread);
+        }
+        return batch;
+    }
+
+  private:
+    const experiment& m_e;
+    const sweep_layout m_layout;
+    const rank_schedule m_schedule;
+    const std::atomic<bool>* m_stop;
+    std::mutex m_lock;
+    std::condition_variable m_ready;
+    std::deque<sweep_record> m_finished;
+    std::map<std::size_t, std::thread> m_running;
+};
+
+// Rank 0: hands out `todo` to its own runs and to the other ranks, and writes what comes back,
+// until its runs are done and every other rank has retired.
 ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
                               const std::vector<std::size_t>& todo, std::size_t skipped,
-                              const sweep_options& options, int workers) {
+                              const sweep_options& options, const rank_schedule& schedule,
+                              int ranks) {
     const auto started = clock_type::now();
     ranks_sweep_result result;
-    result.workers = workers;
+    result.runs_per_rank.assign(std::size_t(ranks), 0);
     sweep_summary& summary = result.summary;
     summary.runs = e.size();
     summary.skipped = skipped;
-    summary.jobs = detail::choose_jobs(e, options.jobs);
+    summary.jobs = schedule.jobs;
     std::exception_ptr write_failure;
     std::size_t next = 0, finished = 0;
-    int active = workers;
+    int active = ranks - 1;
+    auto stopping = [&] { return (options.stop && options.stop->load()) || write_failure; };
+    auto write = [&](const sweep_record& r, int from) {
+        const auto write_start = clock_type::now();
+        try {
+            file.write(r);
+        } catch (...) {
+            if (!write_failure) write_failure = std::current_exception();
+        }
+        result.writing_seconds += seconds_since(write_start);
+        ++result.runs_per_rank[std::size_t(from)];
+        switch (r.status) {
+        case sweep_run_status::complete:
+            ++summary.complete;
+            break;
+        case sweep_run_status::interrupted:
+            ++summary.interrupted;
+            break;
+        default:
+            ++summary.failed;
+            if (summary.first_failure.empty()) summary.first_failure = r.failure;
+        }
+        ++finished;
+        if (options.progress) {
+            sweep_progress p;
+            p.done = finished;
+            p.total = todo.size();
+            p.elapsed = seconds_since(started);
+            options.progress(p);
+        }
+    };
+    rank_runs own(e, schedule, options.stop);
     auto idle = std::chrono::microseconds(20);
-    while (active > 0) {
+    while (active > 0 || !own.idle()) {
+        while (own.has_free_slot() && !stopping() && next < todo.size())
+            own.start(todo[next++]);
+        bool busy = false;
+        for (const sweep_record& r : own.take(std::chrono::microseconds(0))) {
+            write(r, 0);
+            busy = true;
+        }
         MPI_Status status;
         int arrived = 0;
-        const auto wait_start = clock_type::now();
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
-        if (!arrived) {
-            // Poll gently: rank 0 shares its node's cores with workers that compute.
-            std::this_thread::sleep_for(idle);
-            idle = std::min(idle * 2, std::chrono::microseconds(2000));
-            result.waiting_seconds += seconds_since(wait_start);
+        if (active > 0) MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
+        if (arrived) {
+            busy = true;
+            const int from = status.MPI_SOURCE;
+            if (status.MPI_TAG == request) {
+                int nothing = 0;
+                MPI_Recv(&nothing, 0, MPI_INT, from, request, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                long long index = -1;
+                if (!stopping() && next < todo.size()) index = static_cast<long long>(todo[next++]);
+                MPI_Send(&index, 1, MPI_LONG_LONG, from, assign, MPI_COMM_WORLD);
+            } else if (status.MPI_TAG == record) {
+                const auto receive_start = clock_type::now();
+                const sweep_record r = decode(receive_bytes(from, record));
+                result.receiving_seconds += seconds_since(receive_start);
+                write(r, from);
+            } else {
+                int nothing = 0;
+                MPI_Recv(&nothing, 0, MPI_INT, from, status.MPI_TAG, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                --active;
+            }
+        }
+        if (busy) {
+            idle = std::chrono::microseconds(20);
             continue;
         }
-        idle = std::chrono::microseconds(20);
-        const int from = status.MPI_SOURCE;
-        if (status.MPI_TAG == request) {
-            int nothing = 0;
-            MPI_Recv(&nothing, 0, MPI_INT, from, request, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            const bool stopping = (options.stop && options.stop->load()) || write_failure;
-            long long index = -1;
-            if (!stopping && next < todo.size()) index = static_cast<long long>(todo[next++]);
-            MPI_Send(&index, 1, MPI_LONG_LONG, from, assign, MPI_COMM_WORLD);
-        } else if (status.MPI_TAG == record) {
-            const auto receive_start = clock_type::now();
-            const sweep_record r = decode(receive_bytes(from, record));
-            result.receiving_seconds += seconds_since(receive_start);
-            const auto write_start = clock_type::now();
-            try {
-                file.write(r);
-            } catch (...) {
-                if (!write_failure) write_failure = std::current_exception();
-            }
-            result.writing_seconds += seconds_since(write_start);
-            switch (r.status) {
-            case sweep_run_status::complete:
-                ++summary.complete;
-                break;
-            case sweep_run_status::interrupted:
-                ++summary.interrupted;
-                break;
-            default:
-                ++summary.failed;
-                if (summary.first_failure.empty()) summary.first_failure = r.failure;
-            }
-            ++finished;
-            if (options.progress) {
-                sweep_progress p;
-                p.done = finished;
-                p.total = todo.size();
-                p.elapsed = seconds_since(started);
-                options.progress(p);
-            }
-        } else {
-            int nothing = 0;
-            MPI_Recv(&nothing, 0, MPI_INT, from, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            --active;
-        }
+        // Nothing arrived: wait gently (back to MPI_Iprobe within a millisecond), woken at once
+        // by a run of rank 0's own that finishes, so that polling takes no core from the runs.
+        const auto wait_start = clock_type::now();
+        for (const sweep_record& r : own.take(idle))
+            write(r, 0);
+        if (own.idle()) std::this_thread::sleep_for(idle);
+        idle = std::min(idle * 2, std::chrono::microseconds(1000));
+        result.idle_seconds += seconds_since(wait_start);
     }
     if (write_failure) {
         // The file says it failed, and why, before the job ends (sweep_over_ranks aborts it).
@@ -322,57 +399,95 @@ ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
     return result;
 }
 
-// A worker: asks rank 0 for runs while it has a free slot, runs them on threads of their own
-// (as the one-process sweep: side by side with one thread each, or one at a time with all
-// cores) and sends each record back from the main thread (MPI_THREAD_FUNNELED).
-void work(const experiment& e, const sweep_options& options) {
-    const sweep_layout layout = detail::layout_of(e);
-    const int jobs = detail::choose_jobs(e, options.jobs);
-    const int threads_per_run = jobs > 1 ? 1 : 0;
-    std::mutex lock;
-    std::condition_variable ready;
-    std::deque<sweep_record> finished;
-    std::map<std::size_t, std::thread> running;
-    bool more = true;
+// A rank other than 0: runs what rank 0 assigns (rank_runs) and sends each record back from
+// the main thread. It keeps one index in reserve, asked for while its runs compute, so that a
+// free slot starts its next run at once instead of after a round trip to rank 0 (which also
+// computes, and answers between its own runs' polls); records go out with MPI_Isend. Blocking
+// MPI calls spin: waiting this way leaves the rank's cores to its runs.
+void work(const experiment& e, const sweep_options& options, const rank_schedule& schedule) {
+    rank_runs runs(e, schedule, options.stop);
     auto stopping = [&] { return options.stop && options.stop->load(); };
+    bool more = true;                // rank 0 may have runs for this rank
+    std::deque<std::size_t> reserve; // assigned, not started
+    MPI_Request asking = MPI_REQUEST_NULL;
+    long long assigned = -1;
+    struct outgoing {
+        std::vector<char> bytes;
+        MPI_Request request = MPI_REQUEST_NULL;
+    };
+    std::deque<outgoing> sending; // records on their way to rank 0, oldest first
+    auto send_record = [&](const sweep_record& r) {
+        outgoing& out = sending.emplace_back(outgoing{encode(r), MPI_REQUEST_NULL});
+        MPI_Isend(out.bytes.data(), static_cast<int>(out.bytes.size()), MPI_BYTE, 0, record,
+                  MPI_COMM_WORLD, &out.request);
+    };
+    auto idle = std::chrono::microseconds(20);
     for (;;) {
-        while (more && running.size() < std::size_t(jobs) && !stopping()) {
+        bool busy = false;
+        while (runs.has_free_slot() && !reserve.empty() && !stopping()) {
+            runs.start(reserve.front());
+            reserve.pop_front();
+            busy = true;
+        }
+        if (asking == MPI_REQUEST_NULL && more && reserve.empty() && !stopping()) {
             int nothing = 0;
             MPI_Send(&nothing, 0, MPI_INT, 0, request, MPI_COMM_WORLD);
-            long long index = -1;
-            MPI_Recv(&index, 1, MPI_LONG_LONG, 0, assign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (index < 0) {
-                more = false;
-                break;
+            MPI_Irecv(&assigned, 1, MPI_LONG_LONG, 0, assign, MPI_COMM_WORLD, &asking);
+        }
+        if (asking != MPI_REQUEST_NULL) {
+            int done = 0;
+            MPI_Test(&asking, &done, MPI_STATUS_IGNORE);
+            if (done) {
+                if (assigned < 0)
+                    more = false;
+                else
+                    reserve.push_back(static_cast<std::size_t>(assigned));
+                busy = true;
             }
-            const auto i = static_cast<std::size_t>(index);
-            running.emplace(i, std::thread([&, i] {
-                                sweep_record r =
-                                    detail::run_point(e, layout, i, threads_per_run, options.stop);
-                                std::lock_guard<std::mutex> guard(lock);
-                                finished.push_back(std::move(r));
-                                ready.notify_one();
-                            }));
         }
-        if (running.empty()) break;
-        std::deque<sweep_record> batch;
-        {
-            std::unique_lock<std::mutex> guard(lock);
-            ready.wait(guard, [&] { return !finished.empty(); });
-            batch.swap(finished);
+        for (const sweep_record& r : runs.take(std::chrono::microseconds(0))) {
+            send_record(r);
+            busy = true;
         }
-        for (const sweep_record& r : batch) {
-            send_bytes(encode(r), 0, record);
-            auto thread = running.find(r.index);
-            thread->second.join();
-            running.erase(thread);
+        while (!sending.empty()) {
+            int done = 0;
+            MPI_Test(&sending.front().request, &done, MPI_STATUS_IGNORE);
+            if (!done) break;
+            sending.pop_front();
         }
+        // Stopped, or nothing more: an index in reserve is not started (a resume runs it).
+        const bool finished =
+            (stopping() || (!more && reserve.empty())) && asking == MPI_REQUEST_NULL && runs.idle();
+        if (finished && sending.empty()) break;
+        if (busy) {
+            idle = std::chrono::microseconds(20);
+            continue;
+        }
+        // Woken at once by a run that finishes; otherwise back to MPI_Test within a
+        // millisecond, which moves the messages in flight.
+        if (runs.idle())
+            std::this_thread::sleep_for(idle);
+        else
+            for (const sweep_record& r : runs.take(idle))
+                send_record(r);
+        idle = std::min(idle * 2, std::chrono::microseconds(1000));
     }
     int nothing = 0;
     MPI_Send(&nothing, 0, MPI_INT, 0, retired, MPI_COMM_WORLD);
 }
 
 } // namespace
+
+rank_schedule schedule_on_rank(const parallel_context& context, const experiment& e, int jobs) {
+    rank_schedule schedule;
+    schedule.jobs = detail::choose_jobs(e, jobs);
+    // The one-process choice puts small runs side by side on every core this process may use;
+    // the ranks of a node share its cores instead.
+    if (jobs == 0 && schedule.jobs > 1)
+        schedule.jobs = std::min(schedule.jobs, context.cores_per_rank());
+    schedule.threads = schedule.jobs > 1 ? 1 : context.threads_per_run();
+    return schedule;
+}
 
 ranks_sweep_result sweep_over_ranks(const parallel_context& context,
                                     const std::function<ranks_sweep_job()>& prepare,
@@ -407,7 +522,6 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     int plan_only = job.plan_only ? 1 : 0;
     MPI_Bcast(&plan_only, 1, MPI_INT, 0, MPI_COMM_WORLD);
     ranks_sweep_result result;
-    result.workers = context.size() - 1;
 
     // The workers rebuild the experiment from rank 0's text: they need no file of their own.
     std::string text = broadcast(job.e.text), source = broadcast(job.e.source);
@@ -421,6 +535,8 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
     // The workers read the input files themselves, in their own working directories: every
     // rank must read the same ones (by content) before rank 0 creates or opens the file.
     agree_on_input_files(context, job.e);
+    // Every rank refuses a bad --jobs alike (the ranks' command lines agree), before any file.
+    const rank_schedule schedule = schedule_on_rank(context, job.e, options.jobs);
     // A dry run refuses what the run would (an input missing on a worker), then ends.
     if (plan_only) return result;
 
@@ -445,7 +561,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
 
     if (context.root()) {
         try {
-            result = coordinate(job.e, *file, todo, skipped, options, context.size() - 1);
+            result = coordinate(job.e, *file, todo, skipped, options, schedule, context.size());
             result.summary.distrusted = distrusted;
         } catch (const std::exception& error) {
             // The workers are past the point of agreeing on an outcome: end the job loudly.
@@ -453,7 +569,7 @@ ranks_sweep_result sweep_over_ranks(const parallel_context& context,
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     } else {
-        work(job.e, options);
+        work(job.e, options, schedule);
     }
     // Every rank learns rank 0's account (the exit status follows from it).
     unsigned long long counts[6] = {result.summary.runs,     result.summary.skipped,

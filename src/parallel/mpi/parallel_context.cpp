@@ -31,6 +31,11 @@ parallel_context::parallel_context(int& argc, char**& argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+    // The ranks that share this rank's node (its memory): what its cores are divided among.
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &m_node_ranks);
+    MPI_Comm_free(&node);
     m_mpi = true;
 }
 
