@@ -19,15 +19,21 @@ BOOTSTRAP = 2000  # resamples of the seeds behind each fit
 BOOTSTRAP_SEED = 20241009  # fixed: the table is a function of the sweep files alone
 NOTE = """\
 Uniform starts, post-ln, identity weights, one head, 32 seeds per (n, d, beta), dopri5,
-frames evenly spaced in log t (200, 180 and 150 frames from t = 0.1 to T for n = 32, 128,
-512: a time is read to within 7.6, 9.2 and 6.6 per cent). `t_last` is the time of the last
-merger: the first frame of the final stretch at one cluster (single linkage at cluster_eps =
-1e-3), its Kaplan-Meier median over the seeds with the 95 % interval (`> T`: beyond the
-horizon); `merged` counts the seeds that reached one cluster by T (the others are censored at
-T and counted, never averaged). `last_plateau` is the lifetime of the last metastable state:
-the time the count stays at 2 before the last merger (Kaplan-Meier median over the runs that
-reached 2 clusters, `two`; censored at T when still at 2). `mergers` is the mean number of
-merge events per run (its standard error and 95 % t interval).
+frames evenly spaced in log t from t = 0.1 to T (200, 180 and 150 frames for n = 32, 128,
+512: consecutive frames 7.6, 6.5 and 6.5 per cent apart in t). `t_last` is the time of the
+last merger: the first frame of the final stretch at one cluster (single linkage at
+cluster_eps = 1e-3), its Kaplan-Meier median over the seeds with the 95 % interval (`> T`:
+beyond the horizon); `merged` counts the seeds that reached one cluster by T (the others are
+censored at T and counted, never averaged). `last_plateau` is the lifetime of the last
+metastable state: how long the count stays at 2 before the last merger (Kaplan-Meier median
+over the `two` runs that showed that stretch; censored at T when still at 2).
+`plateau/predicted`: the last plateau over the time two point clusters take to merge from the
+state at its first frame (docs/model.md §15.1: the masses from the last merger's sizes, the
+angle from the mean cosine), mean over the `compared` runs with its standard error and 95 % t
+interval; `within_frame` counts those whose prediction lies between the plateau's ends at the
+last two frames; `antipodal` counts the runs whose mean cosine puts the pair at 180 degrees,
+where the prediction is infinite (left out). `mergers`: the mean number of merge events per
+run.
 
 The fits (below): per (n, d), the least-squares line through log(median t_last) against beta
 over the betas whose median is below T; `rate` its slope, `curvature` the coefficient of
@@ -38,7 +44,7 @@ the line, in log units; `angle_deg` the angle D at which two point clusters' wei
 exp(-beta (1 - cos D)) falls at this rate (arccos(1 - rate), docs/model.md §15).
 """
 FORMATS = {"n": "d", "d": "d", "beta": "g", "runs": "d", "merged": "d", "two": "d",
-           "compared": "d", "within_frame": "d"}
+           "antipodal": "d", "compared": "d", "within_frame": "d"}
 PAGE_TABLES = {"lifetimes_fit": "The rate of log(t_last) in beta",
                "lifetimes_eps": "The threshold cluster_eps halved and doubled (n = 32)"}
 TABLE_FORMATS = {"lifetimes_fit": {"n": "d", "d": "d", "runs": "d"},
@@ -169,7 +175,7 @@ def run_rows(data):
                "t_last": t_last if merged else math.nan, "horizon": float(t[-1]),
                "two": stretch is not None, "last_plateau": math.nan, "plateau_low": math.nan,
                "plateau_ended": False,
-               "w": math.nan, "angle_deg": math.nan, "predicted": math.nan,
+               "w": math.nan, "angle_deg": math.nan, "antipodal": False, "predicted": math.nan,
                "mergers": int(events["time"].size),
                "first_merger": float(events["time"][0]) if events["time"].size else math.nan}
         if stretch is not None:
@@ -181,8 +187,13 @@ def run_rows(data):
                 size, absorbed = events["size"][-1], events["absorbed_size"][-1]
                 w = min(size, absorbed) / (size + absorbed)
                 angle = pair_angle(float(mean_cos[start]), n, w)
-                row.update({"w": w, "angle_deg": math.degrees(angle),
-                            "predicted": pair_merge_time(beta, angle, w, eps)})
+                # A mean cosine at or below that of two antipodal point clusters: the pair is
+                # near D = pi, where the time is infinite and the angle cannot be read from
+                # the mean cosine (a cluster's own spread lowers it): no prediction.
+                antipodal = angle >= math.pi - 1e-9
+                row.update({"w": w, "angle_deg": math.degrees(angle), "antipodal": antipodal,
+                            "predicted": (math.nan if antipodal
+                                          else pair_merge_time(beta, angle, w, eps))})
         rows.append(row)
     runs = pd.DataFrame(rows)
     for axis in ("d", "seed"):
@@ -239,6 +250,7 @@ def point_table(runs, keys=("n", "d", "beta")):
                      "T": float(group["horizon"].max()),
                      "t_last": stats.median_text(median, 4),
                      "two": len(two), "last_plateau": plateau,
+                     "antipodal": int(group["antipodal"].sum()),
                      "compared": int(np.isfinite(group["ratio"]).sum()),
                      "within_frame": int(group["within_frame"].sum()),
                      "plateau/predicted": stats.interval_text(
