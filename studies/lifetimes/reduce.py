@@ -33,7 +33,8 @@ angle from the mean cosine), mean over the `compared` runs with its standard err
 interval; `within_frame` counts those whose prediction lies between the plateau's ends at the
 last two frames; `antipodal` counts the runs whose mean cosine puts the pair at 180 degrees,
 where the prediction is infinite (left out). `mergers`: the mean number of merge events per
-run.
+run; `lifetimes_mergers.csv` has the time of each run's last mergers (those that leave at
+most 8 clusters), `lifetimes_runs.csv` every run.
 
 The fits (below): per (n, d), the least-squares line through log(median t_last) against beta
 over the betas whose median is below T; `rate` its slope, `curvature` the coefficient of
@@ -204,9 +205,15 @@ def run_rows(data):
     return runs
 
 
+LAST_MERGERS = 8  # the mergers CSV keeps the events that leave at most this many clusters
+
+
 def merger_rows(data, runs):
-    """Every merge event of every run: its time, the cluster count after it, and the sizes of
-    the cluster that absorbed and of the one absorbed."""
+    """The last merge events of every run, those that leave at most LAST_MERGERS clusters
+    (the steps of the staircase between metastable states; the earlier ones, the start's
+    tokens gathering in the first few time units, are in the sweep files and counted in the
+    runs' ``mergers``): each event's time, the cluster count after it, and the sizes of the
+    cluster that absorbed and of the one absorbed."""
     from nadyn.clusters import merge_events
 
     axes = [a for a in data.clusters.dims if a != "time"]
@@ -215,6 +222,8 @@ def merger_rows(data, runs):
     for point in _points(data, axes):
         events = merge_events(data, **point)
         for i in range(events["time"].size):
+            if events["clusters_after"][i] > LAST_MERGERS:
+                continue
             rows.append({"n": n, **point, "event": i, "time": float(events["time"][i]),
                          "clusters_after": int(events["clusters_after"][i]),
                          "size": int(events["size"][i]),
@@ -325,7 +334,8 @@ def fit_table(runs, keys=("n", "d")):
         rows.append({**dict(zip(keys, values)), "runs": len(group), "betas": result["betas"],
                      "rate": _interval(rate, result["rate_low"], result["rate_high"]),
                      "curvature": _interval(result["curvature"], result["curvature_low"],
-                                            result["curvature_high"]),
+                                            result["curvature_high"],
+                                            missing="no fit (fewer than 3 betas below T)"),
                      "linear": linear_verdict(result),
                      "max_residual": result["max_residual"],
                      "angle_deg": (math.degrees(math.acos(1.0 - rate))
@@ -334,9 +344,9 @@ def fit_table(runs, keys=("n", "d")):
     return pd.DataFrame(rows)
 
 
-def _interval(value, low, high, digits=3):
+def _interval(value, low, high, digits=3, missing="no fit (fewer betas below T)"):
     if not math.isfinite(value):
-        return "no fit (fewer betas below T)"
+        return missing
     if not math.isfinite(low):
         return f"{value:.{digits}g}"
     return f"{value:.{digits}g} [{low:.{digits}g}, {high:.{digits}g}]"
