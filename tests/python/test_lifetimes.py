@@ -150,7 +150,8 @@ def test_quick_form_against_a_run_repeated(quick_twice, cli, tmp_path):
         assert row["mergers"] == len(events["time"])
     # The per-point counts agree with the runs: merged is the seeds with a finite t_last.
     for _, point in table.iterrows():
-        chosen = runs[(runs.n == point["n"]) & (runs.d == point["d"]) & (runs.beta == point["beta"])]
+        chosen = runs[(runs.n == point["n"]) & (runs.d == point["d"])
+                      & (runs.beta == point["beta"])]
         assert point["merged"] == int(chosen["t_last"].notna().sum())
         if point["merged"] == 0:
             assert point["t_last"] == f"> {point['T']:.4g}"
