@@ -2093,6 +2093,60 @@ class Report:
                      self.runner.clean(first_line(res.err)) or "(none)", "—", "—",
                      check.problems))
 
+    # ---- 46. the study lifetimes: censored runs, too few betas, frames beyond T -----------
+
+    def lifetimes_table(self, cwd, label, sets):
+        """`nadyn table lifetimes --quick` with the extra --set arguments, into out/ of cwd:
+        its result, the page's text (None if not written) and the command."""
+        args = ["table", "lifetimes", "--quick", "--out-dir", "out", "--no-figures"]
+        for setting in sets:
+            args += ["--set", setting]
+        res = self.runner.run(args, cwd)
+        page = os.path.join(cwd, "out", "lifetimes.md")
+        return res, (open(page).read() if os.path.isfile(page) else None), args
+
+    def lifetimes_cases(self):
+        # The n = 128 and 512 experiments at n = 48 in these cases: the study's code path
+        # is the same, and each case stays a few seconds of CPU.
+        small = ["n128:run.n=48", "n512:run.n=48"]
+        cwd = self.case_dir("lifetimes_censored")
+        check = Check()
+        res, page, args = self.lifetimes_table(
+            cwd, "censored", small + ["run.T=1", 'run.frame_times="logspace:-1,0,5"'])
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check(page is not None, "no page written")
+        if page is not None:
+            rows = [line for line in page.splitlines() if line.startswith("| 32 | 2 | 2 |")]
+            check(rows and "| 2 | 0 | 1 | > 1 |" in rows[0],
+                  "the censored point is not `2 runs, 0 merged, > 1`: %s" % rows[:1])
+            check("no fit (fewer betas below T)" in page, "the fit does not say it has none")
+            check(not re.search(r"\bnan\b", page, re.IGNORECASE), "the page shows NaN")
+        self.add(Row("46 lifetimes: every run censored (T = 1): counted, no fit, said so",
+                     self.runner.show(args), "0", status_text(res.status),
+                     self.runner.clean(first_line(res.err)) or "(empty)", "—", "—",
+                     check.problems))
+        cwd = self.case_dir("lifetimes_one_beta")
+        check = Check()
+        res, page, args = self.lifetimes_table(cwd, "one beta", small + ["sweep.beta=[2]"])
+        check(res.status == 0, "exit %s" % status_text(res.status))
+        check(page is not None and "no test (fewer than 3 betas below T)" in page,
+              "the linearity test does not say it has too few betas")
+        check(page is not None and "no fit (fewer betas below T)" in page,
+              "the rate does not say it has too few betas")
+        self.add(Row("46 lifetimes: one beta: no rate and no linearity test, said so",
+                     self.runner.show(args), "0", status_text(res.status),
+                     self.runner.clean(first_line(res.err)) or "(empty)", "—", "—",
+                     check.problems))
+        cwd = self.case_dir("lifetimes_frames_beyond_T")
+        check = Check()
+        res, page, args = self.lifetimes_table(cwd, "frames beyond T", small + ["run.T=50"])
+        one_line_refusal(check, res, ["frame-times must lie in [0, T] = [0, 50]"])
+        check(not os.path.exists(os.path.join(cwd, "out", "data")), "sweep files were made")
+        check(page is None, "a page was written")
+        self.add(Row("46 lifetimes: --set run.T below the quick form's frame times",
+                     self.runner.show(args), "2", status_text(res.status),
+                     self.runner.clean(first_line(res.err)), "—", "—", check.problems))
+
     def run_all(self):
         self.prepare_inputs()
         self.bad_inputs()
@@ -2170,6 +2224,7 @@ class Report:
                              self.SHARED_VALUES + ["--dt", "0.01", "--T", "600", "--every",
                                                    "600", "--precision", "float"])
         self.mpi_every_rank()
+        self.lifetimes_cases()
 
 
 def cell(text):
@@ -2254,6 +2309,10 @@ def write_markdown(path, report, version, seconds):
         "included) and the same command then runs at once (exit 0). A FIFO at a table's path "
         "or its `.partial`, a `reduce.py` that does not load and a read-only `--out-dir` are "
         "refused as bad inputs (one line, exit 2, no table written, the FIFO kept).",
+        "11. **lifetimes** (rows 42): the study's quick form with every run censored counts "
+        "them (`0` merged, `> T`) and says that there is no fit, with NaN nowhere; with one "
+        "beta it says there is no rate and no linearity test; with frame times beyond T it "
+        "is refused before any sweep file is made.",
         "",
     ]
     failed = [r for r in report.rows if not r.ok]
