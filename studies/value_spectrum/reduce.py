@@ -25,14 +25,16 @@ PARAMETERS = {
     "window": 2.0,               # the second frame at T - window (the decay rate)
     "tolerance": 1e-3,           # clustering distance of the limit objects (rescaled units)
     "simple": [1.0, 0.5, 0.25],  # the spectrum of V with a simple positive leading eigenvalue
+    "zero": [1.0, 0.5, 0.0],     # the same with an eigenvalue 0 beside it
     "repeated": [1.0, 1.0, 0.5],  # with a repeated one
 }
 # The quick form: one n, two seeds (six runs of a tenth of a second each).
 QUICK = ["n=[32]", "seeds=2"]
 TOLERANCE_FACTORS = (0.5, 1.0, 2.0)
-CASES = ("identity", "simple", "repeated")
+CASES = ("identity", "simple", "zero", "repeated")
 CLAIMS = {"identity": "every limit point a vertex of their convex hull",
           "simple": "at most 3 hyperplanes",
+          "zero": "at most 3 hyperplanes",
           "repeated": "every limit point of the leading plane a vertex of their hull"}
 OBJECTS = {1: "hyperplanes", 2: "lines"}
 FORMATS = {"n": "d", "seeds": "d", "d": "d"}
@@ -57,8 +59,10 @@ the runs, 95 % interval), `separation` the smallest distance between two objects
 over all runs, `rate` the decay rate of that largest distance between T - window and T
 (predicted lambda_1 = 1 for V = I, docs/model.md §17), `points in R^d` the mean number of
 distinct points of the whole z_i(T) at the same tolerance (equal to `mean count` when the
-tokens collapse to points), `other motion` the largest distance a token's other coordinates
-(1 - P) z_i moved between T - window and T (mean over the runs; `-` for V = I, which has none).
+tokens collapse to points), `other spread` the largest distance of a token's other
+coordinates (1 - P) z_i to their mean over its object at T (how far the tokens of one object
+still spread along it; mean over the runs, `-` for V = I, which has none) and `other rate`
+its decay rate between T - window and T.
 """
 
 _LAST = {}  # one run per case for figure() (called right after reduce, same process)
@@ -81,7 +85,7 @@ def check(parameters):
         raise ValueError(f"window must be in (0, T), got {window!r}")
     if not tolerance > 0.0:
         raise ValueError(f"tolerance must be positive, got {tolerance!r}")
-    for case, want in (("simple", 1), ("repeated", None)):
+    for case, want in (("simple", 1), ("zero", 1), ("repeated", None)):
         spectrum = parameters[case]
         if len(spectrum) != d or not all(isinstance(v, (int, float)) for v in spectrum):
             raise ValueError(f"{case} must be a list of d = {d} numbers, got {spectrum!r}")
@@ -92,7 +96,7 @@ def check(parameters):
             raise ValueError(f"{case}: the leading eigenvalue must be positive and larger than "
                              f"the others' absolute values, got {spectrum!r}")
         if want == 1 and m != 1:
-            raise ValueError(f"simple: the leading eigenvalue must be simple, got {spectrum!r}")
+            raise ValueError(f"{case}: the leading eigenvalue must be simple, got {spectrum!r}")
         if want is None and not 2 <= m < d:
             raise ValueError(f"repeated: the leading eigenvalue must have multiplicity 2 to "
                              f"d - 1 = {d - 1}, got {spectrum!r}")
@@ -233,11 +237,21 @@ def measure(w, m, tolerance):
         "distance_before": spread_before,
         "separation": min(pairs) if pairs else math.nan,
         "points": int(clusters(w[1], tolerance).max() + 1),
-        # How far the other coordinates of z still moved over the window: 0 when the tokens
-        # have settled to points, O(1) when they still slide along their objects.
-        "motion": (float(np.max(np.linalg.norm(w[1][:, m:] - w[0][:, m:], axis=1)))
-                   if m < w.shape[2] else math.nan),
+        # How far the tokens of one object spread along it (the other coordinates), at
+        # T - window and at T: 0 when they have collapsed to points.
+        "other": other_spread(w[1], labels, m),
+        "other_before": other_spread(w[0], labels, m),
     }
+
+
+def other_spread(frame, labels, m):
+    """The largest distance of a token's other coordinates (those after the leading m) to
+    their mean over its object; NaN when there are none (m = d)."""
+    if m >= frame.shape[1]:
+        return math.nan
+    rest = frame[:, m:]
+    return max(float(np.max(np.linalg.norm(rest[labels == c] - rest[labels == c].mean(axis=0),
+                                           axis=1))) for c in range(labels.max() + 1))
 
 
 def histogram(counts):
@@ -248,7 +262,7 @@ def histogram(counts):
 
 
 def holds(case, found):
-    if case == "simple":
+    if case in ("simple", "zero"):
         return found["count"] <= 3
     return found["vertices"]
 
@@ -313,7 +327,10 @@ def row(case, spectrum, m, n, d, found, window):
         "separation": min(separations) if separations else math.nan,
         "rate": stats.interval_text(stats.mean_interval(rates)),
         "points in R^d": stats.interval_text(stats.mean_interval([f["points"] for f in found])),
-        "other motion": stats.interval_text(stats.mean_interval([f["motion"] for f in found])),
+        "other spread": stats.interval_text(stats.mean_interval([f["other"] for f in found])),
+        "other rate": stats.interval_text(stats.mean_interval(
+            [math.log(f["other_before"] / f["other"]) / window for f in found
+             if f["other"] > 0.0 and f["other_before"] > 0.0])),
     }
 
 

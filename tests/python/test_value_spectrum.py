@@ -88,7 +88,10 @@ def test_clusters_and_hull_vertices():
     assert found["count"] == 2 and found["vertices"] and not found["at_zero"]
     assert found["distance"] == pytest.approx(1e-7, rel=1e-6)
     assert found["distance_before"] == pytest.approx(1e-6, rel=1e-6)
-    assert found["points"] == 4 and found["motion"] == pytest.approx(0.1)
+    # Along the hyperplanes: at most 0.25 and 0.35 from their objects' means at T - window,
+    # the same at T (every token moved by 0.1).
+    assert found["points"] == 4
+    assert found["other_before"] == pytest.approx(0.35) and found["other"] == pytest.approx(0.35)
     # The same tokens with a third value at the origin: an interior hyperplane, at 0.
     found = reduce.measure(np.array([np.vstack([late, [[0.0, 0.0]]]),
                                      np.vstack([last, [[0.0, 0.0]]])]), 1, 1e-3)
@@ -129,7 +132,7 @@ def test_quick_form_against_the_runs(quick_twice, cli, tmp_path):
     parameters = dict(reduce.PARAMETERS, n=[32], seeds=2)
     T, tolerance = parameters["T"], parameters["tolerance"]
     table = result.table.set_index("case")
-    assert list(table.index) == ["identity", "simple", "repeated"]
+    assert list(table.index) == ["identity", "simple", "zero", "repeated"]
     for case in table.index:
         spectrum = np.array(reduce.spectrum_of(case, parameters))
         counts = []
@@ -155,7 +158,7 @@ def test_quick_form_against_the_runs(quick_twice, cli, tmp_path):
             basis = vectors[:, np.argsort(values)[::-1][:m]]
             objects = limit_objects(z, basis, tolerance)
             counts.append(len(objects))
-            if case == "simple":
+            if case in ("simple", "zero"):
                 assert len(objects) <= 3  # the paper's at most three hyperplanes
             else:
                 # Every limit point a vertex of their convex hull (in the leading eigenspace).
@@ -166,7 +169,12 @@ def test_quick_form_against_the_runs(quick_twice, cli, tmp_path):
             assert max(np.min(np.linalg.norm(coords[:, None] - objects[None], axis=2), axis=1)) < 1e-6
         assert table.loc[case, "count"] == reduce.histogram(counts), case
         assert table.loc[case, "holds"].startswith("2/2"), case
-    # The simple eigenvalue: two hyperplanes in every run, and the tokens do not collapse
-    # to points inside them.
-    assert table.loc["simple", "count"] == "2x2"
+    # The simple eigenvalue: two hyperplanes in every run; by T the tokens have not yet
+    # collapsed to points inside them (spectrum 1, 0.5, 0.25), and with an eigenvalue 0 they
+    # never do (docs/model.md §17: that coordinate is frozen, its spread's rate is 0).
+    assert table.loc["simple", "count"] == "2x2" and table.loc["zero", "count"] == "2x2"
     assert float(table.loc["simple", "points in R^d"].split()[0]) > 2
+    assert float(table.loc["zero", "other spread"].split()[0]) > 0.1
+    assert abs(float(table.loc["zero", "other rate"].split()[0])) < 1e-3
+    assert float(table.loc["simple", "other rate"].split()[0]) == pytest.approx(0.25, abs=0.01)
+    assert float(table.loc["identity", "rate"].split()[0]) == pytest.approx(1.0, abs=0.01)
