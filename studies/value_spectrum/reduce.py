@@ -57,12 +57,12 @@ hull of values on a line has two vertices, so a third hyperplane is an interior 
 `distance` is the largest distance of a token's P z_i to its object's centre at T (mean over
 the runs, 95 % interval), `separation` the smallest distance between two objects' centres
 over all runs, `rate` the decay rate of that largest distance between T - window and T
-(predicted lambda_1 = 1 for V = I, docs/model.md §17), `points in R^d` the mean number of
+(predicted: lambda_1 = 1, docs/model.md §17), `points in R^d` the mean number of
 distinct points of the whole z_i(T) at the same tolerance (equal to `mean count` when the
 tokens collapse to points), `other spread` the largest distance of a token's other
 coordinates (1 - P) z_i to their mean over its object at T (how far the tokens of one object
 still spread along it; mean over the runs, `-` for V = I, which has none) and `other rate`
-its decay rate between T - window and T.
+its decay rate between T - window and T (predicted: the smallest other eigenvalue).
 """
 
 _LAST = {}  # one run per case for figure() (called right after reduce, same process)
