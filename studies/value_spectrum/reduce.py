@@ -6,6 +6,7 @@ import math
 import pathlib
 import tempfile
 
+import h5py
 import numpy as np
 import pandas as pd
 
@@ -120,7 +121,7 @@ def haar_rotation(rng, d):
     return q * np.sign(np.diag(r))
 
 
-def draw(case, n, seed, parameters):
+def draw(n, seed, parameters):
     """The start x0 (n x d, i.i.d. N(0, I)) and the eigenvectors R (V = R diag R^T) of a seed:
     one stream per (seed, n), the start's draws first, so every case starts from the same
     tokens."""
@@ -135,10 +136,8 @@ def run(case, n, seed, parameters, folder):
     """One run: the rescaled tokens' coordinates in V's eigenbasis, w = R^T z, at T - window
     and at T (2 x n x d), with the start's."""
     spectrum = np.array(spectrum_of(case, parameters))
-    x0, rotation = draw(case, n, seed, parameters)
+    x0, rotation = draw(n, seed, parameters)
     V = rotation @ np.diag(spectrum) @ rotation.T
-    import h5py
-
     start, weights = folder / f"start-{case}-{n}-{seed}.h5", folder / f"weights-{case}-{n}-{seed}.h5"
     r0 = np.linalg.norm(x0, axis=1)
     with h5py.File(start, "w") as f:

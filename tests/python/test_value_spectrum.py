@@ -137,7 +137,7 @@ def test_quick_form_against_the_runs(quick_twice, cli, tmp_path):
         spectrum = np.array(reduce.spectrum_of(case, parameters))
         counts = []
         for seed in (1, 2):
-            x0, rotation = reduce.draw(case, 32, seed, parameters)
+            x0, rotation = reduce.draw(32, seed, parameters)
             V = rotation @ np.diag(spectrum) @ rotation.T
             folder = tmp_path / f"{case}-{seed}"
             folder.mkdir()
