@@ -10,7 +10,8 @@ calls them through the compiled module ``nadyn._core`` (``nadyn.has_core``), the
 
 from __future__ import annotations
 
-__all__ = ["initial_velocity", "growth_rate", "fastest_mode", "uniform_clock"]
+__all__ = ["initial_velocity", "growth_rate", "own_weight_factor", "fastest_mode",
+           "uniform_clock"]
 
 
 def _core():
@@ -47,6 +48,15 @@ def growth_rate(k: int, beta: float, d: int = 2, attention: str = "softmax") -> 
     exp(2 lambda_k t).
     """
     return _core().closed_forms.growth_rate(k, beta, d, attention)
+
+
+def own_weight_factor(n: int, beta: float, d: int = 2, attention: str = "softmax") -> float:
+    """The factor on every lambda_k for n tokens drawn independently from the uniform
+    measure (docs/model.md §13.5): a token's own atom adds e^beta to its softmax denominator
+    and nothing to its velocity, so the rates are lambda_k (n - 1) w_0 / ((n - 1) w_0 +
+    e^beta) (softmax; (n - 1) / n unnormalised), w_0 = Gamma(d/2) (2/beta)^{d/2-1}
+    I_{d/2-1}(beta)."""
+    return _core().closed_forms.own_weight_factor(n, beta, d, attention)
 
 
 def fastest_mode(beta: float, d: int = 2) -> int:

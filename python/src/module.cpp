@@ -291,6 +291,14 @@ PYBIND11_MODULE(_core, m) {
         "lambda_k(beta): the rate exp(lambda_k t) of the degree-k mode around the uniform "
         "measure on S^{d-1}, post-ln, identity weights (the library's growth_rate).");
     closed.def(
+        "own_weight_factor",
+        [](std::size_t n, double beta, std::size_t d, const std::string& attention) {
+            return own_weight_factor(n, beta, d, parse_attention_kind(attention));
+        },
+        py::arg("n"), py::arg("beta"), py::arg("d") = 2, py::arg("attention") = "softmax",
+        "The factor n independent uniform tokens see on every lambda_k: (n-1) w_0 / ((n-1) w_0 "
+        "+ e^beta) for softmax, (n-1)/n unnormalised (the library's own_weight_factor).");
+    closed.def(
         "fastest_mode", [](double beta, std::size_t d) { return fastest_mode(beta, d); },
         py::arg("beta"), py::arg("d") = 2, "k_max(beta) = argmax_k lambda_k(beta).");
     closed.def(

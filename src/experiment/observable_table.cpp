@@ -37,32 +37,6 @@ added_rows& added() {
     return rows;
 }
 
-const char* pass_name(observable_pass pass) {
-    switch (pass) {
-    case observable_pass::moments:
-        return "moments, O(n d)";
-    case observable_pass::gram:
-        return "Gram, O(n^2 d)";
-    case observable_pass::attention:
-        return "attention, O(H n^2 d)";
-    case observable_pass::motion:
-        return "motion";
-    case observable_pass::own:
-        return "own";
-    }
-    return "own";
-}
-
-// One Markdown table cell: a literal '|' escaped.
-std::string cell(std::string_view text) {
-    std::string out;
-    for (const char c : text) {
-        if (c == '|') out += '\\';
-        out += c;
-    }
-    return out;
-}
-
 } // namespace
 
 std::vector<const observable*> observable_table() {
@@ -123,19 +97,6 @@ std::string observe_help() {
         first = false;
     }
     return text + " | none";
-}
-
-std::string observable_reference(bool optional) {
-    std::string text = "| name | unit | per frame | pass | definition |\n"
-                       "|------|------|-----------|------|------------|\n";
-    for (const observable* row : observable_table()) {
-        if (row->optional != optional) continue;
-        std::string per_frame = row->width == observable_width::modes ? "K (`mode_count`)" : "1";
-        if (row->integer) per_frame += ", int64";
-        text += "| `" + std::string(row->name) + "` | " + cell(row->unit) + " | " + per_frame +
-                " | " + pass_name(row->pass) + " | " + cell(row->description) + " |\n";
-    }
-    return text;
 }
 
 } // namespace nadyn

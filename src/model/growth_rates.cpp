@@ -49,6 +49,27 @@ double growth_rate(std::size_t k, double beta, std::size_t d, attention_kind kin
     return rate;
 }
 
+double own_weight_factor(std::size_t n, double beta, std::size_t d, attention_kind kind) {
+    if (n < 2)
+        throw input_error("own weight factor: n must be at least 2 tokens, got " +
+                          std::to_string(n));
+    const double others = static_cast<double>(n - 1);
+    if (kind != attention_kind::softmax) {
+        check_arguments(beta, d);
+        return others / static_cast<double>(n);
+    }
+    // e^beta / w_0 in logs: Gamma(d/2) and (2/beta)^{d/2-1} over- and underflow apart at
+    // large d, their product with I_nu(beta) does not.
+    check_arguments(beta, d);
+    const double nu = static_cast<double>(d) / 2.0 - 1.0;
+    const double log_w0 = std::lgamma(static_cast<double>(d) / 2.0) + nu * std::log(2.0 / beta) +
+                          std::log(std::cyl_bessel_i(nu, beta));
+    if (!std::isfinite(log_w0))
+        throw input_error("own weight factor: w_0 is not a finite double at beta = " +
+                          std::to_string(beta) + ", d = " + std::to_string(d));
+    return others / (others + std::exp(beta - log_w0));
+}
+
 std::size_t fastest_mode(double beta, std::size_t d) {
     // lambda_k rises while k (k + d - 2) gains more than I_{k+nu} loses, then falls for good
     // (I_{k+1}/I_k decreases in k): the first k whose successor is not faster is the maximum.

@@ -15,7 +15,8 @@ TITLE = ("Growth rates of the modes from a uniform start: particles and the dens
 # neglected quadratic terms scale like k_max / sqrt(n)); the density solver's experiment takes
 # well under a second as it is, and runs whole.
 QUICK = ["rates:run.n=1024", "rates:sweep.seed.range=[1,1]",
-         "schemes:run.n=1024", "schemes:sweep.seed.range=[1,1]"]
+         "schemes:run.n=1024", "schemes:sweep.seed.range=[1,1]",
+         "dimensions:run.n=512", "dimensions:sweep.seed.range=[1,1]"]
 # The density solver's start whose rates fill the `solver` columns (experiments/density.toml):
 # white noise of amplitude 1e-8 in every degree 1..12. The others of its init axis show how
 # the difference scales with the amplitude.
@@ -36,7 +37,10 @@ NOTE = f"""\
 degree-k part grows like exp(lambda_k tau), with tau the scheme's clock at the uniform state,
 §13.3: tau = t for post-ln). `measured`: half the least-squares slope of log m_k against tau
 over the mode's window, mean over the seeds with its standard error `sem` and 95 % t interval
-[`low`, `high`] (`seeds` runs). Every mode k <= {COMPARE_UP_TO} k_max is compared; `class`
+[`low`, `high`] (`seeds` runs). `own_weight`: the factor n independent uniform tokens see
+on every rate, (n - 1) w_0 / ((n - 1) w_0 + e^beta) (docs/model.md §13.5: a token's own atom
+weighs e^beta in its softmax denominator and moves nothing); `predicted_n` = own_weight
+lambda_k, the rate of these n tokens, and `rel_diff_n` = measured / predicted_n - 1. Every mode k <= {COMPARE_UP_TO} k_max is compared; `class`
 is `fast` when its predicted rate is at least {MIN_RATE_FRACTION:g} of the fastest, else
 `slow`. Each mode has its own window, from t = 0 to the first frame where the fastest fast
 mode has grown in m by exp({GROWTH:g} lambda_max / (2 lambda_max - lambda_k)) (at least
@@ -128,8 +132,9 @@ def measure(data, point, growth=GROWTH, fraction=MIN_RATE_FRACTION):
         against_tau.append(slope(tau[:frames], log_m[:frames, i]) / 2)
         against_t.append(slope(times[:frames], log_m[:frames, i]) / 2)
         ends.append(float(times[frames - 1]))
+    own = closed.own_weight_factor(int(record["n"]), beta, d, record["attention"])
     return (np.array(against_tau), np.array(against_t), np.array(ends), predicted, fast,
-            (scheme, d, beta))
+            (scheme, d, beta), own)
 
 
 def table_of(data, group_axes, growth=GROWTH, fraction=MIN_RATE_FRACTION):
@@ -145,7 +150,7 @@ def table_of(data, group_axes, growth=GROWTH, fraction=MIN_RATE_FRACTION):
         tau_rates = np.array([r[0] for r in runs])
         t_rates = np.array([r[1] for r in runs])
         ends = np.array([r[2] for r in runs])
-        predicted, fast, (scheme, d, beta) = runs[0][3], runs[0][4], runs[0][5]
+        predicted, fast, (scheme, d, beta), own = runs[0][3], runs[0][4], runs[0][5], runs[0][6]
         k_max = closed.fastest_mode(beta, d)
         for i, k in enumerate(data.mode.values):
             if int(k) > COMPARE_UP_TO * k_max:
@@ -158,6 +163,8 @@ def table_of(data, group_axes, growth=GROWTH, fraction=MIN_RATE_FRACTION):
                 "sem": interval.sem, "low": interval.low, "high": interval.high,
                 "rel_diff": interval.mean / predicted[i] - 1.0,
                 "diff_max": (interval.mean - predicted[i]) / predicted.max(),
+                "own_weight": own, "predicted_n": own * predicted[i],
+                "rel_diff_n": interval.mean / (own * predicted[i]) - 1.0,
                 "naive": t_rates[:, i].mean(),
                 "t_end": ends[:, i].mean(), "seeds": len(runs),
             })
@@ -169,16 +176,21 @@ def agreement(table):
     median, third quartile and largest |rel_diff| and |diff_max|, and how many rows have the
     prediction inside the 95 % interval of the measured mean."""
     rows = []
-    table = table.assign(group=np.where(table.scheme == "post-ln", "post-ln (rates)",
-                                        "other schemes (beta = 5, d = 2)"))
+    group = np.where(table.scheme != "post-ln", "other schemes (beta = 5, d = 2)",
+                     np.where(table.d <= 3, "post-ln (rates)", "post-ln, d = 16, 64 (dimensions)"))
+    table = table.assign(group=group)
     for (group, kind), part in table.groupby(["group", "class"], sort=False):
         rel, dmax = part.rel_diff.abs(), part.diff_max.abs()
         inside = ((part.low <= part.predicted) & (part.predicted <= part.high)).sum()
+        inside_n = ((part.low <= part.predicted_n) & (part.predicted_n <= part.high)).sum()
+        rel_n = part.rel_diff_n.abs()
         rows.append({"rows of": group, "class": kind, "rows": len(part),
                      "median |rel_diff|": rel.median(), "q3 |rel_diff|": rel.quantile(0.75),
                      "max |rel_diff|": rel.max(), "median |diff_max|": dmax.median(),
                      "max |diff_max|": dmax.max(),
-                     "predicted in 95% interval": f"{inside}/{len(part)}"})
+                     "predicted in 95% interval": f"{inside}/{len(part)}",
+                     "median |rel_diff_n|": rel_n.median(), "max |rel_diff_n|": rel_n.max(),
+                     "predicted_n in 95% interval": f"{inside_n}/{len(part)}"})
     return pd.DataFrame(rows)
 
 
@@ -255,29 +267,43 @@ def reduce(data):
     rates["solver"] = [solver[int(r.d), float(r.beta), SOLVER_INIT][position[int(r.k)]]
                        for r in rates.itertuples()]
     rates["solver_rel_diff"] = rates.solver / rates.predicted - 1.0
-    table = pd.concat([rates, schemes], ignore_index=True)
+    # d = 16 and 64 (experiments/dimensions.toml): particles only, the density solver has
+    # the circle and S^2.
+    dimensions = table_of(data["dimensions"], ["d", "beta"])
+    table = pd.concat([rates, dimensions, schemes], ignore_index=True)
     return {"growth_rates": table,
             "growth_rates_agreement": agreement(table),
-            "growth_rates_sensitivity": sensitivity(data["rates"]),
+            "growth_rates_sensitivity": pd.concat(
+                [sensitivity(data["rates"]), sensitivity(data["dimensions"])], ignore_index=True),
             "growth_rates_solver": solver_table(density, solver)}
+
+
+def rates_panel(ax, post, d, closed):
+    """Predicted lambda_k (lines) and the measured means with their 95 % intervals (dots),
+    post-ln in dimension d, one colour per beta."""
+    for beta, rows in post[post.d == d].groupby("beta"):
+        ks = np.arange(1, 13)
+        line = ax.plot(ks, [closed.growth_rate(int(k), beta, d) for k in ks], "-", lw=1)[0]
+        ax.errorbar(rows.k, rows.measured,
+                    yerr=[(rows.measured - rows.low).fillna(0),
+                          (rows.high - rows.measured).fillna(0)], fmt="o",
+                    color=line.get_color(), label=f"beta = {beta:g}")
+    ax.set_title(f"post-ln, d = {d}: lines predicted, dots measured")
+    ax.set_xlabel("mode k")
+    ax.set_ylabel("growth rate lambda_k")
+    ax.legend(fontsize=8)
 
 
 def figure(table, data, path):
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4))
+    fig, axes = plt.subplots(1, 6, figsize=(25, 4))
     post = table[table.scheme == "post-ln"]
-    for ax, d in zip(axes[:2], (2, 3)):
-        for beta, rows in post[post.d == d].groupby("beta"):
-            ks = np.arange(1, 13)
-            line = ax.plot(ks, [closed.growth_rate(int(k), beta, d) for k in ks], "-", lw=1)[0]
-            ax.errorbar(rows.k, rows.measured,
-                        yerr=[(rows.measured - rows.low).fillna(0), (rows.high - rows.measured).fillna(0)], fmt="o",
-                        color=line.get_color(), label=f"beta = {beta:g}")
-        ax.set_title(f"post-ln, d = {d}: lines predicted, dots measured")
-        ax.set_xlabel("mode k")
-        ax.set_ylabel("growth rate lambda_k")
-        ax.legend(fontsize=8)
+    panels = (2, 3, 16, 64)
+    for ax, d in zip(axes[:2], panels[:2]):
+        rates_panel(ax, post, d, closed)
+    for ax, d in zip(axes[4:], panels[2:]):
+        rates_panel(ax, post, d, closed)
     ax = axes[2]
     others = table[(table.d == 2) & (table.beta == 5)]
     for scheme, rows in others.groupby("scheme", sort=False):

@@ -13,21 +13,25 @@ PAPER = {"post-ln": ("moderate", "fast"), "pre-ln": ("slow", "slow"),
 # The windows' keys in the csv, and their names in the verdicts.
 WINDOW_KEYS = ["layer1", "layers1_5", "first10pct"]
 WINDOW_WORDS = ["layer 1", "layers 1-5", "first 10%"]
-# "fast" above this ratio to the median over the schemes, "slow" below its inverse.
+# "fast" above this ratio to the median over the schemes, "slow" below its inverse
+# (studies/random_weights/README.md says why 1.5).
 RATIO = 1.5
+# The sensitivity rows: the margin RATIO - 1 halved and doubled (ratios 1.25 and 2).
+MARGIN_FACTORS = (0.5, 2.0)
 # The gap of a collapsed cluster is round-off below this (O(1) directions in doubles).
 GAP_FLOOR = 1e-24
 
 MEAN, SPREAD = ".6g", ".3g"
 FORMATS = {f"{what}_{key}{suffix}": spec
            for what in ("gain", "pair_change") for key in WINDOW_KEYS
-           for suffix, spec in (("", MEAN), ("_spread", SPREAD))}
-FORMATS.update({"angle_first10pct": MEAN, "angle_first10pct_spread": SPREAD,
-                "collapse_parameter": MEAN, "collapse_spread": SPREAD,
-                "final_mean_cos": MEAN, "final_mean_cos_spread": SPREAD})
+           for suffix, spec in (("", MEAN), ("_sem", SPREAD))}
+FORMATS.update({"angle_first10pct": MEAN, "angle_first10pct_sem": SPREAD,
+                "collapse_parameter": MEAN, "collapse_sem": SPREAD,
+                "final_mean_cos": MEAN, "final_mean_cos_sem": SPREAD})
 TABLE_FORMATS = {"data/random_mean_cos": {"mean_cos": ".17g"}}
 NOTE = """\
-Each number: the mean over the seeds (the `_spread` columns: the sample standard deviation).
+Each number: the mean over the seeds (the `_sem` columns: its standard error, the sample
+standard deviation over sqrt(seeds)).
 `gain_*`: the rise of mean_cos per layer over the window; `pair_change_*`: the mean over
 pairs of the change of their cosine per layer (observable `pair_change`); `angle_first10pct`:
 the mean angle a token moves per layer (observable `angle`, rad), which also counts a whole
@@ -38,8 +42,11 @@ fitted best to the gap over the last half of the layers, chosen by most seeds, i
 slow = above 1.5x, between, below 1/1.5x the median over the six schemes in that window
 (the angle likewise); collapse fast = exponential, slow = polynomial or stretched, none =
 no decay. `paper_*`: the paper's words; `verdict`: in which windows ours equal them.
-`data/random_mean_cos.csv` holds mean_cos of every run at every layer (figure 5).
+`data/random_mean_cos.csv` holds mean_cos of every run at every layer (figure 5). The
+sensitivity table (below) repeats the verdicts with the ratio 1.5 moved to 1.25 and 2 (the
+margin 0.5 halved and doubled); `same` says whether every verdict word equals the one at 1.5.
 """
+PAGE_TABLES = {"random_weights_sensitivity": "The ratio 1.5 moved to 1.25 and 2"}
 
 
 def windows(layers):
@@ -76,20 +83,22 @@ def run_measures(run):
     return speeds, collapse, mean_cos[-1]
 
 
-def mean_and_spread(values):
-    """The mean and the sample standard deviation (0 for one seed)."""
+def mean_and_sem(values):
+    """The mean and its standard error (0 for one seed)."""
     values = [float(v) for v in values]
     mean = sum(values) / len(values)
     if len(values) < 2:
         return mean, 0.0
-    return mean, float(np.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
+    sd = float(np.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)))
+    return mean, sd / float(np.sqrt(len(values)))
 
 
-def speed_word(value, median):
+def speed_word(value, median, ratio_threshold=RATIO):
     if not median > 0.0:
         return "fast" if value > 0.0 else "slow"
     ratio = value / median
-    return "fast" if ratio > RATIO else "slow" if ratio < 1.0 / RATIO else "moderate"
+    return ("fast" if ratio > ratio_threshold else
+            "slow" if ratio < 1.0 / ratio_threshold else "moderate")
 
 
 def verdict(ours_early, ours_collapse, paper):
@@ -124,9 +133,9 @@ def reduce(data):
         row = {"scheme": scheme}
         for what in ("gain", "pair_change"):
             for w, key in enumerate(WINDOW_KEYS):
-                row[f"{what}_{key}"], row[f"{what}_{key}_spread"] = mean_and_spread(
+                row[f"{what}_{key}"], row[f"{what}_{key}_sem"] = mean_and_sem(
                     [speeds[w][what] for speeds, _, _ in runs])
-        row["angle_first10pct"], row["angle_first10pct_spread"] = mean_and_spread(
+        row["angle_first10pct"], row["angle_first10pct_sem"] = mean_and_sem(
             [speeds[-1]["angle"] for speeds, _, _ in runs])
         # The law most seeds chose (ties: the first of the laws' order), over those seeds.
         by_law = {}
@@ -134,31 +143,47 @@ def reduce(data):
             by_law.setdefault(collapse["law"], []).append(collapse["parameter"])
         law = max(nadyn._core.fits.laws(), key=lambda name: len(by_law.get(name, [])))
         row["collapse_law"] = law
-        row["collapse_parameter"], row["collapse_spread"] = mean_and_spread(by_law[law])
+        row["collapse_parameter"], row["collapse_sem"] = mean_and_sem(by_law[law])
         row["collapse_votes"] = f"{len(by_law[law])}/{len(seeds)}"
-        row["final_mean_cos"], row["final_mean_cos_spread"] = mean_and_spread(
+        row["final_mean_cos"], row["final_mean_cos_sem"] = mean_and_sem(
             [final for _, _, final in runs])
         rows.append(row)
         for seed in seeds:
             values = data.mean_cos.sel(scheme=scheme, seed=seed).values
             curves += [{"scheme": scheme, "seed": seed, "layer": layer, "mean_cos": float(v)}
                        for layer, v in enumerate(values)]
-    # Verdicts are relative, as the paper's are: against the median over the schemes.
+    judge(rows, RATIO)
+    sensitivity = []
+    for factor in MARGIN_FACTORS:
+        ratio = 1.0 + (RATIO - 1.0) * factor
+        moved = judge([dict(row) for row in rows], ratio)
+        for row, base in zip(moved, rows):
+            words = [f"ours_gain_{key}" for key in WINDOW_KEYS] + ["ours_angle", "verdict"]
+            sensitivity.append({"ratio": ratio, "scheme": row["scheme"],
+                                **{w: row[w] for w in words},
+                                "same": all(row[w] == base[w] for w in words)})
+    return {"random_weights": pd.DataFrame(rows),
+            "random_weights_sensitivity": pd.DataFrame(sensitivity),
+            "data/random_mean_cos": pd.DataFrame(curves)}
+
+
+def judge(rows, ratio):
+    """The verdict words of every row (in place), relative to the median over the schemes in
+    each window, as the paper's are: fast above ``ratio`` times it, slow below 1 / ratio."""
     gain_median = [float(np.median([r[f"gain_{key}"] for r in rows])) for key in WINDOW_KEYS]
     angle_median = float(np.median([r["angle_first10pct"] for r in rows]))
     for row in rows:
-        early = [speed_word(row[f"gain_{key}"], median)
+        early = [speed_word(row[f"gain_{key}"], median, ratio)
                  for key, median in zip(WINDOW_KEYS, gain_median)]
         for key, word in zip(WINDOW_KEYS, early):
             row[f"ours_gain_{key}"] = word
-        row["ours_angle"] = speed_word(row["angle_first10pct"], angle_median)
+        row["ours_angle"] = speed_word(row["angle_first10pct"], angle_median, ratio)
         row["ours_collapse"] = ("none" if row["collapse_parameter"] <= 0.0 else
                                 "fast" if row["collapse_law"] == "exponential" else "slow")
         paper = PAPER.get(row["scheme"])
         row["paper_early"], row["paper_collapse"] = paper if paper else ("-", "-")
         row["verdict"] = verdict(early, row["ours_collapse"], paper)
-    return {"random_weights": pd.DataFrame(rows),
-            "data/random_mean_cos": pd.DataFrame(curves)}
+    return rows
 
 
 def figure(table, data, path):

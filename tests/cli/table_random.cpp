@@ -16,7 +16,7 @@ TEST_CASE("table random runs the random-weights study: a row per scheme, setting
     REQUIRE(csv.status == 0);
     const auto rows = split_lines(csv.out);
     REQUIRE(rows.size() == 7);
-    CHECK(rows[0].rfind("scheme,gain_layer1,gain_layer1_spread,", 0) == 0);
+    CHECK(rows[0].rfind("scheme,gain_layer1,gain_layer1_sem,", 0) == 0);
     CHECK(rows[0].find(",collapse_votes,") != std::string::npos);
     for (const char* scheme : {"post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt", "sqrt-scaling"})
         CHECK_MESSAGE(count_of(csv.out, std::string("\n") + scheme + ",") == 1, scheme);

@@ -15,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -185,4 +186,50 @@ TEST_CASE("the clocks of the schemes at the uniform state") {
                     input_error);
     CHECK_THROWS_AS(growth_rate(0, beta, 2, attention_kind::softmax), input_error);
     CHECK_THROWS_AS(growth_rate(1, 0.0, 2, attention_kind::softmax), input_error);
+}
+
+TEST_CASE("the own-weight factor of n uniform tokens: w_0 from a quadrature of exp(beta t)") {
+    // w_0 = integral exp(beta t) (1 - t^2)^{(d-3)/2} dt / integral (1 - t^2)^{(d-3)/2} dt over
+    // [-1, 1] (the density of <x, y> for independent uniform x, y on S^{d-1}), by Simpson's
+    // rule, never through the Bessel form the library uses.
+    auto w0_quadrature = [](double beta, std::size_t d) {
+        const std::size_t intervals = 200000;
+        const double h = 2.0 / static_cast<double>(intervals);
+        double weighted = 0.0, mass = 0.0;
+        for (std::size_t i = 0; i <= intervals; ++i) {
+            const double t = -1.0 + h * static_cast<double>(i);
+            const double simpson = (i == 0 || i == intervals) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+            const double density =
+                std::pow(std::max(0.0, 1.0 - t * t), (static_cast<double>(d) - 3.0) / 2.0);
+            // exp(beta (t - 1)): the factor's e^beta / w_0 without overflow.
+            weighted += simpson * std::exp(beta * (t - 1.0)) * density;
+            mass += simpson * density;
+        }
+        return weighted / mass; // w_0 e^{-beta}
+    };
+    struct point {
+        std::size_t n;
+        double beta;
+        std::size_t d;
+    };
+    // The study's points (studies/growth_rates): the circle barely feels it, S^15 and S^63 do.
+    for (const point p : {point{2048, 20.0, 3}, point{512, 5.0, 16}, point{2048, 5.0, 64},
+                          point{2048, 20.0, 16}, point{2048, 20.0, 64}}) {
+        CAPTURE(p.n);
+        CAPTURE(p.beta);
+        CAPTURE(p.d);
+        const double others = static_cast<double>(p.n - 1);
+        const double scaled = w0_quadrature(p.beta, p.d);
+        const double expected = others * scaled / (others * scaled + 1.0);
+        CHECK(own_weight_factor(p.n, p.beta, p.d, attention_kind::softmax) ==
+              doctest::Approx(expected).epsilon(1e-6));
+    }
+    // The values the study's quick form measured on one seed of 512 tokens (0.879, 0.807).
+    CHECK(own_weight_factor(512, 5.0, 16, attention_kind::softmax) ==
+          doctest::Approx(0.8794).epsilon(1e-3));
+    CHECK(own_weight_factor(512, 5.0, 64, attention_kind::softmax) ==
+          doctest::Approx(0.8071).epsilon(1e-3));
+    // Unnormalised attention has no denominator: only the n - 1 others move a token.
+    CHECK(own_weight_factor(100, 5.0, 3, attention_kind::unnormalized) == 0.99);
+    CHECK_THROWS_AS(own_weight_factor(1, 5.0, 3, attention_kind::softmax), input_error);
 }

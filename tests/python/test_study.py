@@ -536,6 +536,9 @@ def test_random_weights_study_matches_single_runs(cli, tmp_path):
     assert list(table.index) == ["post-ln", "pre-ln", "mix-ln", "peri-ln", "ngpt",
                                  "sqrt-scaling"]
     assert result.figure.name == "fig5_random_mean_cos.png" and result.figure.stat().st_size
+    sensitivity = result.extra_tables["random_weights_sensitivity"]
+    assert sensitivity["ratio"].tolist() == [1.25] * 6 + [2.0] * 6
+    assert "The ratio 1.5 moved to 1.25 and 2" in result.markdown.read_text()
     curves = result.extra_tables["data/random_mean_cos"]
     # Windows of 20 layers: layer 1, layers 1-5, the first 10% = layers 1-2.
     windows = {"layer1": 1, "layers1_5": 5, "first10pct": 2}
@@ -562,8 +565,8 @@ def test_random_weights_study_matches_single_runs(cli, tmp_path):
             values = [run[column] for run in runs]
             assert table.loc[scheme, column] == pytest.approx(np.mean(values), rel=1e-9,
                                                               abs=1e-15), (scheme, column)
-            assert table.loc[scheme, column + "_spread"] == pytest.approx(
-                np.std(values, ddof=1), rel=1e-6, abs=1e-14), (scheme, column)
+            assert table.loc[scheme, column + "_sem"] == pytest.approx(
+                np.std(values, ddof=1) / np.sqrt(2), rel=1e-6, abs=1e-14), (scheme, column)
         assert table.loc[scheme, "collapse_votes"].endswith("/2")
     # The identities of the model at r0 = 1: pre-ln's first layer, y = r theta + h A, is
     # post-ln's, y = theta + h A; mix-ln is post-ln before its switch (T/4 = 5 layers).
@@ -585,3 +588,19 @@ def test_random_weights_verdicts_are_relative_to_the_median():
     assert module.verdict(["slow"] * 3, "fast", ("moderate", "slow")) == (
         "early disagrees in every window; collapse disagrees")
     assert module.verdict(["slow"] * 3, "none", None) == "n/a (not in the paper's table)"
+
+
+def test_random_weights_verdicts_with_the_ratio_moved():
+    # Issue 37: the threshold 1.5 with its margin halved and doubled. Three schemes at 1, 1.4
+    # and 3 times a median of 1 (the others at it): moderate, moderate, fast at 1.5; at 1.25
+    # the 1.4 is fast; at 2 still moderate, and 3 still fast.
+    module = study.load(RANDOM).module
+    rows = [{"scheme": name, "gain_layer1": g, "gain_layers1_5": g, "gain_first10pct": g,
+             "angle_first10pct": 1.0, "collapse_parameter": 1.0, "collapse_law": "exponential"}
+            for name, g in (("post-ln", 1.0), ("pre-ln", 1.4), ("ngpt", 3.0),
+                            ("mix-ln", 1.0), ("peri-ln", 1.0), ("sqrt-scaling", 1.0))]
+    words = {r["scheme"]: r["ours_gain_layer1"] for r in module.judge(rows, 1.5)}
+    assert (words["post-ln"], words["pre-ln"], words["ngpt"]) == ("moderate", "moderate", "fast")
+    words = {r["scheme"]: r["ours_gain_layer1"] for r in module.judge(rows, 1.25)}
+    assert (words["pre-ln"], words["ngpt"]) == ("fast", "fast")
+    assert module.RATIO == 1.5 and module.MARGIN_FACTORS == (0.5, 2.0)

@@ -8,35 +8,13 @@
 // ctest runs --check on docs/cli.md (docs/cli_reference), so a flag added, removed or
 // re-described without the docs fails the suite; scripts/update_cli_reference.sh writes it.
 #include "app.hpp"
+#include "generated_block.hpp"
 
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
 
 namespace {
 
-constexpr const char* begin_marker =
-    "<!-- flag reference: generated from the program by scripts/update_cli_reference.sh; "
-    "do not edit -->\n";
-constexpr const char* end_marker = "<!-- end of flag reference -->\n";
-
-// One table cell: no line breaks, and a literal '|' escaped.
-std::string cell(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        if (c == '\n')
-            out += ' ';
-        else if (c == '|')
-            out += "\\|";
-        else
-            out += c;
-    }
-    while (!out.empty() && out.back() == ' ')
-        out.pop_back();
-    return out;
-}
+using nadyn::tools::markdown_cell;
 
 std::string option_row(const CLI::Option& option) {
     std::string names;
@@ -50,10 +28,10 @@ std::string option_row(const CLI::Option& option) {
     }
     // A switch takes no value: CLI11 gives it no type name.
     const bool flag = option.get_type_name().empty() && !option.get_positional();
-    const std::string value = flag ? "switch" : cell(option.get_type_name());
+    const std::string value = flag ? "switch" : markdown_cell(option.get_type_name());
     std::string fallback = option.get_default_str();
-    fallback = fallback.empty() ? "" : "`" + cell(fallback) + "`";
-    std::string meaning = cell(option.get_description());
+    fallback = fallback.empty() ? "" : "`" + markdown_cell(fallback) + "`";
+    std::string meaning = markdown_cell(option.get_description());
     if (option.get_required()) meaning += " (required)";
     if (option.get_items_expected_max() > 1 && !flag &&
         meaning.find("repeatable") == std::string::npos)
@@ -64,73 +42,28 @@ std::string option_row(const CLI::Option& option) {
 std::string reference() {
     CLI::App app;
     nadyn::cli::build_app(app);
-    std::string text = begin_marker;
-    text += "\nEvery subcommand and flag as `nadyn` has them (the `--help` texts); the sections "
-            "above explain them.\n";
+    std::string text =
+        "\nEvery subcommand and flag as `nadyn` has them (the `--help` texts); the sections "
+        "above explain them.\n";
     for (const CLI::App* sub : app.get_subcommands({})) {
-        text += "\n### `nadyn " + sub->get_name() + "` flags\n\n" + cell(sub->get_description()) +
+        text += "\n### `nadyn " + sub->get_name() + "` flags\n\n" +
+                markdown_cell(sub->get_description()) +
                 "\n\n| flag | value | default | meaning |\n|---|---|---|---|\n";
         for (const CLI::Option* option : sub->get_options({})) {
             if (option->get_name() == "--help") continue;
             text += option_row(*option);
         }
     }
-    return text + "\n" + end_marker;
-}
-
-std::string read_whole(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) throw std::runtime_error("cannot read " + path);
-    return text.str();
+    return text + "\n";
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    try {
-        const std::string generated = reference();
-        if (argc == 1) {
-            std::cout << generated;
-            return 0;
-        }
-        const std::string mode = argv[1];
-        if (argc != 3 || (mode != "--check" && mode != "--write")) {
-            std::fprintf(stderr, "usage: nadyn_cli_reference [--check|--write FILE]\n");
-            return 2;
-        }
-        const std::string path = argv[2];
-        std::string document = read_whole(path);
-        const auto begin = document.find(begin_marker);
-        const auto end = document.find(end_marker);
-        if (begin == std::string::npos || end == std::string::npos || end < begin) {
-            std::fprintf(stderr, "%s: no generated flag reference (the markers are missing)\n",
-                         path.c_str());
-            return 1;
-        }
-        const std::string current =
-            document.substr(begin, end + std::string(end_marker).size() - begin);
-        if (mode == "--check") {
-            if (current == generated) return 0;
-            std::fprintf(stderr,
-                         "%s: the flag reference differs from the program's flags; run "
-                         "bash scripts/update_cli_reference.sh\n",
-                         path.c_str());
-            std::cerr << "---- the program's reference:\n" << generated;
-            return 1;
-        }
-        document.replace(begin, current.size(), generated);
-        std::ofstream out(path + ".partial");
-        out << document;
-        out.close();
-        if (!out || std::rename((path + ".partial").c_str(), path.c_str()) != 0) {
-            std::fprintf(stderr, "cannot write %s\n", path.c_str());
-            return 1;
-        }
-        return 0;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "nadyn_cli_reference: %s\n", e.what());
-        return 1;
-    }
+    return nadyn::tools::generated_block_main(
+        argc, argv, "nadyn_cli_reference",
+        {{"<!-- flag reference: generated from the program by scripts/update_cli_reference.sh; "
+          "do not edit -->\n",
+          "<!-- end of flag reference -->\n", reference()}},
+        "the flag reference differs from the program's flags");
 }

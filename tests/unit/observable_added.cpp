@@ -6,6 +6,7 @@
 #include "nadyn/experiment/parameter_registry.hpp"
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/files/h5md.hpp"
+#include "tools/observable_reference.hpp"
 
 #include <doctest/doctest.h>
 
@@ -81,5 +82,6 @@ TEST_CASE("an observable outside the library is one row of the table") {
 
     // --observe's help and the generated docs table know it too.
     CHECK(observe_help().find("r_spread (O(n))") != std::string::npos);
-    CHECK(observable_reference(true).find("| `r_spread` | 1 | 1 | own |") != std::string::npos);
+    CHECK(tools::observable_reference(true).find("| `r_spread` | 1 | 1 | own |") !=
+          std::string::npos);
 }

@@ -3,7 +3,8 @@
 // layer's rows, this layer's (unselectable: linear programs, GLPK, which the model layer
 // knows nothing of) and the rows a program adds (add_observable). It drives --observables and
 // --observe (names, checks, help), the files' /observables, the sweep files' variables,
-// nadyn inspect --describe and the generated table of docs/file-format.md.
+// nadyn inspect --describe and the generated table of docs/file-format.md
+// (tests/tools/observable_reference.hpp).
 #include "nadyn/model/observables.hpp"
 
 #include <string>
@@ -29,8 +30,5 @@ void add_observable(const observable& row);
 
 // --observe's help: the optional observables' names and costs.
 std::string observe_help();
-// The observables' tables of docs/file-format.md (Markdown), from the rows: name, unit,
-// values per frame, pass and definition; the standard ones, then the optional ones.
-std::string observable_reference(bool optional);
 
 } // namespace nadyn

@@ -33,6 +33,16 @@ double funk_hecke_exp(std::size_t k, double beta, std::size_t d);
 // Softmax rates come from the ratios w_k / w_0 (funk_hecke.hpp), finite at any beta and d.
 double growth_rate(std::size_t k, double beta, std::size_t d, attention_kind kind);
 
+// The factor by which n tokens drawn independently from the uniform measure see every rate
+// lambda_k, against the mean-field measure (docs/model.md §13.5): a token's own atom carries
+// weight e^beta in its softmax denominator but moves nothing (P_theta theta = 0), so
+//     softmax       (n - 1) w_0 / ((n - 1) w_0 + e^beta)
+//     unnormalised  (n - 1) / n
+// Close to 1 while n w_0 >> e^beta (the circle, small beta), far below it in high dimension
+// (d = 64, beta = 20: w_0 e^-beta ~ 4e-8, so even n = 10^6 tokens see a tenth of the rate).
+// input_error for n < 2, and where w_0 is not a finite double (the checks of funk_hecke_exp).
+double own_weight_factor(std::size_t n, double beta, std::size_t d, attention_kind kind);
+
 // argmax_k lambda_k(beta) over k >= 1, the fastest-growing mode; the same for softmax and
 // unnormalised attention (their rates differ by the factor w_0).
 std::size_t fastest_mode(double beta, std::size_t d);
