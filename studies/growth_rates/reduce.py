@@ -281,14 +281,22 @@ def reduce(data):
 def rates_panel(ax, post, d, closed):
     """Predicted lambda_k (lines) and the measured means with their 95 % intervals (dots),
     post-ln in dimension d, one colour per beta."""
+    dashed = False
     for beta, rows in post[post.d == d].groupby("beta"):
         ks = np.arange(1, 13)
-        line = ax.plot(ks, [closed.growth_rate(int(k), beta, d) for k in ks], "-", lw=1)[0]
+        rates = np.array([closed.growth_rate(int(k), beta, d) for k in ks])
+        line = ax.plot(ks, rates, "-", lw=1)[0]
+        own = float(rows.own_weight.iloc[0])
+        if own < 0.99:  # the rate these n tokens see (docs/model.md §13.5), where it differs
+            ax.plot(ks, own * rates, "--", lw=1, color=line.get_color())
+            dashed = True
         ax.errorbar(rows.k, rows.measured,
                     yerr=[(rows.measured - rows.low).fillna(0),
                           (rows.high - rows.measured).fillna(0)], fmt="o",
                     color=line.get_color(), label=f"beta = {beta:g}")
-    ax.set_title(f"post-ln, d = {d}: lines predicted, dots measured")
+    ax.set_title(f"post-ln, d = {d}: lines lambda_k, dots measured"
+                 + ("\ndashed: own_weight x lambda_k (n tokens)" if dashed else ""),
+                 fontsize=9 if dashed else None)
     ax.set_xlabel("mode k")
     ax.set_ylabel("growth rate lambda_k")
     ax.legend(fontsize=8)
