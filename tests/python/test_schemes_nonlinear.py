@@ -41,7 +41,8 @@ def test_first_plateau_and_time_to_one():
     t = np.arange(0.0, 20.0, 0.5)
     counts = np.array([30] * 6 + [29] * 2 + [6] * 9 + [1] * 23, dtype=float)
     # post-ln's clock is t: the 6s last 4.5, the 29s 1.0 (too short at 2).
-    assert reduce.first_plateau(t, counts, "post-ln", 1.0, 3) == (6.0, 4.0, 4.5)
+    assert reduce.first_plateau(t, counts, "post-ln", 1.0, 3) == (6.0, 4.0, 4.5, True)
+    assert reduce.first_merger(t, counts) == 3.0
     assert reduce.time_to_one(t, counts) == (8.5, True)
     # sqrt-scaling's clock runs slower (tau' = 1/sqrt(t + 1)): the 6s last tau(8.5) - tau(4)
     # = 2 (sqrt(9.5) - sqrt(5)) = 1.69 < 2 units of tau, so its first plateau is the 1s.
@@ -63,7 +64,11 @@ def test_quick_form_against_runs_repeated(quick_twice, cli, tmp_path):
     # scheme's clock by inverting nadyn.closed_forms.uniform_clock numerically.
     from scipy.optimize import brentq
 
+    found = {}
+
     def first_one(scheme, seed):
+        if (scheme, seed) in found:
+            return found[scheme, seed]
         path = tmp_path / f"{scheme}-{seed}.h5"
         horizon, frame_times = ("300", "logspace:-1,2.477,120") if scheme == "no-norm" else \
             ("100", "logspace:-1,2,60")
@@ -75,9 +80,38 @@ def test_quick_form_against_runs_repeated(quick_twice, cli, tmp_path):
         run = nadyn.open(path)
         t, c = np.asarray(run.time), np.asarray(run["clusters"])
         hits = np.flatnonzero(c == 1)
-        return float(t[hits[0]]) if hits.size else None
+        found[scheme, seed] = float(t[hits[0]]) if hits.size else None
+        return found[scheme, seed]
 
     post = [first_one("post-ln", s) for s in (1, 2)]
+    # The first plateau's count of post-ln and sqrt-scaling (clocks t and 2 (sqrt(t + 1) - 1))
+    # by a plain walk over the repeated runs' frames: a stretch of equal counts from its first
+    # frame to the first frame at another count (or the last frame), at least 2 long on the
+    # clock, with a count below the start's.
+    clocks = {"post-ln": lambda t: t, "sqrt-scaling": lambda t: 2 * (np.sqrt(t + 1) - 1)}
+    for scheme, tau_of in clocks.items():
+        counts = []
+        for seed in (1, 2):
+            run = nadyn.open(tmp_path / f"{scheme}-{seed}.h5") if (scheme, seed) in found else None
+            if run is None:
+                first_one(scheme, seed)
+                run = nadyn.open(tmp_path / f"{scheme}-{seed}.h5")
+            t, c = np.asarray(run.time), np.asarray(run["clusters"])
+            tau, first, i = tau_of(t), None, 0
+            while i < len(c) and first is None:
+                j = i
+                while j + 1 < len(c) and c[j + 1] == c[i]:
+                    j += 1
+                end = tau[j + 1] if j + 1 < len(c) else tau[j]
+                if end - tau[i] >= 2.0 and c[i] < c[0]:
+                    first = int(c[i])
+                i = j + 1
+            counts.append(first)
+        expected = " ".join(f"{v}x{counts.count(v)}" for v in sorted(set(counts),
+                                                                     key=lambda v: -counts.count(v)))
+        if len(set(counts)) == 2:  # two different counts, one each: the table orders by count
+            expected = " ".join(f"{v}x1" for v in sorted(counts))
+        assert table.loc[scheme, "first plateau"] == expected
     assert None not in post
     post_median = 0.5 * sum(post)
     for scheme in ["post-ln", "sqrt-scaling", "ngpt", "mix-ln", "pre-ln", "peri-ln"]:
