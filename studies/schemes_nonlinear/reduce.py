@@ -41,7 +41,8 @@ both are beyond the horizon. `t_one aligned`: the same through the aligned clock
 T = 300 (its magnitudes overflow near t = 355).
 """
 PAGE_TABLES = {"schemes_nonlinear_claims": "The paper's words for peri-ln and nGPT",
-               "schemes_nonlinear_eps": "cluster_eps halved and doubled: the verdict"}
+               "schemes_nonlinear_eps": "cluster_eps halved and doubled: the verdict",
+               "schemes_nonlinear_plateau_length": "The plateau length halved and doubled"}
 
 
 def rate_a(beta, d):
@@ -161,8 +162,9 @@ def histogram(values):
     return " ".join(f"{v}x{found[v]}" for v in order)
 
 
-def run_rows(data, d, eps):
-    """One row per (scheme, beta, seed) at cluster_eps = eps."""
+def run_rows(data, d, eps, length=PLATEAU_LENGTH):
+    """One row per (scheme, beta, seed) at cluster_eps = eps, plateaus at least `length` long
+    on the scheme's clock."""
     if "cluster_eps" in data.dims:
         data = data.sel(cluster_eps=eps, method="nearest")
     times = data.time.values
@@ -173,11 +175,11 @@ def run_rows(data, d, eps):
         for beta in sub.beta.values:
             for seed in sub.seed.values:
                 counts = sub.clusters.sel(beta=beta, seed=seed).values
-                count, start, length, ended = first_plateau(times, counts, scheme,
-                                                            float(beta), d)
+                count, start, span, ended = first_plateau(times, counts, scheme,
+                                                          float(beta), d, length)
                 t_one, reached = time_to_one(times, counts)
                 rows.append({"scheme": scheme, "beta": float(beta), "seed": int(seed),
-                             "first": count, "start": start, "length": length,
+                             "first": count, "start": start, "length": span,
                              "ended": ended, "first_merger": first_merger(times, counts),
                              "t_one": t_one, "reached": reached})
     return pd.DataFrame(rows)
@@ -313,6 +315,30 @@ def eps_table(data, d):
     return out
 
 
+def plateau_length_table(data):
+    """The first plateau's counts and how many equal post-ln's from the same start, with the
+    plateau length halved and doubled (nadyn.stats.sensitivity on the `= post-ln` count)."""
+    rows = []
+    found = {f: run_rows(data, D, CLUSTER_EPS, PLATEAU_LENGTH * f) for f in (0.5, 1.0, 2.0)}
+    for (scheme, beta), _ in found[1.0].groupby(["scheme", "beta"], sort=False):
+        def at(length):
+            runs = found[length / PLATEAU_LENGTH]
+            g = runs[(runs.scheme == scheme) & (runs.beta == beta)].set_index("seed")
+            post = runs[(runs.scheme == "post-ln") & (runs.beta == beta)].set_index("seed")
+            same = int(np.sum(g["first"].to_numpy() == post.loc[g.index, "first"].to_numpy()))
+            return g, f"{same}/{len(g)}"
+
+        table = stats.sensitivity(lambda length: at(length)[1], PLATEAU_LENGTH)
+        table.insert(0, "scheme", scheme)
+        table.insert(1, "beta", beta)
+        table["first plateau"] = [histogram(at(x)[0]["first"].to_numpy())
+                                  for x in table["threshold"]]
+        rows.append(table)
+    out = pd.concat(rows, ignore_index=True).rename(columns={"verdict": "= post-ln"})
+    out["same"] = out["same"].map({True: "yes", False: "no"})
+    return out
+
+
 D = 3
 N = 32  # experiments/*.toml
 
@@ -324,6 +350,7 @@ def reduce(data):
     return {"schemes_nonlinear": table,
             "schemes_nonlinear_claims": claims_table(runs),
             "schemes_nonlinear_eps": eps_table(data["clocked"], D),
+            "schemes_nonlinear_plateau_length": plateau_length_table(data["clocked"]),
             "schemes_nonlinear_runs": runs}
 
 
