@@ -185,10 +185,6 @@ def run_rows(data, d, eps, length=PLATEAU_LENGTH):
     return pd.DataFrame(rows)
 
 
-def _median_cell(m):
-    return m.median if math.isfinite(m.median) else math.nan
-
-
 def point_table(runs, d):
     rows = []
     post = runs[runs.scheme == "post-ln"].set_index(["beta", "seed"])
@@ -207,8 +203,8 @@ def point_table(runs, d):
         # The length of a metastable first plateau (two clusters or more; a run that goes
         # straight to one cluster has none), censored at T when it lasts to the end.
         meta = g[g["first"] >= 2]
-        row["plateau length"] = (stats.median_text(stats.km_median(meta["length"], meta["ended"]), 3)
-                                 if len(meta) else "-")
+        length = stats.km_median(meta["length"], meta["ended"]) if len(meta) else None
+        row["plateau length"] = stats.median_text(length, 3) if length else "-"
         row["ended"] = f"{int(meta['ended'].sum())}/{len(meta)}"
         row["t_one"] = stats.median_text(m, 3)
         row["reached"] = f"{m.events}/{m.runs}"
@@ -260,8 +256,8 @@ def claims_table(runs):
     """Per (beta, scheme) of CLAIMS: the first merger's time over post-ln's from the same seed
     (mean, 95 % t interval), the same for the first plateau's start, t_one's median over
     post-ln's, and whether each of the paper's words holds: `fast` early when the first
-    merger ratio's interval lies below 1; collapse `slow` when the scheme's t_one interval lies above
-    post-ln's median, `fast` when it reaches below it (not slower than post-ln)."""
+    merger ratio's interval lies below 1; collapse `slow` when the scheme's t_one interval lies
+    above post-ln's median, `fast` when it reaches below it (not slower than post-ln)."""
     rows = []
     for beta in sorted(runs.beta.unique()):
         post = runs[(runs.scheme == "post-ln") & (runs.beta == beta)].set_index("seed")
@@ -283,7 +279,8 @@ def claims_table(runs):
                          "plateau start / post-ln": stats.interval_text(plateau, 3),
                          "clock crossover": crossover(scheme, beta, D),
                          "a": rate_a(beta, D),
-                         "‖A‖ at t = 0": "{:.3f} +- {:.3f}".format(*start_attention_norm(N, beta, D)),
+                         "‖A‖ at t = 0": "{:.3f} +- {:.3f}".format(
+                             *start_attention_norm(N, beta, D)),
                          "paper collapse": collapse,
                          "t_one": stats.median_text(m, 3),
                          "post-ln t_one": stats.median_text(mp, 3),
