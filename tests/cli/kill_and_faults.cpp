@@ -33,13 +33,18 @@ std::vector<std::string> writing_to(std::vector<std::string> run, const std::str
 }
 
 // Runs `run` to `full` uninterrupted, and to `part` killed with SIGKILL after 3 frames.
+// `run` must last well over the time its first frames take to reach the disk (the frame
+// buffer writes the first frame, then blocks of up to 64 frames or 0.5 s): a run that ends
+// before the kill would test nothing, so that is checked, not assumed.
 void full_and_killed(const std::vector<std::string>& run, const std::string& full,
                      const std::string& part) {
     REQUIRE(run_nadyn(writing_to(run, full)).status == 0);
     child_process child(nadyn_path, writing_to(run, part));
     REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
     child.send_signal(SIGKILL);
-    child.wait(std::chrono::seconds(30));
+    const run_result killed = child.wait(std::chrono::seconds(30));
+    REQUIRE(killed.signal == SIGKILL);
+    REQUIRE(nadyn::trajectory_reader(part).status() == "running");
 }
 
 // The resumed run of `part` is the uninterrupted `full`, frame for frame.
@@ -150,7 +155,7 @@ TEST_CASE("a write failure (file size limit) is exit 1 and the frames so far sta
 TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uninterrupted run") {
     const std::string dir = scratch_dir("kill_and_faults/kill_resume");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "20", "--dt", "0.01", "--every",
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "400", "--dt", "0.01", "--every",
                      "20", "--quiet", "--seed", "4"},
                     full, part);
     resumes_to(part, full);
@@ -200,7 +205,7 @@ void write_torn_row(const std::string& path) {
 TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its last blocks") {
     const std::string dir = scratch_dir("kill_and_faults/torn_frame");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "40", "--dt", "0.01", "--every",
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "400", "--dt", "0.01", "--every",
                      "20", "--seed", "4", "--quiet"},
                     full, part);
     write_torn_row(part);
@@ -210,8 +215,9 @@ TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its la
 TEST_CASE("a reader holding the file open does not disturb the run") {
     const std::string dir = scratch_dir("kill_and_faults/reader");
     const std::string out = dir + "/held.h5";
-    // Long enough (about 2 s) that the reader below opens the file while it is written.
-    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", "40", "--dt",
+    // Long enough (about 3 s; T = 40 took 0.3 s) that the reader below opens the file while
+    // it is written.
+    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", "400", "--dt",
                                      "0.01", "--every", "100", "--out", out, "--quiet"});
     REQUIRE(wait_until([&] { return frames_in(out) >= 1; }, std::chrono::seconds(60)));
     run_result finished;
@@ -220,7 +226,7 @@ TEST_CASE("a reader holding the file open does not disturb the run") {
         // The run was still going when the reader opened it: otherwise this test would
         // check nothing about a concurrent reader.
         REQUIRE(held.status() == "running");
-        REQUIRE(held.frame_count() < 41);
+        REQUIRE(held.frame_count() < 401);
         finished = child.wait(std::chrono::seconds(60));
         CHECK(held.frame_count() >= 1);
     }
@@ -228,7 +234,7 @@ TEST_CASE("a reader holding the file open does not disturb the run") {
     CHECK(finished.status == 0);
     const nadyn::trajectory_reader file(out);
     CHECK(file.status() == "complete");
-    CHECK(file.frame_count() == 41);
+    CHECK(file.frame_count() == 401);
 }
 
 TEST_CASE("the README's V = -I example: magnitudes driven through zero fail with exit 1") {
