@@ -59,6 +59,9 @@ configs=(
     "post_n64_d16_h8_shared_values_layers|--scheme post-ln --n 64 --d 16 --heads 8 --weights interaction-product --value identity --integrator layers --dt 0.1 --T 5"
     "pre_n64_d16_h4_shared_values_float|--scheme pre-ln --n 64 --d 16 --heads 4 --weights gaussian --value minus-identity --precision float --T 2"
     "pre_n48_d5_h3_shared_values_causal|--scheme pre-ln --n 48 --d 5 --heads 3 --weights gaussian --value identity --causal --T 2"
+    "post_n300_d16_h8_shared_values_general|--scheme post-ln --n 300 --d 16 --heads 8 --weights interaction-product --value identity --integrator layers --dt 0.1 --T 2"
+    "pre_n200_d16_h4_shared_values_general_float|--scheme pre-ln --n 200 --d 16 --heads 4 --weights gaussian --value minus-identity --precision float --T 1"
+    "pre_n160_d8_h3_shared_values_unnormalized|--scheme pre-ln --n 160 --d 8 --heads 3 --weights gaussian --value identity --attention unnormalized --T 1"
 )
 
 # The input files the configurations name (@INPUTS@): seeded numbers, written once.

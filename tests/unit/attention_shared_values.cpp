@@ -1,8 +1,8 @@
 // Heads that share their values (one V for all heads, as identity values averaged over heads:
-// simuformer's experiment) are summed before one value product on the small-n paths
-// (src/model/kernel/heads.cpp, issue 38): the summed route is taken where it applies, declined
-// where it does not, and agrees with the per-head route and the naive loop to rounding; and the
-// general paths fold Q into K (the logits from Q^T K directly).
+// simuformer's experiment) are summed before one value product on the small-n and the general
+// paths (src/model/kernel/heads.cpp, issue 38): the summed route is taken where it applies,
+// declined where it does not, and agrees with the per-head route and the naive loop to rounding;
+// and the general paths fold Q into K (the logits from Q^T K directly).
 #include "test_support.hpp"
 
 #include "nadyn/model/attention.hpp"
@@ -85,6 +85,11 @@ TEST_CASE("heads sharing their values take the summed route, equal to the per-he
         {33, 5, 2, true, 0.0, false},       // no compiled loops: the any-d loops, Eigen's fold
         {45, 32, 2, false, 0.5, false},     // n odd: the last row alone
         {128, 64, 2, true, 1.0, false},     // the limit
+        // Beyond it, the general path's blocks (n > 128 or d > 64):
+        {200, 16, 8, false, 1.0 / 8, false}, // simuformer's heads at n = 200
+        {300, 16, 4, true, 0.0, true},       // causal, a shared Gaussian V, two blocks or more
+        {150, 8, 3, true, 1.0 / 3, false},   // s not a power of two
+        {64, 80, 2, true, 1.0, false},       // d beyond the small-n loops
     };
     for (const precision arithmetic : {precision::double_precision, precision::single_precision}) {
         const bool single = arithmetic == precision::single_precision;
@@ -102,11 +107,14 @@ TEST_CASE("heads sharing their values take the summed route, equal to the per-he
             attention_options options{4.0, c.causal};
             options.arithmetic = arithmetic;
             const routes r = both_routes(c.n, c.d, w, options);
-            const path small = single ? path::single_precision_small_n : path::small_n;
+            const bool small_n = c.n <= 128 && c.d <= 64;
+            const path expected = small_n
+                                      ? (single ? path::single_precision_small_n : path::small_n)
+                                      : (single ? path::single_precision : path::general);
             CHECK(r.summed_taken);
-            CHECK(r.summed_path == small);
+            CHECK(r.summed_path == expected);
             CHECK_FALSE(r.per_head_taken);
-            CHECK(r.per_head_path == small);
+            CHECK(r.per_head_path == expected);
             // Convex combinations of O(1) values: the two routes differ only in the order of
             // the roundings (double), or within float's error (beta * 1e-7 relative).
             const double tolerance = single ? 2e-5 : 1e-13;
@@ -143,14 +151,56 @@ TEST_CASE("the summed route is declined where the heads do not share their value
     attention_weights one_head = w;
     one_head.heads.resize(1);
     CHECK_FALSE(summed(one_head, {4.0}));
-    CHECK_FALSE(summed(w, {4.0, false, precision::double_precision, 0,
-                           attention_kind::unnormalized})); // no small-n path
-    // Beyond the small-n limit the general path takes every head, one value product each.
+    // Heads with Q = K take the symmetric paths, whose tiles build each row's denominator
+    // with its numerator: one value product per head.
+    attention_weights same_keys = w;
+    for (attention_head& head : same_keys.heads)
+        head.Q = head.K;
+    CHECK_FALSE(summed(same_keys, {4.0}));
+    // The unnormalised weights (the general path) and n beyond the small-n limit are summed
+    // on the general path's blocks.
+    CHECK(summed(w, {4.0, false, precision::double_precision, 0, attention_kind::unnormalized}));
     attention_kernel large(200, d);
     const state_type y = testing::uniform_start(200, d, 19);
-    std::vector<double> large_out(200 * d);
+    std::vector<double> large_out(200 * d), per_head(200 * d);
     large.compute(y.data(), w, {4.0}, large_out.data());
-    CHECK_FALSE(large.summed_values());
+    CHECK(large.summed_values());
+    CHECK(large.last_path() == path::general);
+    large.sum_shared_values(false);
+    large.compute(y.data(), w, {4.0}, per_head.data());
+    CHECK(testing::max_abs_difference(large_out, per_head) < 1e-13);
+}
+
+TEST_CASE("general path's summed route: unnormalised weights, row ranges bitwise the full call") {
+    const std::size_t n = 300, d = 16;
+    const state_type x = testing::uniform_start(n, d, 59);
+    random_source source(61);
+    const attention_weights w =
+        shared_value_heads(d, 5, true, testing::random_matrix(source, d, 0.3), 67);
+    for (const precision arithmetic : {precision::double_precision, precision::single_precision}) {
+        for (const attention_kind kind : {attention_kind::softmax, attention_kind::unnormalized}) {
+            CAPTURE(arithmetic == precision::single_precision);
+            CAPTURE(kind == attention_kind::unnormalized);
+            attention_options options{2.0, false, arithmetic, 0, kind};
+            attention_kernel kernel(n, d);
+            std::vector<double> full(n * d), part(n * d), per_head(n * d), plain(n * d);
+            kernel.compute(x.data(), w, options, full.data());
+            REQUIRE(kernel.summed_values());
+            for (const auto& [first, count] :
+                 {std::pair<std::size_t, std::size_t>{0, 1}, {3, 70}, {150, 21}, {299, 1}}) {
+                kernel.compute_rows(x.data(), w, options, first, count, part.data());
+                CHECK(std::memcmp(full.data() + first * d, part.data() + first * d,
+                                  count * d * sizeof(double)) == 0);
+            }
+            kernel.sum_shared_values(false);
+            kernel.compute(x.data(), w, options, per_head.data());
+            CHECK_FALSE(kernel.summed_values());
+            reference_attention(x.data(), n, d, w, options, plain.data());
+            const double tolerance = arithmetic == precision::single_precision ? 1e-4 : 1e-12;
+            CHECK(testing::max_abs_difference(full, per_head) < tolerance);
+            CHECK(testing::max_abs_difference(full, plain) < tolerance);
+        }
+    }
 }
 
 TEST_CASE("summed route: row ranges bitwise the full call, the frame's entropy the observables'") {

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -53,10 +54,18 @@ TEST_CASE("schedule_runs: no run starts after a stop or a failure; the failure i
         INFO("jobs: " << jobs);
         std::atomic<bool> stop{false};
         std::atomic<int> ran{0};
+        // Each other run takes 5 ms: runs that took no time would let the other thread run
+        // all 95 while the stopping thread is preempted between its count and the stop (this
+        // test failed once at a load of 15), which is the schedule, not a run started after
+        // the stop.
         schedule_runs(
             100, jobs,
             [&](std::size_t, int) {
-                if (++ran == 5) stop = true;
+                if (++ran == 5) {
+                    stop = true;
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             },
             &stop);
         // One at a time: exactly the five runs; side by side, the runs the other threads had
@@ -70,6 +79,8 @@ TEST_CASE("schedule_runs: no run starts after a stop or a failure; the failure i
                                            [&](std::size_t i, int) {
                                                if (i == 3) throw std::runtime_error("run 3");
                                                if (i > 3) ++after;
+                                               std::this_thread::sleep_for(
+                                                   std::chrono::milliseconds(5));
                                            }),
                              "run 3", std::runtime_error);
         if (jobs == 1) CHECK(after.load() == 0);

@@ -163,10 +163,11 @@ class attention_kernel {
     //
     //     A_k = sum_j (sum_h w^h_kj) V theta_j,
     //
-    // one value product for all heads. When every head takes a small-n path (double or float)
-    // with Q folded into K (no QKV-Norm or noise on q or k), the kernel sums each row's
-    // normalised weights over the heads and multiplies the sum by the values once, instead of
-    // once per head (the same up to rounding). summed_values() says whether the last call did;
+    // one value product for all heads. When every head takes the same small-n or general path
+    // (double or float; not the symmetric paths of Q = K) with Q folded into K (no QKV-Norm or
+    // noise on q or k), the kernel sums each row's normalised weights over the heads and
+    // multiplies the sum by the values once, instead of once per head (the same up to
+    // rounding). summed_values() says whether the last call did;
     // sum_shared_values(false) turns it off (one value product per head), for the tests and
     // benchmarks that compare both.
     [[nodiscard]] bool summed_values() const { return m_summed_values; }

@@ -217,4 +217,42 @@ void kernel::add_heads_single_small_n_shared_values(single_workspace& work, head
                                     shape.first_row, shape.end_row, work.result.data());
 }
 
+void kernel::add_heads_single_shared_values(single_workspace& work, head_operands& shaped,
+                                            const call_shape& shape, const double* theta,
+                                            const attention_weights& weights,
+                                            const attention_options& options) {
+    const std::size_t heads = weights.heads.size();
+    const auto n = static_cast<Eigen::Index>(shape.n);
+    const auto d = static_cast<Eigen::Index>(shape.d);
+    if (work.head_queries.size() < heads) work.head_queries.resize(heads);
+    work.query_rows.resize(heads);
+    for (std::size_t h = 0; h < heads; ++h) {
+        const attention_head& head = weights.heads[h];
+        if (head.Q.size() == 0 && head.K.size() == 0) {
+            work.query_rows[h] = work.tokens.data();
+            continue;
+        }
+        // The tokens projected by K^T Q ((K^T Q)^T kept d x d), as single_operands() does.
+        work.weight =
+            Eigen::Map<const matrix>(shaped.maps.folded(h, head.Q, head.K), d, d).cast<float>();
+        float_matrix& queries = work.head_queries[h];
+        queries.resize(n, d);
+        queries.noalias() = work.tokens * work.weight;
+        work.query_rows[h] = queries.data();
+    }
+    const attention_head& first = weights.heads.front();
+    float value_scale = 1.0f;
+    const float* values = work.tokens.data();
+    if (shapes_value(first, options)) {
+        values = shaped_value(work, shaped, shape, theta, first, options);
+    } else if (first.V.size() != 0) {
+        if (const double s = detail::identity_multiple(first.V, work.scaled_identity); s != 0.0)
+            value_scale = static_cast<float>(s);
+        else
+            values = project_single(work, shape, first.V, work.values);
+    }
+    add_general_shared_values(work.general, shape, work.query_rows.data(), heads,
+                              work.tokens.data(), values, value_scale, options, work.result.data());
+}
+
 } // namespace nadyn

@@ -51,6 +51,13 @@ void add_heads_single_small_n_shared_values(single_workspace& work, head_operand
                                             const call_shape& shape, const double* theta,
                                             const attention_weights& weights,
                                             const attention_options& options);
+// The same through the general path's blocks in float (n > 128): each head's queries the tokens
+// projected by K^T Q in float, the keys the tokens, the heads' weights summed before one value
+// product (add_general_shared_values()).
+void add_heads_single_shared_values(single_workspace& work, head_operands& shaped,
+                                    const call_shape& shape, const double* theta,
+                                    const attention_weights& weights,
+                                    const attention_options& options);
 // out += the heads' sum, in double.
 void end_single(single_workspace& work, const call_shape& shape, double* out);
 

@@ -80,7 +80,9 @@ const double* operand(const const_row_map& tokens, const matrix& m, const double
 
 // The path every head takes when the heads can be summed before one value product, else
 // nothing: two heads or more, all with the same values (one V, no value noise), each folding
-// Q into K (no QKV-Norm or noise shaping q or k) and each on a small-n path.
+// Q into K (no QKV-Norm or noise shaping q or k) and all on the same small-n or general path
+// (the symmetric paths, for Q = K, keep one value product per head: their tiles build each
+// row's denominator with its numerator).
 std::optional<path> shared_values_path(const kernel::call_shape& shape,
                                        const attention_options& options,
                                        const attention_weights& weights,
@@ -95,7 +97,7 @@ std::optional<path> shared_values_path(const kernel::call_shape& shape,
             detail::normalises(options.qkv_norm, options.unit_inputs, head.K))
             return std::nullopt;
         const path p = kernel::choose_path(shape, options, same_projection(head.Q, head.K), forced);
-        if (p != path::small_n && p != path::single_precision_small_n) return std::nullopt;
+        if (kernel::is_symmetric(p)) return std::nullopt;
         if (common && *common != p) return std::nullopt;
         common = p;
     }
@@ -103,12 +105,14 @@ std::optional<path> shared_values_path(const kernel::call_shape& shape,
 }
 
 // out += every head's attention in double with the heads' weights summed before one value
-// product (shared_values_path()): each head's queries projected by K^T Q, the keys the
-// tokens, the values head 0's (V = s I: the tokens, s applied once to each row's sum).
-// entropy: heads x n row entropies at a frame, or null.
-void add_shared_values_small_n(kernel::head_operands& shaped, const kernel::call_shape& shape,
-                               const double* theta, const attention_weights& weights,
-                               const attention_options& options, double* entropy, double* out) {
+// product (shared_values_path()) on the small-n loops or the general path's blocks: each
+// head's queries projected by K^T Q, the keys the tokens, the values head 0's (V = s I: the
+// tokens, s applied once to each row's sum). entropy: heads x n row entropies at a frame, or
+// null (small-n only).
+void add_shared_values(path p, kernel::general_workspace<double>& general,
+                       kernel::head_operands& shaped, const kernel::call_shape& shape,
+                       const double* theta, const attention_weights& weights,
+                       const attention_options& options, double* entropy, double* out) {
     const std::size_t n = shape.n, d = shape.d, heads = weights.heads.size();
     const const_row_map tokens(theta, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
     const bool small = detail::takes_small_n_projection(n, d);
@@ -131,7 +135,6 @@ void add_shared_values_small_n(kernel::head_operands& shaped, const kernel::call
         }
         shaped.query_rows[h] = queries.data();
     }
-    detail::transpose_small_n_keys(theta, n, d, shaped.tokens_t);
     const attention_head& first = weights.heads.front();
     const double* values = theta;
     double value_scale = 1.0;
@@ -147,6 +150,12 @@ void add_shared_values_small_n(kernel::head_operands& shaped, const kernel::call
             values = shaped.values.data();
         }
     }
+    if (p == path::general) {
+        kernel::add_general_shared_values(general, shape, shaped.query_rows.data(), heads, theta,
+                                          values, value_scale, options, out);
+        return;
+    }
+    detail::transpose_small_n_keys(theta, n, d, shaped.tokens_t);
     detail::add_small_n_shared_values(shaped.query_rows.data(), heads, shaped.tokens_t, values,
                                       value_scale, n, d, options.beta, options.causal,
                                       shape.first_row, shape.end_row, out, entropy);
@@ -213,16 +222,20 @@ void attention_kernel::compute_rows(const double* theta, const attention_weights
                                 : std::nullopt) {
         const std::size_t heads = weights.heads.size();
         if (single) {
-            kernel::add_heads_single_small_n_shared_values(work.single, shaped, shape, theta,
-                                                           weights, options);
+            if (*common == path::single_precision_small_n)
+                kernel::add_heads_single_small_n_shared_values(work.single, shaped, shape, theta,
+                                                               weights, options);
+            else
+                kernel::add_heads_single_shared_values(work.single, shaped, shape, theta, weights,
+                                                       options);
             kernel::end_single(work.single, shape, out);
         } else {
             // The observables' pass folds Q into K through the same loops only for these
             // shapes (src/model/attention_observables.cpp); elsewhere it runs on its own.
-            observing = observing && small;
+            observing = observing && small && *common == path::small_n;
             if (observing) work.frame_entropy.resize(heads * m_n);
-            add_shared_values_small_n(shaped, shape, theta, weights, options,
-                                      observing ? work.frame_entropy.data() : nullptr, out);
+            add_shared_values(*common, work.general, shaped, shape, theta, weights, options,
+                              observing ? work.frame_entropy.data() : nullptr, out);
             // Over heads, then tokens: the order of the loop below.
             if (observing) {
                 for (const double row_entropy : work.frame_entropy)
