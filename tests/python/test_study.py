@@ -436,13 +436,15 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
                           "--format", "csv"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(tmp_path / "unselectable.csv")
-    assert list(table.columns) == ["n", "d", "seeds", "raw_mean", "raw_spread", "sphere_mean",
-                                   "sphere_spread"]
-    assert len(table) == 4
-    # LayerNorm's scaling puts the keys on a sphere, a strictly convex surface.
-    assert (table.sphere_mean == 0).all() and (table.sphere_spread == 0).all()
+    assert list(table.columns) == ["n", "d", "seeds", "raw", "raw_mean", "raw_sem", "raw_low",
+                                   "raw_high", "closed_form", "in_interval", "sphere"]
+    assert len(table) == 4 and (table.seeds == 2).all()
+    # LayerNorm's scaling puts the keys on a sphere, a strictly convex surface: none of the
+    # n keys of either seed is unselectable.
+    assert table.sphere.tolist() == ["0 of 16", "0 of 16", "0 of 32", "0 of 32"]
     # n <= d + 1 Gaussian points are affinely independent: every one is a vertex.
-    assert (table[table.n <= table.d + 1].raw_mean == 0).all()
+    independent = table[table.n <= table.d + 1]
+    assert (independent.raw_mean == 0).all() and (independent.closed_form == 0).all()
     # In the plane most of 8 or 16 Gaussian points are inside their hull.
     assert (table[table.d == 2].raw_mean > 0.2).all()
     assert (tmp_path / "fig_unselectable.png").is_file()
@@ -454,6 +456,34 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
                               "--set", "k=3"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "KEY one of n, d, seeds" in unknown.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_unselectable_intervals_hold_the_closed_forms(cli, tmp_path):
+    """400 seeds (at these n, 16 seeds' intervals are too coarse for a tenth of a key): each
+    raw fraction's 95 % interval holds the expected fraction, whose closed
+    forms at n = d + 2 are written out here from orthant probabilities: 4 Gaussian points in
+    the plane, P(one given point inside the others' triangle) = 1 - 3 P(Z1 < h, Z2 < h) with
+    h ~ N(0, 1/2), an orthant of correlation 1/3; 5 in R^3 have 2 + C(5, 3) P(Z1 < h, Z2 < h)
+    vertices on average with h ~ N(0, 1/3), correlation 1/4."""
+    run = subprocess.run([cli, "table", "unselectable", "--out-dir", str(tmp_path),
+                          "--set", "n=[4, 5, 16]", "--set", "d=[2, 3]",
+                          "--set", "seeds=" + str(list(range(1, 401))), "--no-figures",
+                          "--format", "csv"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "unselectable.csv").set_index(["n", "d"])
+    orthant = lambda rho: 0.25 + np.arcsin(rho) / (2 * np.pi)  # noqa: E731
+    expected = {(4, 2): 1 - 3 * orthant(1 / 3), (5, 3): 1 - (2 + 10 * orthant(1 / 4)) / 5,
+                (4, 3): 0.0}
+    for key, value in expected.items():
+        assert table.loc[key, "closed_form"] == pytest.approx(value, abs=5e-7)  # 6 decimals
+    assert expected[(4, 2)] == pytest.approx(0.0877398, abs=1e-7)
+    assert (table.seeds == 400).all() and (table.in_interval == "yes").all()
+    for _, row in table.iterrows():
+        assert row.raw_low <= row.closed_form <= row.raw_high
+        # Student's t with 399 degrees of freedom: the half-width is 1.966 standard errors.
+        assert row.raw_high - row.raw_mean == pytest.approx(1.9659 * row.raw_sem, abs=5e-6)
+    assert table.sphere.tolist() == ["0 of 1600", "0 of 1600", "0 of 2000", "0 of 2000",
+                                     "0 of 6400", "0 of 6400"]
 
 
 # ---- the motion observables and the random-weights study ---------------------------------
