@@ -281,22 +281,23 @@ def test_studies_are_listed():
     assert "clustering_time" in study.available()
 
 
-NOISE_SMALL = ["run.n=12", "run.d=6", "run.T=1", "sweep.beta=[0,2]",
-               "sweep.norm_noise=[0,0.1]", "sweep.seed=[1,2]"]
+# The quick form (QUICK: seeds 1 and 2, sigma = 0 and 0.1) on a smaller model.
+NOISE_SMALL = ["run.n=12", "run.d=6", "run.T=1", "sweep.beta=[0,2]"]
 
 
 def test_noise_study_rows_are_what_the_model_fixes(cli, tmp_path):
     out = tmp_path / "out"
-    run = subprocess.run([cli, "table", "noise", "--out-dir", str(out), "--no-figures",
+    run = subprocess.run([cli, "table", "noise", "--quick", "--out-dir", str(out), "--no-figures",
                           "--format", "csv", *sum((["--set", s] for s in NOISE_SMALL), [])],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == (out / "noise.csv").read_text()
     table = pd.read_csv(out / "noise.csv")
-    assert list(table.columns) == ["norm", "beta", "sigma", "seeds", "flips_mean",
-                                   "flips_spread", "entropy_mean", "entropy_spread"]
+    assert list(table.columns) == ["norm", "beta", "sigma", "seeds", "flips", "flips_mean",
+                                   "flips_sem", "flips_low", "flips_high", "entropy",
+                                   "entropy_mean", "entropy_sem"]
     assert len(table) == 2 * 2 * 2 and set(table.norm) == {"pre-ln", "qkv-norm"}
-    assert (table.seeds == 2).all()
+    assert (table.seeds == 2).all() and set(table.sigma) == {0, 0.1}
     # No noise, no flips. beta = 0 ties every key (ties go to the lowest index), so noise
     # cannot move the top key, and the attention is uniform: entropy exactly 1.
     assert (table[(table.sigma == 0) | (table.beta == 0)].flips_mean == 0).all()
@@ -304,20 +305,41 @@ def test_noise_study_rows_are_what_the_model_fixes(cli, tmp_path):
     assert table.flips_mean.between(0, 1).all() and table.entropy_mean.between(0, 1).all()
     noisy = table[(table.norm == "pre-ln") & (table.beta == 2) & (table.sigma == 0.1)]
     assert float(noisy.flips_mean.iloc[0]) > 0
-    # Independently: the same two runs by nadyn simulate, averaged here.
-    flips = []
-    for seed in (1, 2):
-        path = tmp_path / f"noise-{seed}.h5"
-        subprocess.run([cli, "simulate", "--scheme", "pre-ln", "--n", "12", "--d", "6",
-                        "--T", "1", "--dt", "0.05", "--every", "1", "--integrator", "rk4",
-                        "--weights", "gaussian", "--layer-time", "0.5", "--threads", "1",
-                        "--beta", "2", "--norm-noise", "0.1", "--seed", str(seed),
-                        "--positions", "none", "--out", str(path), "--quiet"],
-                       check=True, capture_output=True)
-        with h5py.File(path, "r") as f:
-            flips.append(f["observables/argmax_flips/value"][()].mean())
-    assert float(noisy.flips_mean.iloc[0]) == pytest.approx(np.mean(flips), abs=5e-7)
-    assert float(noisy.flips_spread.iloc[0]) == pytest.approx(np.std(flips, ddof=1), abs=5e-7)
+    # Independently: the same runs by nadyn simulate, averaged here, with and without
+    # QKV-Norm (a seed draws the same start, weights and noise for both).
+    flips = {}
+    for qkv in (False, True):
+        for seed in (1, 2):
+            path = tmp_path / f"noise-{qkv}-{seed}.h5"
+            subprocess.run([cli, "simulate", "--scheme", "pre-ln", "--n", "12", "--d", "6",
+                            "--T", "1", "--dt", "0.05", "--every", "1", "--integrator", "rk4",
+                            "--weights", "gaussian", "--layer-time", "0.5", "--threads", "1",
+                            "--beta", "2", "--norm-noise", "0.1", "--seed", str(seed),
+                            *(["--qkv-norm"] if qkv else []),
+                            "--positions", "none", "--out", str(path), "--quiet"],
+                           check=True, capture_output=True)
+            with h5py.File(path, "r") as f:
+                flips[qkv, seed] = f["observables/argmax_flips/value"][()].mean()
+    plain = [flips[False, 1], flips[False, 2]]
+    assert float(noisy.flips_mean.iloc[0]) == pytest.approx(np.mean(plain), abs=5e-7)
+    # The standard error of the mean, sd / sqrt(2), and Student's t with one degree of
+    # freedom: the 95 % interval is the mean +- 12.706 standard errors.
+    sem = np.std(plain, ddof=1) / np.sqrt(2)
+    assert float(noisy.flips_sem.iloc[0]) == pytest.approx(sem, abs=5e-7)
+    assert float(noisy.flips_high.iloc[0]) == pytest.approx(np.mean(plain) + 12.7062 * sem,
+                                                            abs=1e-5)
+    # The comparisons pair the seeds: the difference per seed, then its mean and error.
+    comparisons = pd.read_csv(out / "noise_comparisons.csv")
+    assert list(comparisons.comparison) == ["qkv-norm - pre-ln"] * 2 + ["beta 2 - beta 0"] * 2
+    qkv_row = comparisons[comparisons["at"] == "beta = 2"].iloc[0]
+    differences = [flips[True, s] - flips[False, s] for s in (1, 2)]
+    assert qkv_row.difference == pytest.approx(np.mean(differences), abs=5e-7)
+    assert qkv_row.difference_sem == pytest.approx(np.std(differences, ddof=1) / np.sqrt(2),
+                                                   abs=5e-7)
+    # At beta = 0 no noise moves the top key: both norms' flips are 0 in every seed, the
+    # difference is 0 with no spread, and no verdict is drawn from it.
+    tied = comparisons[comparisons["at"] == "beta = 0"].iloc[0]
+    assert (tied.difference, tied.difference_sem, tied.verdict) == (0, 0, "not resolved")
     assert (out / "noise.md").read_text().startswith("# Noise on the norms")
 
 
