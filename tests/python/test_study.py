@@ -399,25 +399,50 @@ TERMINAL = {"post-ln": ("exponential", 2.0), "ngpt": ("exponential", 2.0),
 
 def test_terminal_study_fits_the_predicted_laws(cli, tmp_path):
     out = tmp_path / "out"
-    run = subprocess.run([cli, "table", "terminal", "--out-dir", str(out), "--format", "csv"],
+    # The quick form (one seed) with a second seed, so that the particles have an interval.
+    run = subprocess.run([cli, "table", "terminal", "--quick", "--set", "sweep.seed.range=[1,2]",
+                          "--out-dir", str(out), "--format", "csv"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(out / "terminal_velocity.csv")
     assert table.scheme.tolist() == list(TERMINAL)[:1] + ["pre-ln", "mix-ln", "peri-ln", "ngpt",
                                                           "sqrt-scaling"]
+    fits = pd.read_csv(out / "data" / "terminal_fits.csv")
     for _, row in table.iterrows():
         law, parameter = TERMINAL[row.scheme]
         assert (row.law, row.theory) == (law, parameter)
         assert abs(row.fit_reduced / parameter - 1) < 0.02
         assert abs(row.fit_particles / parameter - 1) < 0.05
-        assert row.best_reduced == law and row.best_particles == law
+        assert row.best_reduced == law and row.best_particles == f"{law} (2/2)"
+        assert (row.seeds, row.windows, row.verdict) == (2, "2/2", "agrees")
         # The windows are where the velocity is well above round-off: several decades.
         assert row.window_end > 5 * row.window_start
-    # The fits again, here, from the series the study wrote (numpy least squares in the law's
-    # own variables): the same parameters to round-off.
+        # The particles' column: the mean of the two seeds' fits, its standard error and
+        # Student's t interval with one degree of freedom (12.706 standard errors).
+        seeds = fits[(fits.scheme == row.scheme) & (fits.source == "particles")]
+        assert sorted(seeds.seed) == [1, 2]
+        assert row.fit_particles == pytest.approx(seeds.parameter.mean(), abs=5e-7)
+        sem = seeds.parameter.std(ddof=1) / np.sqrt(2)
+        assert row.particles_sem == pytest.approx(sem, rel=1e-2)
+        assert row.particles_high - row.particles_low == pytest.approx(2 * 12.7062 * sem, abs=2e-6)
+    # Each threshold halved and doubled: the tolerance moves the verdict only, never a fit;
+    # the verdict at each tolerance is whether both ends of the interval lie within it.
+    moved = pd.read_csv(out / "terminal_sensitivity.csv")
+    assert len(moved) == 6 * 3 * 3
+    assert sorted(set(moved.threshold)) == ["gap_floor_particles", "near_cluster", "tolerance"]
+    for _, m in moved.iterrows():
+        row = table[table.scheme == m.scheme].iloc[0]
+        if m.threshold == "tolerance" or m.factor == 1:
+            assert m.fit_particles == row.fit_particles and m.fit_reduced == row.fit_reduced
+        if m.threshold == "tolerance":
+            parameter = TERMINAL[m.scheme][1]
+            within = max(abs(m.particles_low / parameter - 1),
+                         abs(m.particles_high / parameter - 1)) <= m.value
+            assert (m.verdict == "agrees") == within
+    # The fits again, here, from the series the study wrote (the ODE's and seed 1's; numpy
+    # least squares in the law's own variables): the same parameters to round-off.
     series = pd.read_csv(out / "data" / "terminal_series.csv")
-    fits = pd.read_csv(out / "data" / "terminal_fits.csv")
-    for _, fit in fits.iterrows():
+    for _, fit in fits[(fits.source == "reduced") | (fits.seed == 1)].iterrows():
         s = series[(series.scheme == fit.scheme) & (series.source == fit.source)]
         s = s[(s.t >= fit.window_start * (1 - 1e-9)) & (s.t <= fit.window_end * (1 + 1e-9))
               & (s.velocity > 0)]
