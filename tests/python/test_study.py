@@ -505,6 +505,19 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
+def test_unselectable_quick_form_is_a_small_check(cli, tmp_path):
+    run = subprocess.run([cli, "table", "unselectable", "--quick", "--out-dir", str(tmp_path),
+                          "--no-figures", "--format", "csv"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "unselectable.csv")
+    assert list(zip(table.n, table.d)) == [(n, d) for n in (16, 64) for d in (2, 3, 8)]
+    assert (table.seeds == 2).all()
+    assert table.sphere.tolist() == ["0 of 32"] * 3 + ["0 of 128"] * 3
+    # The closed form exists in the plane and in R^3 only (here n > d + 1 everywhere).
+    assert table.closed_form.notna().tolist() == [True, True, False] * 2
+
+
 def test_unselectable_intervals_hold_the_closed_forms(cli, tmp_path):
     """400 seeds (at these n, 16 seeds' intervals are too coarse for a tenth of a key): each
     raw fraction's 95 % interval holds the expected fraction, whose closed
