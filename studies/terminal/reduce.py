@@ -1,7 +1,6 @@
 """Terminal velocity: the predicted decay law fitted on the scalar ODE and on particle runs
 (16 seeds of the random cap start), with the fit window's gap thresholds and the tolerance of
 the verdict moved by x0.5 and x2."""
-import math
 
 import numpy as np
 import pandas as pd
