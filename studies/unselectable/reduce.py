@@ -121,8 +121,8 @@ def figure(table, parameters, path):
     axis.set_xscale("log", base=2)
     axis.set_xlabel("dimension d")
     axis.set_ylabel("fraction of unselectable keys")
-    axis.set_title("Gaussian keys: raw (mean, 95 % interval; bars: closed form) "
-                   "versus scaled to the sphere", fontsize=9)
+    axis.set_title("Gaussian keys, raw (mean and 95 % interval; bars: closed form)\n"
+                   "and scaled to the sphere", fontsize=9)
     axis.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
