@@ -281,22 +281,23 @@ def test_studies_are_listed():
     assert "clustering_time" in study.available()
 
 
-NOISE_SMALL = ["run.n=12", "run.d=6", "run.T=1", "sweep.beta=[0,2]",
-               "sweep.norm_noise=[0,0.1]", "sweep.seed=[1,2]"]
+# The quick form (QUICK: seeds 1 and 2, sigma = 0 and 0.1) on a smaller model.
+NOISE_SMALL = ["run.n=12", "run.d=6", "run.T=1", "sweep.beta=[0,2]"]
 
 
 def test_noise_study_rows_are_what_the_model_fixes(cli, tmp_path):
     out = tmp_path / "out"
-    run = subprocess.run([cli, "table", "noise", "--out-dir", str(out), "--no-figures",
+    run = subprocess.run([cli, "table", "noise", "--quick", "--out-dir", str(out), "--no-figures",
                           "--format", "csv", *sum((["--set", s] for s in NOISE_SMALL), [])],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == (out / "noise.csv").read_text()
     table = pd.read_csv(out / "noise.csv")
-    assert list(table.columns) == ["norm", "beta", "sigma", "seeds", "flips_mean",
-                                   "flips_spread", "entropy_mean", "entropy_spread"]
+    assert list(table.columns) == ["norm", "beta", "sigma", "seeds", "flips", "flips_mean",
+                                   "flips_sem", "flips_low", "flips_high", "entropy",
+                                   "entropy_mean", "entropy_sem"]
     assert len(table) == 2 * 2 * 2 and set(table.norm) == {"pre-ln", "qkv-norm"}
-    assert (table.seeds == 2).all()
+    assert (table.seeds == 2).all() and set(table.sigma) == {0, 0.1}
     # No noise, no flips. beta = 0 ties every key (ties go to the lowest index), so noise
     # cannot move the top key, and the attention is uniform: entropy exactly 1.
     assert (table[(table.sigma == 0) | (table.beta == 0)].flips_mean == 0).all()
@@ -304,20 +305,41 @@ def test_noise_study_rows_are_what_the_model_fixes(cli, tmp_path):
     assert table.flips_mean.between(0, 1).all() and table.entropy_mean.between(0, 1).all()
     noisy = table[(table.norm == "pre-ln") & (table.beta == 2) & (table.sigma == 0.1)]
     assert float(noisy.flips_mean.iloc[0]) > 0
-    # Independently: the same two runs by nadyn simulate, averaged here.
-    flips = []
-    for seed in (1, 2):
-        path = tmp_path / f"noise-{seed}.h5"
-        subprocess.run([cli, "simulate", "--scheme", "pre-ln", "--n", "12", "--d", "6",
-                        "--T", "1", "--dt", "0.05", "--every", "1", "--integrator", "rk4",
-                        "--weights", "gaussian", "--layer-time", "0.5", "--threads", "1",
-                        "--beta", "2", "--norm-noise", "0.1", "--seed", str(seed),
-                        "--positions", "none", "--out", str(path), "--quiet"],
-                       check=True, capture_output=True)
-        with h5py.File(path, "r") as f:
-            flips.append(f["observables/argmax_flips/value"][()].mean())
-    assert float(noisy.flips_mean.iloc[0]) == pytest.approx(np.mean(flips), abs=5e-7)
-    assert float(noisy.flips_spread.iloc[0]) == pytest.approx(np.std(flips, ddof=1), abs=5e-7)
+    # Independently: the same runs by nadyn simulate, averaged here, with and without
+    # QKV-Norm (a seed draws the same start, weights and noise for both).
+    flips = {}
+    for qkv in (False, True):
+        for seed in (1, 2):
+            path = tmp_path / f"noise-{qkv}-{seed}.h5"
+            subprocess.run([cli, "simulate", "--scheme", "pre-ln", "--n", "12", "--d", "6",
+                            "--T", "1", "--dt", "0.05", "--every", "1", "--integrator", "rk4",
+                            "--weights", "gaussian", "--layer-time", "0.5", "--threads", "1",
+                            "--beta", "2", "--norm-noise", "0.1", "--seed", str(seed),
+                            *(["--qkv-norm"] if qkv else []),
+                            "--positions", "none", "--out", str(path), "--quiet"],
+                           check=True, capture_output=True)
+            with h5py.File(path, "r") as f:
+                flips[qkv, seed] = f["observables/argmax_flips/value"][()].mean()
+    plain = [flips[False, 1], flips[False, 2]]
+    assert float(noisy.flips_mean.iloc[0]) == pytest.approx(np.mean(plain), abs=5e-7)
+    # The standard error of the mean, sd / sqrt(2), and Student's t with one degree of
+    # freedom: the 95 % interval is the mean +- 12.706 standard errors.
+    sem = np.std(plain, ddof=1) / np.sqrt(2)
+    assert float(noisy.flips_sem.iloc[0]) == pytest.approx(sem, abs=5e-7)
+    assert float(noisy.flips_high.iloc[0]) == pytest.approx(np.mean(plain) + 12.7062 * sem,
+                                                            abs=1e-5)
+    # The comparisons pair the seeds: the difference per seed, then its mean and error.
+    comparisons = pd.read_csv(out / "noise_comparisons.csv")
+    assert list(comparisons.comparison) == ["qkv-norm - pre-ln"] * 2 + ["beta 2 - beta 0"] * 2
+    qkv_row = comparisons[comparisons["at"] == "beta = 2"].iloc[0]
+    differences = [flips[True, s] - flips[False, s] for s in (1, 2)]
+    assert qkv_row.difference == pytest.approx(np.mean(differences), abs=5e-7)
+    assert qkv_row.difference_sem == pytest.approx(np.std(differences, ddof=1) / np.sqrt(2),
+                                                   abs=5e-7)
+    # At beta = 0 no noise moves the top key: both norms' flips are 0 in every seed, the
+    # difference is 0 with no spread, and no verdict is drawn from it.
+    tied = comparisons[comparisons["at"] == "beta = 0"].iloc[0]
+    assert (tied.difference, tied.difference_sem, tied.verdict) == (0, 0, "not resolved")
     assert (out / "noise.md").read_text().startswith("# Noise on the norms")
 
 
@@ -377,25 +399,50 @@ TERMINAL = {"post-ln": ("exponential", 2.0), "ngpt": ("exponential", 2.0),
 
 def test_terminal_study_fits_the_predicted_laws(cli, tmp_path):
     out = tmp_path / "out"
-    run = subprocess.run([cli, "table", "terminal", "--out-dir", str(out), "--format", "csv"],
+    # The quick form (one seed) with a second seed, so that the particles have an interval.
+    run = subprocess.run([cli, "table", "terminal", "--quick", "--set", "sweep.seed.range=[1,2]",
+                          "--out-dir", str(out), "--format", "csv"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(out / "terminal_velocity.csv")
     assert table.scheme.tolist() == list(TERMINAL)[:1] + ["pre-ln", "mix-ln", "peri-ln", "ngpt",
                                                           "sqrt-scaling"]
+    fits = pd.read_csv(out / "data" / "terminal_fits.csv")
     for _, row in table.iterrows():
         law, parameter = TERMINAL[row.scheme]
         assert (row.law, row.theory) == (law, parameter)
         assert abs(row.fit_reduced / parameter - 1) < 0.02
         assert abs(row.fit_particles / parameter - 1) < 0.05
-        assert row.best_reduced == law and row.best_particles == law
+        assert row.best_reduced == law and row.best_particles == f"{law} (2/2)"
+        assert (row.seeds, row.windows, row.verdict) == (2, "2/2", "agrees")
         # The windows are where the velocity is well above round-off: several decades.
         assert row.window_end > 5 * row.window_start
-    # The fits again, here, from the series the study wrote (numpy least squares in the law's
-    # own variables): the same parameters to round-off.
+        # The particles' column: the mean of the two seeds' fits, its standard error and
+        # Student's t interval with one degree of freedom (12.706 standard errors).
+        seeds = fits[(fits.scheme == row.scheme) & (fits.source == "particles")]
+        assert sorted(seeds.seed) == [1, 2]
+        assert row.fit_particles == pytest.approx(seeds.parameter.mean(), abs=5e-7)
+        sem = seeds.parameter.std(ddof=1) / np.sqrt(2)
+        assert row.particles_sem == pytest.approx(sem, rel=1e-2)
+        assert row.particles_high - row.particles_low == pytest.approx(2 * 12.7062 * sem, abs=2e-6)
+    # Each threshold halved and doubled: the tolerance moves the verdict only, never a fit;
+    # the verdict at each tolerance is whether both ends of the interval lie within it.
+    moved = pd.read_csv(out / "terminal_sensitivity.csv")
+    assert len(moved) == 6 * 3 * 3
+    assert sorted(set(moved.threshold)) == ["gap_floor_particles", "near_cluster", "tolerance"]
+    for _, m in moved.iterrows():
+        row = table[table.scheme == m.scheme].iloc[0]
+        if m.threshold == "tolerance" or m.factor == 1:
+            assert m.fit_particles == row.fit_particles and m.fit_reduced == row.fit_reduced
+        if m.threshold == "tolerance":
+            parameter = TERMINAL[m.scheme][1]
+            within = max(abs(m.particles_low / parameter - 1),
+                         abs(m.particles_high / parameter - 1)) <= m.value
+            assert (m.verdict == "agrees") == within
+    # The fits again, here, from the series the study wrote (the ODE's and seed 1's; numpy
+    # least squares in the law's own variables): the same parameters to round-off.
     series = pd.read_csv(out / "data" / "terminal_series.csv")
-    fits = pd.read_csv(out / "data" / "terminal_fits.csv")
-    for _, fit in fits.iterrows():
+    for _, fit in fits[(fits.source == "reduced") | (fits.seed == 1)].iterrows():
         s = series[(series.scheme == fit.scheme) & (series.source == fit.source)]
         s = s[(s.t >= fit.window_start * (1 - 1e-9)) & (s.t <= fit.window_end * (1 + 1e-9))
               & (s.velocity > 0)]
@@ -436,13 +483,15 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
                           "--format", "csv"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(tmp_path / "unselectable.csv")
-    assert list(table.columns) == ["n", "d", "seeds", "raw_mean", "raw_spread", "sphere_mean",
-                                   "sphere_spread"]
-    assert len(table) == 4
-    # LayerNorm's scaling puts the keys on a sphere, a strictly convex surface.
-    assert (table.sphere_mean == 0).all() and (table.sphere_spread == 0).all()
+    assert list(table.columns) == ["n", "d", "seeds", "raw", "raw_mean", "raw_sem", "raw_low",
+                                   "raw_high", "closed_form", "in_interval", "sphere"]
+    assert len(table) == 4 and (table.seeds == 2).all()
+    # LayerNorm's scaling puts the keys on a sphere, a strictly convex surface: none of the
+    # n keys of either seed is unselectable.
+    assert table.sphere.tolist() == ["0 of 16", "0 of 16", "0 of 32", "0 of 32"]
     # n <= d + 1 Gaussian points are affinely independent: every one is a vertex.
-    assert (table[table.n <= table.d + 1].raw_mean == 0).all()
+    independent = table[table.n <= table.d + 1]
+    assert (independent.raw_mean == 0).all() and (independent.closed_form == 0).all()
     # In the plane most of 8 or 16 Gaussian points are inside their hull.
     assert (table[table.d == 2].raw_mean > 0.2).all()
     assert (tmp_path / "fig_unselectable.png").is_file()
@@ -454,6 +503,47 @@ def test_unselectable_study_gives_the_numbers_geometry_fixes(cli, tmp_path):
                               "--set", "k=3"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "KEY one of n, d, seeds" in unknown.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_unselectable_quick_form_is_a_small_check(cli, tmp_path):
+    run = subprocess.run([cli, "table", "unselectable", "--quick", "--out-dir", str(tmp_path),
+                          "--no-figures", "--format", "csv"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "unselectable.csv")
+    assert list(zip(table.n, table.d)) == [(n, d) for n in (16, 64) for d in (2, 3, 8)]
+    assert (table.seeds == 2).all()
+    assert table.sphere.tolist() == ["0 of 32"] * 3 + ["0 of 128"] * 3
+    # The closed form exists in the plane and in R^3 only (here n > d + 1 everywhere).
+    assert table.closed_form.notna().tolist() == [True, True, False] * 2
+
+
+def test_unselectable_intervals_hold_the_closed_forms(cli, tmp_path):
+    """400 seeds (at these n, 16 seeds' intervals are too coarse for a tenth of a key): each
+    raw fraction's 95 % interval holds the expected fraction, whose closed
+    forms at n = d + 2 are written out here from orthant probabilities: 4 Gaussian points in
+    the plane, P(one given point inside the others' triangle) = 1 - 3 P(Z1 < h, Z2 < h) with
+    h ~ N(0, 1/2), an orthant of correlation 1/3; 5 in R^3 have 2 + C(5, 3) P(Z1 < h, Z2 < h)
+    vertices on average with h ~ N(0, 1/3), correlation 1/4."""
+    run = subprocess.run([cli, "table", "unselectable", "--out-dir", str(tmp_path),
+                          "--set", "n=[4, 5, 16]", "--set", "d=[2, 3]",
+                          "--set", "seeds=" + str(list(range(1, 401))), "--no-figures",
+                          "--format", "csv"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "unselectable.csv").set_index(["n", "d"])
+    orthant = lambda rho: 0.25 + np.arcsin(rho) / (2 * np.pi)  # noqa: E731
+    expected = {(4, 2): 1 - 3 * orthant(1 / 3), (5, 3): 1 - (2 + 10 * orthant(1 / 4)) / 5,
+                (4, 3): 0.0}
+    for key, value in expected.items():
+        assert table.loc[key, "closed_form"] == pytest.approx(value, abs=5e-7)  # 6 decimals
+    assert expected[(4, 2)] == pytest.approx(0.0877398, abs=1e-7)
+    assert (table.seeds == 400).all() and (table.in_interval == "yes").all()
+    for _, row in table.iterrows():
+        assert row.raw_low <= row.closed_form <= row.raw_high
+        # Student's t with 399 degrees of freedom: the half-width is 1.966 standard errors.
+        assert row.raw_high - row.raw_mean == pytest.approx(1.9659 * row.raw_sem, abs=5e-6)
+    assert table.sphere.tolist() == ["0 of 1600", "0 of 1600", "0 of 2000", "0 of 2000",
+                                     "0 of 6400", "0 of 6400"]
 
 
 # ---- the motion observables and the random-weights study ---------------------------------
