@@ -38,7 +38,10 @@ T. `t_one`: the time to one cluster, the first frame of the final stretch at one
 (single linkage at cluster_eps = 1e-3), its Kaplan-Meier median with the Brookmeyer-Crowley
 95 % interval (`> T`: beyond the horizon); `merged` counts the seeds at one cluster at T (the
 others censored at T, counted, never averaged). `gaussian/identity`: the ratio of the two
-medians at the same (n, d, beta), given only where both are below T.
+medians at the same (n, d, beta), given only where both are below T. The mask makes tokens
+1..16 a closed system and a seed draws the same first 16 tokens (and the same Q, K) at n = 16
+and 64, so the n = 16 runs are the first 16 tokens of the n = 64 runs: the two rows are not
+independent samples.
 
 The parking tables (below): n = 200 tokens uniform on the circle, beta = 64,
 Q = K = V = I, 32 seeds, frames every 2.5 to T = 300. `strong` and `renyi`: the strong Renyi
@@ -133,8 +136,10 @@ def convergence_runs(data):
     axes = [a for a in data.clusters.dims if a != "time"]
     rows = []
     for point in _points(data, axes):
-        t_one, merged = time_to_one(times, data.clusters.sel(point).values)
-        rows.append({**point, "t_one": t_one, "merged": merged})
+        counts = data.clusters.sel(point).values
+        t_one, merged = time_to_one(times, counts)
+        horizon = float(times[np.isfinite(times) & np.isfinite(counts)][-1])
+        rows.append({**point, "t_one": t_one, "merged": merged, "horizon": horizon})
     runs = pd.DataFrame(rows)
     if "n" not in runs:
         runs["n"] = int(data.n.values.flat[0])
@@ -153,7 +158,7 @@ def convergence_table(runs):
         medians[(weights, n, d, beta)] = median
         rows.append({"weights": weights, "n": int(n), "d": int(d), "beta": float(beta),
                      "runs": len(group), "merged": int(group["merged"].sum()),
-                     "T": float(group["t_one"].max()),
+                     "T": float(group["horizon"].max()),
                      "t_one": stats.median_text(median, 4)})
     table = pd.DataFrame(rows)
 
@@ -351,22 +356,23 @@ def figure(table, data, path):
     beta = float(parking.beta.values.flat[0])
     delta = DELTA_SCALE / math.sqrt(beta)
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
-    # (a) one seed: every token's angle against t, the centres of each frame marked.
+    # (a) one seed: every token's angle against t, the start's centres drawn over the others.
     ax = axes[0]
     seed = parking.seed.values[0]
     series = parking.positions.sel(seed=seed).values
     phi = np.arctan2(series[:, :, 1], series[:, :, 0])
+    strong = strong_renyi_centres(series[0], delta)
+    renyi = [k for k in renyi_centres(series[0], delta) if k not in strong]
     for k in range(phi.shape[1]):
-        ax.plot(times, phi[:, k], color="0.75", lw=0.5, zorder=1)
-    for i in range(0, len(times), max(1, len(times) // 30)):
-        renyi = renyi_centres(series[i], delta)
-        strong = strong_renyi_centres(series[i], delta)
-        ax.scatter([times[i]] * len(renyi), phi[i, renyi], s=6, color="black", zorder=2)
-        ax.scatter([times[i]] * len(strong), phi[i, strong], s=10, color="red", zorder=3)
+        ax.plot(times, phi[:, k], color="0.8", lw=0.5, zorder=1)
+    for k in renyi:
+        ax.plot(times, phi[:, k], color="black", lw=1.2, zorder=2)
+    for k in strong:
+        ax.plot(times, phi[:, k], color="red", lw=1.6, zorder=3)
     ax.set_xlabel("t")
     ax.set_ylabel("angle of each token (rad)")
-    ax.set_title(f"seed {int(seed)}: strong Renyi centres (red), Renyi centres (black)",
-                 fontsize=9)
+    ax.set_title(f"seed {int(seed)}: the start's strong Renyi centres (red), other Renyi "
+                 "centres (black)", fontsize=9)
     # (b) the counts against t over the seeds: clusters, and the centres of each frame.
     ax = axes[1]
     step = max(1, len(times) // 60)
@@ -386,7 +392,7 @@ def figure(table, data, path):
     ax.set_xlabel("t")
     ax.set_ylabel("count (median, quartiles over the seeds)")
     ax.set_title(f"n = {parking.positions.sizes['token']}, d = 2, beta = {beta:g}, "
-                 f"delta = {delta:.3g}", fontsize=9)
+                 f"delta = {delta:.3g}: each frame's centres", fontsize=9)
     ax.legend(fontsize=8)
     # (c) the time to one cluster: Kaplan-Meier medians against beta.
     ax = axes[2]
@@ -399,7 +405,7 @@ def figure(table, data, path):
                 betas.append(b)
                 medians.append(m.median)
                 lows.append(m.low)
-                highs.append(m.high if math.isfinite(m.high) else g["t_one"].max())
+                highs.append(m.high if math.isfinite(m.high) else g["horizon"].max())
         if not betas:
             continue
         line, = ax.semilogy(betas, medians, ("o-" if weights == "identity" else "s--"), ms=4,
