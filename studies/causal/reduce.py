@@ -2,7 +2,7 @@
 docs/model.md §18): the time to one cluster with V = I for Q = K = I and for Gaussian Q, K,
 and the metastable clusters of the paper's Figure 2 setting (n = 200 on the circle,
 beta = 64, Q = K = V = I) against the Renyi centres and the strong Renyi centres of the start
-(our reading of their definitions, docs/model.md §18.2)."""
+(our reading of their definitions, docs/model.md §18.1)."""
 import math
 
 import numpy as np
@@ -46,14 +46,14 @@ independent samples.
 The parking tables (below): n = 200 tokens uniform on the circle, beta = 64,
 Q = K = V = I, 32 seeds, frames every 2.5 to T = 300. `strong` and `renyi`: the strong Renyi
 centres and the Renyi centres of the start at delta = 4 beta^(-1/2) = 0.5 rad (geodesic angle;
-our reading of the definitions, docs/model.md §18.2); `clusters`: the count on the longest
+our reading of the definitions, docs/model.md §18.1); `clusters`: the count on the longest
 plateau of the cluster count (docs/model.md §5.3, at least 5 % of T); `renyi_plateau`: the Renyi
 centres of the positions at the plateau's last frame; `S <= C`, `C <= R`: the seeds where the
 relation holds (Wilson 95 % interval). Means with their standard error and 95 % t interval.
 """
 
 
-# --- The centres (docs/model.md §18.2) -------------------------------------------------------
+# --- The centres (docs/model.md §18.1) -------------------------------------------------------
 
 def angles(theta):
     """The geodesic angles arccos <theta_k, theta_j> between the rows of ``theta`` (n x d)."""
@@ -276,7 +276,8 @@ def displacement_table(runs):
         values = runs[column].to_numpy(float)
         rows.append({"tokens": name, "runs": int(np.isfinite(values).sum()),
                      "mean over seeds": stats.interval_text(stats.mean_interval(values), 3),
-                     "largest": float(np.nanmax(values)) if np.isfinite(values).any() else math.nan})
+                     "largest": (float(np.nanmax(values)) if np.isfinite(values).any()
+                                 else math.nan)})
     return pd.DataFrame(rows)
 
 
