@@ -54,6 +54,18 @@ def test_centres_of_a_hand_computed_example():
     assert reduce.renyi_centres(sphere, 1.0) == [0, 2, 3]
 
 
+def test_strong_centre_count_against_its_expectation():
+    # docs/model.md §18.1: on the circle, token k is strong with probability
+    # (1 - delta/pi)^(k-1), so E[strong] = (pi/delta) (1 - (1 - delta/pi)^n).
+    reduce = reduce_module()
+    rng = np.random.default_rng(11)
+    n, delta, draws = 40, 0.5, 2000
+    counts = [len(reduce.strong_renyi_centres(circle(rng.uniform(-math.pi, math.pi, n)), delta))
+              for _ in range(draws)]
+    expected = (math.pi / delta) * (1.0 - (1.0 - delta / math.pi) ** n)
+    assert abs(np.mean(counts) - expected) < 4.0 * np.std(counts) / math.sqrt(draws)
+
+
 def test_circle_clusters_and_time_to_one():
     reduce = reduce_module()
     # Linked when cos(gap) >= 1 - eps: at eps = 1e-3 the link distance is 0.0447 rad. The
