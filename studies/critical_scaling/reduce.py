@@ -6,7 +6,7 @@ from scipy import stats as scipy_stats
 
 import nadyn.stats as stats
 
-TITLE = "Critical attention scaling beta = gamma log n: one layer, n = 64 to 8192"
+TITLE = "Critical attention scaling beta = gamma log n: one layer, n = 64 to 4096"
 # The quick form (nadyn table critical_scaling --quick): three n, five gammas, two seeds.
 QUICK = ["sweep.n=[64,256,1024]", "sweep.beta={linspace=[1,3,5]}", "sweep.seed.range=[1,2]"]
 LEVEL = 0.5  # the phase boundary: lambda (or the attention entropy) crosses one half
