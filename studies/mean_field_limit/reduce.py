@@ -8,6 +8,7 @@ from scipy import stats
 
 import nadyn
 import nadyn.closed_forms as closed
+import nadyn.stats as nstats
 
 TITLE = "n particles against their mean-field density: W1 against n and t, and when they leave it"
 # This study runs no sweep: each start's density is solved once (nadyn.meanfield), the
@@ -17,7 +18,7 @@ TITLE = "n particles against their mean-field density: W1 against n and t, and w
 PARAMETERS = {
     "starts": ["uniform", "perturbed:3,0.05"],
     "n": [256, 1024, 4096, 16384, 65536],
-    "seeds": [16, 16, 16, 3, 8],
+    "seeds": [16, 16, 16, 3, 16],
     "horizon": [8.0, 8.0, 8.0, 8.0, 0.0],
     "beta": 5.0,
     "dt": 0.1,             # rk4 step of the particles
@@ -42,23 +43,29 @@ FORMATS = {"n": "d", "runs": "d", "reached": "d", "started_above": "d", "censore
            "n_count": "d", "n_from": "d", "n_to": "d", "points": "d"}
 NOTE = """\
 `w1_mean`: the exact W1 on the circle (arc length) between the n particles' empirical
-measure and the density solver's density at time t (`nadyn.compare`), mean over the runs;
-`w1_low`, `w1_high`: its 95 % Student-t interval (none from fewer than 2 runs);
+measure and the density solver's density at time t (`nadyn.compare`), mean over the `runs`;
+`w1_sem` its standard error, `w1_low`, `w1_high` its 95 % Student-t interval (none from fewer
+than 2 runs);
 `sqrt_n_w1`: sqrt(n) w1_mean, which is constant in n where W1 falls like n^-1/2.
 Post-ln, beta = 5, d = 2, identity weights, softmax; particles i.i.d. from the start's
 density (`--init`), rk4 with dt = 0.1; the density on the grid of `points` nodes.
+
+The departure (below): `t_leave_median` is the Kaplan-Meier median of the time W1 first
+reaches the threshold w* over all `runs` (a run that starts at or above w* an event at 0, one
+that never reaches it censored at its horizon), with its Brookmeyer-Crowley 95 % interval
+("> T": beyond the horizon); `t_leave_mean` and its interval are over the `reached` runs only
+(those that start below w* and reach it). The fit: `verdict` says whether the slope's 95 %
+interval holds the predicted 1/2, `same` whether that verdict is the one at w* = 0.1 (the
+rows at 0.05 and 0.2 are the sensitivity rows).
 """
 
 _LAST = {}  # reduce()'s extra tables, for figure() (called right after it, same process)
 
 
 def student_interval(values):
-    values = np.asarray(values, dtype=float)
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, math.nan, math.nan
-    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size)
-    return mean, mean - half, mean + half
+    """(mean, low, high): the mean and its 95 % Student-t interval (nadyn.stats.mean_interval)."""
+    found = nstats.mean_interval(values)
+    return found.mean, found.low, found.high
 
 
 def slope_fit(x, y):
@@ -82,6 +89,17 @@ def departure(times, w1, threshold):
     j = above[0]
     a, b = math.log(w1[j - 1]), math.log(w1[j])
     return float(times[j - 1] + (times[j] - times[j - 1]) * (math.log(threshold) - a) / (b - a))
+
+
+def stats_verdict(fits):
+    """The verdict at a threshold w*: whether the fitted slope's 95 % interval holds the
+    predicted 1/2 ("no fit" with fewer than three runs below w* / 2 at the start)."""
+    def verdict(threshold):
+        slope, low, high = next(v for w, v in fits.items() if math.isclose(w, threshold))
+        if math.isnan(slope):
+            return "no fit"
+        return "holds 1/2" if low <= 0.5 <= high else "excludes 1/2"
+    return verdict
 
 
 def check(parameters):
@@ -144,11 +162,11 @@ def reduce(parameters):
                        for seed in range(1, seeds + 1)]
             times = runs[n][0][0]
             for j, t in enumerate(times):
-                values = [w1[j] for _, w1 in runs[n]]
-                mean, low, high = student_interval(values)
+                found = nstats.mean_interval([w1[j] for _, w1 in runs[n]])
                 w1_rows.append({"start": start, "n": n, "t": round(float(t), 9),
-                                "runs": len(values), "w1_mean": mean, "w1_low": low,
-                                "w1_high": high, "sqrt_n_w1": math.sqrt(n) * mean})
+                                "runs": found.n, "w1_mean": found.mean, "w1_sem": found.sem,
+                                "w1_low": found.low, "w1_high": found.high,
+                                "sqrt_n_w1": math.sqrt(n) * found.mean})
         # The rate: log W1 against log n over every run with a frame at t.
         for t in RATE_TIMES:
             x, y, ns = [], [], set()
@@ -166,6 +184,7 @@ def reduce(parameters):
                               "n_count": len(ns), "runs": len(x), "slope": slope,
                               "slope_low": low, "slope_high": high})
         # The departure: first time W1 reaches the threshold, against log(n) / lambda_max.
+        fits = {}  # threshold -> (slope, low, high)
         for factor in THRESHOLD_FACTORS:
             threshold = factor * parameters["threshold"]
             fit_x, fit_y = [], []
@@ -177,6 +196,11 @@ def reduce(parameters):
                 reached = [f for f in found if not math.isnan(f) and f > 0.0]
                 mean, low, high = (student_interval(reached) if reached
                                    else (math.nan, math.nan, math.nan))
+                # Kaplan-Meier over every run: a run that starts above is an event at 0, one
+                # that never reaches the threshold is censored at its horizon.
+                horizon = float(series[0][0][-1])
+                median = nstats.km_median([horizon if math.isnan(f) else f for f in found],
+                                          [not math.isnan(f) for f in found])
                 # A run that starts within a factor 2 of the threshold has no linear phase
                 # to measure before it: left out of the fit.
                 starts_low = [f for f, (_, w1) in zip(found, series)
@@ -188,13 +212,21 @@ def reduce(parameters):
                     "started_above": above, "reached": len(reached),
                     "censored": len(series) - above - len(reached),
                     "horizon": float(series[0][0][-1]), "log_n_over_lambda": math.log(n) / lam,
+                    "t_leave_median": nstats.median_text(median, 3),
                     "t_leave_mean": mean, "t_leave_low": low, "t_leave_high": high})
             slope, low, high, intercept = slope_fit(fit_x, fit_y)
+            fits[threshold] = (slope, low, high)
             used = sorted({round(math.exp(x * lam)) for x in fit_x})
             fit_rows.append({"start": start, "threshold": threshold,
                              "n_from": used[0] if used else 0, "n_to": used[-1] if used else 0,
                              "runs": len(fit_x), "slope": slope, "slope_low": low,
                              "slope_high": high, "intercept": intercept, "expected_slope": 0.5})
+        # The verdict on the slope 1/2 at w* and with w* halved and doubled (nadyn.stats).
+        verdict = stats_verdict(fits)
+        for row, (_, found) in zip(fit_rows[-len(THRESHOLD_FACTORS):],
+                                   nstats.sensitivity(verdict, parameters["threshold"],
+                                                      THRESHOLD_FACTORS).iterrows()):
+            row["verdict"], row["same"] = found["verdict"], bool(found["same"])
     tables = {"mean_field_limit": pd.DataFrame(w1_rows),
               "mean_field_limit_rate": pd.DataFrame(rate_rows),
               "mean_field_limit_departure": pd.DataFrame(departure_rows),

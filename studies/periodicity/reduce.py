@@ -3,9 +3,11 @@ import numpy as np
 import pandas as pd
 
 from scipy.optimize import brentq
+from scipy.stats import fisher_exact
 
 import nadyn
 import nadyn.closed_forms as closed
+import nadyn.stats as stats
 
 TITLE = "Periodicity of the first metastable state: dominant mode and clusters against k_max(beta)"
 # The quick form: small n, one beta on the circle, two seeds; it applies to the particle
@@ -37,22 +39,33 @@ GROUP_ANGLE = float(np.arccos(1.0 - 1e-3))
 # The start whose runs give the n = infinity columns (experiments/density.toml): EPS = 1e-4,
 # n = 1e8 tokens' worth of noise.
 INFINITE_N = "noise:1e-4,24"
-# The two-sided 95 % normal quantile of the Wilson intervals.
-Z95 = 1.959963984540054
+# The finite-n test: the particles' fraction of seeds whose mode is k_max against the
+# density's (the same noise, EPS = 1/32, and n = infinity, EPS = 1e-4), Fisher's exact test;
+# a difference is reported where p < ALPHA (with ALPHA halved and doubled: the sensitivity
+# rows). 0.05 is the usual level; nine betas are tested, so about one false difference in
+# two such tables is expected by chance at 0.05, none in ten at 0.05 / 9 (Bonferroni).
+ALPHA = 0.05
+FINITE_N = "noise:0.03125,24"  # the density with the noise of n = 1024 tokens
 FORMATS = {"d": "d", "k_max": "d", "seeds": "d", "plateaus": "d", "censored_inf": "d",
+           "no_plateau": "d",
            "censored": "d", "n_equiv": ".4g"}
 # The rows per scheme (point 5 of the claim) on the page as well as in their CSV.
 PAGE_TABLES = {"periodicity_density": "The density, n = infinity and n = 1024 (d = 2; experiments/density.toml)",
+               "periodicity_finite_n": "Finite n: the particles against the density (d = 2)",
+               "periodicity_sensitivity": "Sensitivity: each threshold halved and doubled",
                "periodicity_schemes": "Per scheme (d = 2, beta = 5; experiments fast.toml and slow.toml)"}
 NOTE = f"""\
 Per run: the dominant mode is argmax_k m_k at the first frame where max_k m_k >=
 {DOMINANT_LEVEL:g} (the end of the linear phase); the plateau count is the cluster count
 (single linkage at cluster_eps = 1e-3) on the first plateau (at least {PLATEAU_LENGTH:g} time
-units of constant count) that starts after that frame. `mode` and `clusters` list the
-seeds' values; `mode_agree` / `clusters_agree`: the fraction of seeds equal to k_max,
+units of constant count) that starts after that frame. `mode` and `clusters` are histograms
+of the seeds' values ("3x14 4x2": fourteen seeds at 3, two at 4; "-": no plateau by T = 30,
+counted in `no_plateau`); `mode_agree`: the fraction of seeds whose mode is k_max,
+`clusters_agree` the fraction of the seeds with a plateau whose count is k_max,
 `mode_within_1` the fraction within one of it. On S^2
 the number of clusters of a degree-k state is not k, so only the mode is compared there.
-`*_95`: Wilson 95 % intervals of the fractions.
+`*_95`: Wilson 95 % intervals of the fractions; `t_linear`: the mean end of the linear phase
++- its standard error [95 % Student-t interval].
 
 The n = infinity columns (`*_inf`, d = 2): the density solver (experiments/density.toml)
 from white noise of amplitude EPS = 1e-4 in the modes 1..24, 16 seeds. `mode_agree_inf`:
@@ -74,6 +87,17 @@ equals their own dominant mode, `held_min` the shortest time a run's last count 
 particles' single-linkage distance (angle {GROUP_ANGLE:.4f}, cluster_eps = 1e-3), the density's
 analogue of the particles' cluster count; `groups_agree` its fraction equal to k_max.
 
+`periodicity_finite_n.csv`, on this page below: per beta on the circle, the seeds whose
+dominant mode is k_max among the n = 1024 particles (16 seeds), the density with their noise
+level (EPS = 1/32, `density_same_noise`) and the density at n = infinity (EPS = 1e-4), and
+the two-sided p-value of Fisher's exact test of the particles against each (`p_same_noise`,
+`p_infinite`). `periodicity_sensitivity.csv`: each threshold a verdict depends on, halved and
+doubled, with the betas (circle) where the verdict holds: ALPHA = {ALPHA:g} (the betas where
+the particles differ from the density at p < ALPHA), DOMINANT_LEVEL (the betas where most
+particle seeds' mode is k_max), PLATEAU_LENGTH (where most seeds' plateau count is k_max),
+STABLE (where most density seeds at EPS = 1e-4 have k_max peaks); `same`: the verdict is the
+one at the threshold itself.
+
 `periodicity_schemes.csv` (experiments/fast.toml and slow.toml): the same measurement for every scheme
 on the circle, the plateau's length taken on the scheme's clock at the uniform state
 tau(t) (docs/model.md §13.3), so that "3 time units" means the same for every scheme.
@@ -82,7 +106,8 @@ counts the others), `clusters_agree` and `same_as_post_ln` the fractions of thos
 whose count equals k_max and post-ln's for the same seed (same start), `t_plateau` the mean start of the
 plateau in the scheme's own time and `t_predicted` post-ln's start moved to the scheme's
 clock (t with tau(t) = post-ln's start, per seed, then averaged); `rel_diff` the mean of
-t_plateau / t_predicted - 1 over seeds. `time_change`: the scheme is post-ln on another
+t_plateau / t_predicted - 1 over the seeds with a plateau, `rel_diff_95` with its standard
+error and 95 % interval (four seeds: below the standard, README.md). `time_change`: the scheme is post-ln on another
 clock for every configuration (sqrt-scaling); the others share post-ln's clock only while
 the tokens are uniform.
 """
@@ -98,28 +123,24 @@ def first_long_plateau(times, counts, start, length=PLATEAU_LENGTH):
     return float(table.start[0]), float(table.end[0]), int(table.clusters[0])
 
 
-def measure(modes, clusters, times):
+def measure(modes, clusters, times, level=DOMINANT_LEVEL, length=PLATEAU_LENGTH):
     """(dominant mode, plateau count, t of the linear phase's end) of one run."""
     ok = np.isfinite(clusters)
     times, modes, clusters = times[ok], modes[ok], clusters[ok]
     peak = modes.max(axis=1)
-    above = np.flatnonzero(peak >= DOMINANT_LEVEL)
+    above = np.flatnonzero(peak >= level)
     if above.size == 0:
         return np.nan, np.nan, np.nan
     frame = above[0]
     dominant = int(np.argmax(modes[frame])) + 1
-    plateau = first_long_plateau(times, clusters, frame)
+    plateau = first_long_plateau(times, clusters, frame, length)
     return dominant, (plateau[2] if plateau else np.nan), float(times[frame])
 
 
-def wilson(successes, trials, z=Z95):
-    """The Wilson score interval (lo, hi) of a binomial fraction; (nan, nan) for no trials."""
-    if trials == 0:
-        return np.nan, np.nan
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+def wilson(successes, trials):
+    """The Wilson score interval (lo, hi) of a binomial fraction (nadyn.stats); (nan, nan) for
+    no trials."""
+    return stats.proportion_interval(successes, trials)
 
 
 def interval(successes, trials):
@@ -135,13 +156,13 @@ def histogram(values):
     return " ".join(f"{v}x{counts[v]}" for v in order)
 
 
-def density_measure(times, modes, peaks, stable=STABLE):
+def density_measure(times, modes, peaks, stable=STABLE, level=DOMINANT_LEVEL):
     """(dominant mode, peak count of the first metastable state or nan (censored), t at the
     end of the linear phase, how long the last count held before the run stopped) of one
     density run; its frames are those up to its last resolved one."""
     ok = np.isfinite(peaks)
     times, modes, peaks = times[ok], modes[ok], peaks[ok]
-    above = np.flatnonzero(modes.max(axis=1) >= DOMINANT_LEVEL)
+    above = np.flatnonzero(modes.max(axis=1) >= level)
     if above.size == 0:
         return np.nan, np.nan, np.nan, np.nan
     dominant = int(np.argmax(modes[above[0]])) + 1
@@ -168,8 +189,9 @@ def peak_groups(density, floor=2.0, angle=GROUP_ANGLE):
     return float(max(1, np.sum(gaps > angle)))
 
 
-def density_runs(data):
-    """{(init, beta): [(dominant, count, t_linear, held) per seed]} of the density sweep."""
+def density_runs(data, stable=STABLE, level=DOMINANT_LEVEL):
+    """{(init, beta): [(dominant, count, t_linear, held, groups) per seed]} of the density
+    sweep."""
     bad = ~data.status.isin([1, 4])  # complete, or stopped when the grid gave out
     if bad.any():
         raise ValueError("the density sweep has runs that were not run, interrupted or failed")
@@ -180,7 +202,8 @@ def density_runs(data):
                 density_measure(data.time.values,
                                 data.modes.sel(init=init, beta=beta, seed=seed)
                                 .transpose("time", "mode").values,
-                                data.peaks.sel(init=init, beta=beta, seed=seed).values)
+                                data.peaks.sel(init=init, beta=beta, seed=seed).values,
+                                stable, level)
                 + (peak_groups(data.density.sel(init=init, beta=beta, seed=seed).values),)
                 for seed in data.seed.values]
     return found
@@ -219,7 +242,7 @@ def density_table(data, found):
                 "groups": histogram(groups),
                 "groups_agree": float(np.mean(groups == k_max)),
                 "groups_agree_95": interval(int(np.sum(groups == k_max)), len(runs)),
-                "t_linear": float(np.nanmean([r[2] for r in runs])),
+                "t_linear": stats.interval_text(stats.mean_interval([r[2] for r in runs]), 3),
                 "held_min": float(np.nanmin([r[3] for r in runs])),
                 "seeds": len(runs),
             })
@@ -234,7 +257,9 @@ def reduce(data):
     if INFINITE_N not in [str(i) for i in density.init.values]:
         raise ValueError(f"the density sweep has no run from {INFINITE_N}")
     found = density_runs(density)
-    table = plateau_table(data["plateaus"])
+    particles = plateau_runs(data["plateaus"])
+    table = plateau_table(data["plateaus"], particles)
+    finite = finite_n_table(particles, found)
     for column in ("mode_agree_inf", "mode_agree_inf_95", "peaks_agree_inf", "peaks_agree_inf_95",
                    "censored_inf"):
         table[column] = pd.Series([np.nan] * len(table), dtype=object)
@@ -253,39 +278,117 @@ def reduce(data):
         table.at[i, "censored_inf"] = int((~measured).sum())
     return {"periodicity": table,
             "periodicity_density": density_table(density, found),
+            "periodicity_finite_n": finite,
+            "periodicity_sensitivity": sensitivity_table(data["plateaus"], density, finite),
             "periodicity_schemes": scheme_table([data["fast"], data["slow"]])}
 
 
-def plateau_table(data):
+def plateau_runs(data, level=DOMINANT_LEVEL, length=PLATEAU_LENGTH):
+    """{(d, beta): [(dominant, plateau count, t_linear) per seed]} of experiments/plateaus.toml."""
     if not (data.status == 1).all():
         raise ValueError("the sweep has runs that did not complete")
-    rows = []
+    found = {}
     for d in data.d.values:
         for beta in data.beta.values:
-            k_max = closed.fastest_mode(float(beta), int(d))
-            found = []
-            for seed in data.seed.values:
-                point = {"d": d, "beta": beta, "seed": seed}
-                modes = data.modes.sel(point).transpose("time", "mode").values
-                clusters = data.clusters.sel(point).values
-                found.append(measure(modes, clusters, data.time.values))
-            dominant = np.array([f[0] for f in found], float)
-            counts = np.array([f[1] for f in found], float)
-            rows.append({
-                "d": int(d), "beta": float(beta), "k_max": k_max,
-                "mode": " ".join("-" if np.isnan(v) else str(int(v)) for v in dominant),
-                "mode_agree": float(np.mean(dominant == k_max)),
-                "mode_agree_95": interval(int(np.sum(dominant == k_max)), len(found)),
-                "mode_within_1": float(np.mean(np.abs(dominant - k_max) <= 1)),
-                "clusters": " ".join("-" if np.isnan(v) else str(int(v)) for v in counts),
-                "clusters_agree": float(np.mean(counts == k_max)) if int(d) == 2 else np.nan,
-                "clusters_agree_95": (interval(int(np.sum(counts == k_max)), len(found))
-                                      if int(d) == 2 else "-"),
-                "clusters_eq_mode": float(np.mean(counts == dominant)) if int(d) == 2 else np.nan,
-                "t_linear": float(np.nanmean([f[2] for f in found])),
-                "seeds": len(found),
-            })
+            found[int(d), float(beta)] = [
+                measure(data.modes.sel(d=d, beta=beta, seed=seed).transpose("time", "mode").values,
+                        data.clusters.sel(d=d, beta=beta, seed=seed).values, data.time.values,
+                        level, length)
+                for seed in data.seed.values]
+    return found
+
+
+def plateau_table(data, found=None):
+    found = plateau_runs(data) if found is None else found
+    rows = []
+    for (d, beta), runs in found.items():
+        k_max = closed.fastest_mode(beta, d)
+        dominant = np.array([f[0] for f in runs], float)
+        counts = np.array([f[1] for f in runs], float)
+        reached = np.isfinite(counts)  # a run with no plateau by T is counted, not compared
+        circle = d == 2 and reached.any()
+        rows.append({
+            "d": d, "beta": beta, "k_max": k_max,
+            "mode": histogram(dominant),
+            "mode_agree": float(np.mean(dominant == k_max)),
+            "mode_agree_95": interval(int(np.sum(dominant == k_max)), len(runs)),
+            "mode_within_1": float(np.mean(np.abs(dominant - k_max) <= 1)),
+            "clusters": histogram(counts),
+            "no_plateau": int((~reached).sum()),
+            "clusters_agree": float(np.mean(counts[reached] == k_max)) if circle else np.nan,
+            "clusters_agree_95": (interval(int(np.sum(counts[reached] == k_max)),
+                                           int(reached.sum())) if circle else "-"),
+            "clusters_eq_mode": (float(np.mean(counts[reached] == dominant[reached]))
+                                 if circle else np.nan),
+            "t_linear": stats.interval_text(stats.mean_interval([f[2] for f in runs]), 3),
+            "seeds": len(runs),
+        })
     return pd.DataFrame(rows)
+
+
+def finite_n_table(particles, density):
+    """Per beta on the circle: the seeds whose dominant mode is k_max, for the n = 1024
+    particles and for the density with the same noise (EPS = 1/32) and with EPS = 1e-4, and
+    Fisher's exact test (two-sided) of the particles against each."""
+    rows = []
+    for (d, beta), runs in particles.items():
+        if d != 2 or (FINITE_N, beta) not in density or (INFINITE_N, beta) not in density:
+            continue
+        k_max = closed.fastest_mode(beta, 2)
+
+        def agree(values):
+            return int(sum(v[0] == k_max for v in values)), len(values)
+
+        row = {"beta": beta, "k_max": k_max}
+        k, n = agree(runs)
+        row["particles"] = f"{k} of {n}"
+        for label, init in (("same_noise", FINITE_N), ("infinite", INFINITE_N)):
+            kd, nd = agree(density[init, beta])
+            row[f"density_{label}"] = f"{kd} of {nd}"
+            row[f"p_{label}"] = float(fisher_exact([[k, n - k], [kd, nd - kd]])[1])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def differing(table, alpha, column):
+    """The betas where the particles' fraction differs from the density's at level alpha."""
+    hits = table.beta[table[column] < alpha]
+    return " ".join(f"{b:g}" for b in hits) or "none"
+
+
+def majority(found, index, k_max_of):
+    """The betas (circle) where most seeds' value at `index` (0: mode, 1: count) is k_max."""
+    return " ".join(f"{beta:g}" for (d, beta), runs in found.items()
+                    if d == 2 and sum(r[index] == k_max_of(beta) for r in runs) * 2 > len(runs)
+                    ) or "none"
+
+
+def sensitivity_table(data, density_data, finite):
+    """Each threshold a verdict depends on, halved and doubled (nadyn.stats.sensitivity):
+    ALPHA (the betas where the particles differ from the density), DOMINANT_LEVEL (the betas
+    where most particle seeds' mode is k_max), PLATEAU_LENGTH (where most plateau counts are
+    k_max) and STABLE (where most density seeds at EPS = 1e-4 have k_max peaks)."""
+    k_max = lambda beta: closed.fastest_mode(beta, 2)  # noqa: E731
+    checks = [
+        ("ALPHA: particles differ from the density, same noise", ALPHA,
+         lambda a: differing(finite, a, "p_same_noise")),
+        ("ALPHA: particles differ from the density, n = infinity", ALPHA,
+         lambda a: differing(finite, a, "p_infinite")),
+        ("DOMINANT_LEVEL: most particle modes are k_max", DOMINANT_LEVEL,
+         lambda v: majority(plateau_runs(data, level=v), 0, k_max)),
+        ("PLATEAU_LENGTH: most plateau counts are k_max", PLATEAU_LENGTH,
+         lambda v: majority(plateau_runs(data, length=v), 1, k_max)),
+        ("STABLE: most density peak counts (EPS = 1e-4) are k_max", STABLE,
+         lambda v: majority({(2, b): r for (i, b), r in density_runs(density_data, v).items()
+                             if i == INFINITE_N}, 1, k_max)),
+    ]
+    tables = []
+    for name, threshold, verdict in checks:
+        table = stats.sensitivity(verdict, threshold)
+        table.insert(0, "threshold_of", name)
+        tables.append(table)
+    table = pd.concat(tables, ignore_index=True)
+    return table.rename(columns={"verdict": "betas"})
 
 
 def first_plateau_on_clock(modes, clusters, times, clock):
@@ -367,6 +470,7 @@ def scheme_table(sweeps):
                     "t_predicted": (float(np.nanmean(predicted)) if np.isfinite(predicted).any()
                                     else np.nan),
                     "rel_diff": float(np.nanmean(ratio)) if np.isfinite(ratio).any() else np.nan,
+                    "rel_diff_95": stats.interval_text(stats.mean_interval(ratio), 3),
                     "seeds": len(runs),
                 })
     return pd.DataFrame(rows)
@@ -391,10 +495,11 @@ def figure(table, data, path):
                 continue
             xs, ys = [], []
             for _, row in rows.iterrows():
-                for v in row[column].split():
-                    if v != "-":
-                        xs.append(row["beta"] * (1 + offset))
-                        ys.append(int(v))
+                for entry in row[column].split():  # a histogram: "VALUExSEEDS"
+                    value, seeds = entry.split("x")
+                    if value != "-":
+                        xs += [row["beta"] * (1 + offset)] * int(seeds)
+                        ys += [int(value)] * int(seeds)
             ax.plot(xs, ys, marker, alpha=0.6, label=label)
         if int(d) == 2 and "density" in everything:
             found = density_runs(everything["density"])

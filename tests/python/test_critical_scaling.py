@@ -95,3 +95,37 @@ def test_quick_form_is_reproducible_and_brackets_the_transition(quick_twice):
     # Every crossing lies inside the swept gamma range and the measured one near the simplex's.
     assert table["gamma_lambda"].between(1.0, 3.0).all()
     assert (table["rel_diff"].abs() < 0.15).all()
+
+
+def test_quick_form_crossings_per_seed_against_the_sweep(quick_twice):
+    """The statistics standard: each seed's crossing found here from the sweep file, apart from
+    reduce.py, and their mean with its Student-t interval is the table's; the sensitivity rows
+    move the level 1/2 to 1/4 and 3/4."""
+    from scipy import stats as scipy_stats
+
+    result = quick_twice(STUDY)
+    data = nadyn.open(result.sweep_file)
+    gammas = data.beta.values.astype(float)
+    for _, row in result.table.iterrows():
+        crossings = []
+        for seed in data.seed.values:
+            point = {"n": row["n"], "seed": seed}
+            before = data.mean_cos.sel(point).isel(time=0).values
+            after = data.mean_cos.sel(point).isel(time=-1).values
+            lam = np.arccos(after) / np.arccos(before)
+            i = next(i for i in range(1, len(gammas)) if lam[i - 1] < 0.5 <= lam[i])
+            crossings.append(gammas[i - 1] + (0.5 - lam[i - 1]) * (gammas[i] - gammas[i - 1])
+                             / (lam[i] - lam[i - 1]))
+        mean = np.mean(crossings)
+        half = scipy_stats.t.ppf(0.975, len(crossings) - 1) * np.std(crossings, ddof=1) / math.sqrt(
+            len(crossings))
+        assert row["seeds"] == 2 and row["lambda_crossed"] == 2
+        assert row["gamma_lambda"] == pytest.approx(mean, rel=1e-12)
+        low, high = (float(v) for v in row["gamma_lambda_95"].split("[")[1].rstrip("]").split(","))
+        assert low == pytest.approx(mean - half, rel=1e-3)
+        assert high == pytest.approx(mean + half, rel=1e-3)
+    sensitivity = result.extra_tables["critical_scaling_sensitivity"]
+    assert list(sensitivity["level"]) == [0.25, 0.5, 0.75]
+    # lambda's crossing moves towards gamma_c (~2.07) from below at level 1/2: it rises with n.
+    middle = sensitivity[sensitivity.level == 0.5].iloc[0]
+    assert middle["towards_gamma_c"] == "yes" and middle["slope_low"] > 0

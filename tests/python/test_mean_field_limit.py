@@ -60,6 +60,23 @@ def test_the_uniform_density_is_stationary(tmp_path):
     assert set(table.n) == {256, 1024, 4096}
     assert table[(table.n == 256)].t.max() == 3.0
     assert result.figure is not None and result.figure.stat().st_size > 0
+    # The departure as the statistics standard asks: every run counted (started above, reached
+    # or censored at the horizon) and a Kaplan-Meier median over all of them. At w* = 0.05
+    # every n = 256 run starts above (W1(0) ~ 1.3 / sqrt(256) = 0.08): an event at t = 0 in
+    # each, so the median and both ends of its interval are 0.
+    departure = result.extra_tables["mean_field_limit_departure"]
+    assert (departure.started_above + departure.reached + departure.censored == departure.runs).all()
+    low = departure[(departure.n == 256) & (departure.threshold == 0.05)
+                    & (departure.start == "uniform")].iloc[0]
+    assert (low.started_above, low.reached, low.censored) == (16, 0, 0)
+    assert low.t_leave_median == "0 [0, 0]"
+    # The W1 table's standard error is the sample standard deviation over sqrt(runs): its
+    # 95 % interval is mean +- t_{15} sem.
+    row = table[(table.n == 1024) & (table.t == 0.0)].iloc[0]
+    assert row.w1_high - row.w1_mean == pytest.approx(2.131449545559323 * row.w1_sem, rel=1e-9)
+    # One fit per threshold with a verdict; the quick form has too few runs below w* / 2 to fit.
+    fit = result.extra_tables["mean_field_limit_departure_fit"]
+    assert set(fit.verdict) == {"no fit"} and fit.same.all()
 
 
 def test_departure_is_exact_on_an_exponential():

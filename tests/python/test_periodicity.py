@@ -3,6 +3,7 @@ its quick form against the sweep file re-read here apart from reduce.py."""
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -70,9 +71,11 @@ def test_quick_form_against_the_sweep(quick_twice, tmp_path):
             values = m.values
             first = next(i for i in range(len(values)) if np.nanmax(values[i]) >= 0.05)
             modes.append(str(1 + int(np.argmax(values[first]))))
-        assert row["mode"] == " ".join(modes)
+        # A histogram of the seeds' modes: "VALUExSEEDS" entries.
+        listed = dict(entry.split("x") for entry in row["mode"].split())
+        assert {k: int(v) for k, v in listed.items()} == dict(Counter(modes))
     # The paper's example: three-fold at beta = 5 on the circle, in both seeds.
-    assert table.loc[table.beta == 5.0, "mode"].item() == "3 3"
+    assert table.loc[table.beta == 5.0, "mode"].item() == "3x2"
 
     # The density (experiments/density.toml): re-read apart from reduce.py. Every run stops
     # when its grid gives out (status 4) or at T; the mass stays 1 (docs/model.md §16.2); the
@@ -110,6 +113,25 @@ def test_quick_form_against_the_sweep(quick_twice, tmp_path):
     # The n = infinity columns of the main table are the EPS = 1e-4 rows.
     infinite = rows[rows.eps == 1e-4].set_index("beta")
     assert table.loc[table.beta == 5.0, "mode_agree_inf"].item() == infinite.loc[5.0, "mode_agree"]
+
+    # Finite n against the density: the counts of seeds whose mode is k_max, and Fisher's
+    # exact test of the particles against each density row, from the counts above.
+    from scipy.stats import fisher_exact
+
+    finite = pd.read_csv(tmp_path / "a" / "periodicity_finite_n.csv").set_index("beta")
+    particles = table.set_index("beta").loc[5.0]
+    k = round(particles["mode_agree"] * particles["seeds"])
+    assert finite.loc[5.0, "particles"] == f"{k} of 2"
+    for label, eps in (("same_noise", 0.03125), ("infinite", 1e-4)):
+        density_row = rows[(rows.eps == eps) & (rows.beta == 5.0)].iloc[0]
+        kd = round(density_row["mode_agree"] * density_row["seeds"])
+        assert finite.loc[5.0, f"density_{label}"] == f"{kd} of 2"
+        expected = fisher_exact([[k, 2 - k], [kd, 2 - kd]])[1]
+        assert finite.loc[5.0, f"p_{label}"] == pytest.approx(expected, rel=1e-12)
+    sensitivity = pd.read_csv(tmp_path / "a" / "periodicity_sensitivity.csv")
+    assert sorted(set(sensitivity.factor)) == [0.5, 1.0, 2.0]
+    assert (sensitivity[sensitivity.threshold_of.str.startswith("ALPHA")].threshold.unique()
+            == [0.025, 0.05, 0.1]).all()
 
     # The rows per scheme (experiments/fast.toml, slow.toml). sqrt-scaling is post-ln on the clock
     # tau(t) = 2 (sqrt(t + 1) - 1) for every configuration (docs/model.md §2.6): the same path,
