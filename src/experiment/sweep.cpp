@@ -365,12 +365,36 @@ void warn_configuration(const experiment& e, const sweep_options& options) {
             options.warn(warning);
 }
 
+void report_progress(const sweep_options& options, std::size_t done, std::size_t total,
+                     std::chrono::steady_clock::time_point started) {
+    if (!options.progress) return;
+    sweep_progress p;
+    p.done = done;
+    p.total = total;
+    p.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    options.progress(p);
+}
+
 int choose_jobs(const experiment& e, int jobs) {
     const run_config c = e.point(0);
     return nadyn::choose_jobs(e.size(), c.n, c.d, jobs);
 }
 
 } // namespace detail
+
+void sweep_summary::count(const sweep_record& record) {
+    switch (record.status) {
+    case sweep_run_status::complete:
+        ++complete;
+        break;
+    case sweep_run_status::interrupted:
+        ++interrupted;
+        break;
+    default:
+        ++failed;
+        if (first_failure.empty()) first_failure = record.failure;
+    }
+}
 
 namespace {
 
@@ -389,26 +413,8 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
         sweep_record record = run_point(e, layout, todo[i], threads, options.stop);
         std::lock_guard<std::mutex> lock(progress_lock);
         file.write(record); // a file that cannot be written stops the sweep (rethrown)
-        switch (record.status) {
-        case sweep_run_status::complete:
-            ++summary.complete;
-            break;
-        case sweep_run_status::interrupted:
-            ++summary.interrupted;
-            break;
-        default:
-            ++summary.failed;
-            if (summary.first_failure.empty()) summary.first_failure = record.failure;
-        }
-        ++finished;
-        if (options.progress) {
-            sweep_progress p;
-            p.done = finished;
-            p.total = todo.size();
-            p.elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            options.progress(p);
-        }
+        summary.count(record);
+        report_progress(options, ++finished, todo.size(), started);
     };
     try {
         schedule_runs(todo.size(), jobs, one, options.stop);

@@ -50,6 +50,10 @@ struct sweep_summary {
     int jobs = 1;
     double wall_seconds = 0.0;
     std::string first_failure; // the message of the first failed run
+
+    // Counts one finished run by its status: complete, interrupted, or failed (the first
+    // failure's message kept).
+    void count(const sweep_record& record);
 };
 
 // What --dry-run prints: the runs, the work and the memory, and the schedule.
