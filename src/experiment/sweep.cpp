@@ -124,23 +124,8 @@ sweep_layout layout_of(const experiment& e) {
     for (const auto& axis : e.axes) {
         // The coordinate holds the values in the parameter's type.
         const parameter_spec& spec = parameter(axis.name);
-        sweep_file_axis& out = layout.axes.emplace_back();
-        out.name = axis.name;
-        out.description = "sweep axis: " + std::string(spec.description);
-        out.labels = axis.values;
-        if (spec.type == value_type::integer) {
-            std::vector<std::int64_t> values;
-            for (const auto& v : axis.values)
-                values.push_back(parse_integer(v, axis.name));
-            out.values = std::move(values);
-        } else if (spec.type == value_type::number) {
-            std::vector<double> values;
-            for (const auto& v : axis.values)
-                values.push_back(parse_number(v, axis.name));
-            out.values = std::move(values);
-        } else {
-            out.values = axis.values;
-        }
+        layout.axes.push_back(
+            file_axis(axis, spec.type, "sweep axis: " + std::string(spec.description)));
     }
     layout.positions = e.positions;
     bool first = true;
