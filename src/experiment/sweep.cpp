@@ -42,9 +42,9 @@ std::vector<double> frame_times(const run_config& c) {
 // the plan visits each combination of these axes once, whatever the other axes.
 bool costs(std::string_view axis) {
     static constexpr std::string_view names[] = {
-        "n",          "d",        "heads",      "weights",   "value",
-        "integrator", "T",        "dt",         "precision", "attention",
-        "norm",       "qkv_norm", "norm_noise", "causal",    "layer_time"};
+        "n",          "d",      "heads",      "weights",     "value", "integrator",
+        "T",          "dt",     "precision",  "attention",   "norm",  "qkv_norm",
+        "norm_noise", "causal", "layer_time", "head_combine"};
     return std::find(std::begin(names), std::end(names), axis) != std::end(names);
 }
 
@@ -439,13 +439,8 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
     double largest = 0.0;
     e.for_each_combination(costs, [&](const run_config& c, std::size_t, std::size_t runs) {
         const double steps = double(step_count(c.integration.T, c.integration.dt));
-        // Per head and evaluation: the logits and the weighted values (4 n^2 d), and with
-        // weights the projections of queries, keys and values (6 n d^2).
-        const double n = double(c.n), d = double(c.d);
-        const bool projects =
-            c.weights.family != weights_family::identity || c.weights.value != value_family::same;
-        plan.flops += double(runs) * double(c.weights.heads) *
-                      (4.0 * n * n * d + (projects ? 6.0 * n * d * d : 0.0)) *
+        // The algorithm the kernel runs for the run's weights (the benchmarks' count).
+        plan.flops += double(runs) * simulation(c).attention_flops() *
                       evaluations_per_step(c.integration.kind) * steps;
         largest = std::max(largest, c.memory_bytes());
     });

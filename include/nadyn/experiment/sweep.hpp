@@ -60,7 +60,7 @@ struct sweep_summary {
 struct sweep_plan {
     std::size_t runs = 0;
     int jobs = 1;
-    double flops = 0.0;        // attention flops over all runs (4 n^2 d per evaluation)
+    double flops = 0.0;        // attention flops over all runs (simulation::attention_flops)
     double bytes_in_use = 0.0; // memory of the runs that run side by side
     double file_bytes = 0.0;   // size of the result file
 };
