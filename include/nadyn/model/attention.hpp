@@ -183,7 +183,7 @@ class attention_kernel {
     [[nodiscard]] bool summed_values() const { return m_summed_values; }
     void sum_shared_values(bool on) { m_sum_shared_values = on; }
 
-    // The flops of one compute() with these weights and options: attention_flops() (below)
+    // The flops of one compute() with these weights and options: attention_flops() (above)
     // with the heads summed where compute() would sum them (summed_values()), the queries'
     // projection where a head has Q or K, the values' where a head's V is not s I.
     [[nodiscard]] double flops(const attention_weights& weights,
