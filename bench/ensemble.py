@@ -42,15 +42,18 @@ STEPS = int(round(T / DT))
 HEADS = (1, 8)
 
 
-def attention_flops(n, d, heads, shared_values=False, value_projection=True):
+def attention_flops(n, d, heads, shared_values=False, value_projection=True,
+                    query_projection=True):
     """The attention's flops per evaluation of the algorithm nadyn runs (docs/performance.md,
     "The rooflines"): per head the logits, 2 n^2 d, against the tokens as keys, with the
-    queries projected by K^T Q (Q folded into K: one projection, 2 n d^2, for two); the value
-    product, 2 n^2 d, and the values' projection, 2 n d^2 (none when V = s I), per head, or once
-    when the heads share their values (their weights summed before the product). The softmax
-    (exponentials, normalisation, the heads' sum of weights) is not counted."""
+    queries projected by K^T Q (Q folded into K: one projection, 2 n d^2, for two; none without
+    Q and K); the value product, 2 n^2 d, and the values' projection, 2 n d^2 (none when
+    V = s I), per head, or once when the heads share their values (their weights summed before
+    the product). The softmax (exponentials, normalisation, the heads' sum of weights) is not
+    counted. nadyn's attention_flops() (include/nadyn/model/attention.hpp) is this count, and
+    `nadyn sweep --dry-run`'s work (tests/unit/sweep_plan_flops.cpp checks the same values)."""
     values = 2.0 * n * n * d + (2.0 * n * d * d if value_projection else 0.0)
-    per_head = 2.0 * n * n * d + 2.0 * n * d * d
+    per_head = 2.0 * n * n * d + (2.0 * n * d * d if query_projection else 0.0)
     return heads * per_head + (values if shared_values else heads * values)
 
 

@@ -275,6 +275,14 @@ template <class Condition> bool wait_until(Condition condition, std::chrono::mil
     return true;
 }
 
+// Sends `signal` to `child` once `ready()` holds (required within 60 s) and returns how the
+// child ended (waited for up to 30 s).
+template <class Ready> run_result signal_when(child_process& child, int signal, Ready ready) {
+    REQUIRE(wait_until(ready, std::chrono::seconds(60)));
+    child.send_signal(signal);
+    return child.wait(std::chrono::seconds(30));
+}
+
 // Whether an executable exists at `path`.
 inline bool executable_exists(const std::string& path) {
     return access(path.c_str(), X_OK) == 0;

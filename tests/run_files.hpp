@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <string>
 
@@ -31,6 +33,16 @@ inline void run_stopped(simulation& run, const std::string& path, std::size_t fr
         if (++written == frames) stop = true;
     });
     REQUIRE(s.outcome == integration_outcome::interrupted);
+}
+
+// The frames a reader sees in `path` now: 0 while the file cannot be read (not yet made, or
+// its header not yet flushed by the run writing it).
+inline std::size_t frames_in(const std::string& path) {
+    try {
+        return trajectory_reader(path).frame_count();
+    } catch (const std::exception&) {
+        return 0;
+    }
 }
 
 // Every frame of the two files bitwise: steps, times, every observable (NaN equal to NaN,

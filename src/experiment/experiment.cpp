@@ -335,6 +335,27 @@ toml::table parse_with_overrides(const std::string& text, const std::string& sou
 
 } // namespace
 
+sweep_file_axis file_axis(const sweep_axis& axis, value_type type, std::string description) {
+    sweep_file_axis out;
+    out.name = axis.name;
+    out.description = std::move(description);
+    out.labels = axis.values;
+    if (type == value_type::integer) {
+        std::vector<std::int64_t> values;
+        for (const auto& v : axis.values)
+            values.push_back(parse_integer(v, axis.name));
+        out.values = std::move(values);
+    } else if (type == value_type::number) {
+        std::vector<double> values;
+        for (const auto& v : axis.values)
+            values.push_back(parse_number(v, axis.name));
+        out.values = std::move(values);
+    } else {
+        out.values = axis.values;
+    }
+    return out;
+}
+
 std::vector<double> spaced_values(std::string_view generator, double first, double last,
                                   std::int64_t count) {
     if (count < 1 || count > 10000000) throw input_error("count must be between 1 and 1e7");

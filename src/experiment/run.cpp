@@ -317,6 +317,13 @@ parameter_list simulation::parameters() const {
     return p;
 }
 
+double simulation::attention_flops() const {
+    const run_config& c = m_config;
+    attention_weights weights = combine_heads(m_weights, c.combine, c.d);
+    if (c.norm_noise > 0.0) draw_norm_noise(weights, c.n, c.norm_noise, c.seed_for_noise(), 0);
+    return attention_system(c.model(1, m_affine), std::move(weights), c.block).attention_flops();
+}
+
 run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bool>* stop,
                             const progress_callback& progress, const resume_point* resume) {
     const auto started = std::chrono::steady_clock::now();

@@ -42,9 +42,9 @@ std::vector<double> frame_times(const run_config& c) {
 // the plan visits each combination of these axes once, whatever the other axes.
 bool costs(std::string_view axis) {
     static constexpr std::string_view names[] = {
-        "n",          "d",        "heads",      "weights",   "value",
-        "integrator", "T",        "dt",         "precision", "attention",
-        "norm",       "qkv_norm", "norm_noise", "causal",    "layer_time"};
+        "n",          "d",      "heads",      "weights",     "value", "integrator",
+        "T",          "dt",     "precision",  "attention",   "norm",  "qkv_norm",
+        "norm_noise", "causal", "layer_time", "head_combine"};
     return std::find(std::begin(names), std::end(names), axis) != std::end(names);
 }
 
@@ -124,23 +124,8 @@ sweep_layout layout_of(const experiment& e) {
     for (const auto& axis : e.axes) {
         // The coordinate holds the values in the parameter's type.
         const parameter_spec& spec = parameter(axis.name);
-        sweep_file_axis& out = layout.axes.emplace_back();
-        out.name = axis.name;
-        out.description = "sweep axis: " + std::string(spec.description);
-        out.labels = axis.values;
-        if (spec.type == value_type::integer) {
-            std::vector<std::int64_t> values;
-            for (const auto& v : axis.values)
-                values.push_back(parse_integer(v, axis.name));
-            out.values = std::move(values);
-        } else if (spec.type == value_type::number) {
-            std::vector<double> values;
-            for (const auto& v : axis.values)
-                values.push_back(parse_number(v, axis.name));
-            out.values = std::move(values);
-        } else {
-            out.values = axis.values;
-        }
+        layout.axes.push_back(
+            file_axis(axis, spec.type, "sweep axis: " + std::string(spec.description)));
     }
     layout.positions = e.positions;
     bool first = true;
@@ -365,12 +350,36 @@ void warn_configuration(const experiment& e, const sweep_options& options) {
             options.warn(warning);
 }
 
+void report_progress(const sweep_options& options, std::size_t done, std::size_t total,
+                     std::chrono::steady_clock::time_point started) {
+    if (!options.progress) return;
+    sweep_progress p;
+    p.done = done;
+    p.total = total;
+    p.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    options.progress(p);
+}
+
 int choose_jobs(const experiment& e, int jobs) {
     const run_config c = e.point(0);
     return nadyn::choose_jobs(e.size(), c.n, c.d, jobs);
 }
 
 } // namespace detail
+
+void sweep_summary::count(const sweep_record& record) {
+    switch (record.status) {
+    case sweep_run_status::complete:
+        ++complete;
+        break;
+    case sweep_run_status::interrupted:
+        ++interrupted;
+        break;
+    default:
+        ++failed;
+        if (first_failure.empty()) first_failure = record.failure;
+    }
+}
 
 namespace {
 
@@ -389,26 +398,8 @@ sweep_summary execute(const experiment& e, sweep_file& file, const sweep_layout&
         sweep_record record = run_point(e, layout, todo[i], threads, options.stop);
         std::lock_guard<std::mutex> lock(progress_lock);
         file.write(record); // a file that cannot be written stops the sweep (rethrown)
-        switch (record.status) {
-        case sweep_run_status::complete:
-            ++summary.complete;
-            break;
-        case sweep_run_status::interrupted:
-            ++summary.interrupted;
-            break;
-        default:
-            ++summary.failed;
-            if (summary.first_failure.empty()) summary.first_failure = record.failure;
-        }
-        ++finished;
-        if (options.progress) {
-            sweep_progress p;
-            p.done = finished;
-            p.total = todo.size();
-            p.elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            options.progress(p);
-        }
+        summary.count(record);
+        report_progress(options, ++finished, todo.size(), started);
     };
     try {
         schedule_runs(todo.size(), jobs, one, options.stop);
@@ -448,13 +439,8 @@ sweep_plan plan_sweep(const experiment& e, int jobs) {
     double largest = 0.0;
     e.for_each_combination(costs, [&](const run_config& c, std::size_t, std::size_t runs) {
         const double steps = double(step_count(c.integration.T, c.integration.dt));
-        // Per head and evaluation: the logits and the weighted values (4 n^2 d), and with
-        // weights the projections of queries, keys and values (6 n d^2).
-        const double n = double(c.n), d = double(c.d);
-        const bool projects =
-            c.weights.family != weights_family::identity || c.weights.value != value_family::same;
-        plan.flops += double(runs) * double(c.weights.heads) *
-                      (4.0 * n * n * d + (projects ? 6.0 * n * d * d : 0.0)) *
+        // The algorithm the kernel runs for the run's weights (the benchmarks' count).
+        plan.flops += double(runs) * simulation(c).attention_flops() *
                       evaluations_per_step(c.integration.kind) * steps;
         largest = std::max(largest, c.memory_bytes());
     });

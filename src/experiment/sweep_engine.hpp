@@ -9,6 +9,7 @@
 #include "nadyn/files/sweep_file.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -32,6 +33,11 @@ void warn_configuration(const experiment& e, const sweep_options& options);
 // Runs one point; never throws for the run's own failures (they are its record).
 sweep_record run_point(const experiment& e, const sweep_layout& layout, std::size_t index,
                        int threads, const std::atomic<bool>* stop);
+
+// Tells options.progress (if any) that `done` of the `total` runs of this invocation have
+// finished, `started` being when it began.
+void report_progress(const sweep_options& options, std::size_t done, std::size_t total,
+                     std::chrono::steady_clock::time_point started);
 
 // Runs side by side (nadyn::choose_jobs for the experiment's first run).
 int choose_jobs(const experiment& e, int jobs);

@@ -449,26 +449,9 @@ class density_sweep_file {
     // The axes as the file's coordinates: each of its key's type.
     static std::vector<sweep_file_axis> file_axes(const density_experiment& e) {
         std::vector<sweep_file_axis> axes;
-        for (const auto& axis : e.axes) {
-            sweep_file_axis& out = axes.emplace_back();
-            out.name = axis.name;
-            out.description = "sweep axis: nadyn meanfield's " + axis.name;
-            out.labels = axis.values;
-            const value_type type = find_key(axis.name)->type;
-            if (type == value_type::integer) {
-                std::vector<std::int64_t> values;
-                for (const auto& v : axis.values)
-                    values.push_back(parse_integer(v, axis.name));
-                out.values = std::move(values);
-            } else if (type == value_type::number) {
-                std::vector<double> values;
-                for (const auto& v : axis.values)
-                    values.push_back(parse_number(v, axis.name));
-                out.values = std::move(values);
-            } else {
-                out.values = axis.values;
-            }
-        }
+        for (const auto& axis : e.axes)
+            axes.push_back(file_axis(axis, find_key(axis.name)->type,
+                                     "sweep axis: nadyn meanfield's " + axis.name));
         return axes;
     }
 

@@ -3,6 +3,7 @@
 // inspect, another process) sees the first frame at once and the others block by block; a run
 // stopped by SIGINT and a run that leaves the model's domain keep every frame they computed.
 #include "cli_support.hpp"
+#include "run_files.hpp"
 
 #include "nadyn/files/h5md.hpp"
 
@@ -14,6 +15,7 @@
 #include <regex>
 
 using namespace nadyn_test;
+using nadyn::testing::frames_in;
 
 namespace {
 
@@ -23,14 +25,6 @@ std::size_t frames_seen_by_inspect(const std::string& path) {
     INFO(r.err);
     REQUIRE(r.status == 0);
     return split_lines(r.out).size() - 1;
-}
-
-std::size_t frames_in(const std::string& path) {
-    try {
-        return nadyn::trajectory_reader(path).frame_count();
-    } catch (const std::exception&) {
-        return 0;
-    }
 }
 
 nadyn::trajectory_layout small_layout(const nadyn::frame_buffering& buffering) {
@@ -131,9 +125,7 @@ TEST_CASE("SIGINT during a buffered run keeps every frame computed up to the sto
     // holds frames (up to 64) whenever the signal lands.
     child_process child(nadyn_path, {"simulate", "--n", "32", "--d", "3", "--T", "1000", "--dt",
                                      "0.01", "--every", "1", "--out", out, "--quiet"});
-    REQUIRE(wait_until([&] { return frames_in(out) >= 3; }, std::chrono::seconds(60)));
-    child.send_signal(SIGINT);
-    const run_result r = child.wait(std::chrono::seconds(30));
+    const run_result r = signal_when(child, SIGINT, [&] { return frames_in(out) >= 3; });
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     CHECK(r.signal == 0);

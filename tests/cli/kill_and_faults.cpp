@@ -4,6 +4,7 @@
 // a magnitude driven through zero is the same kind of failure, a write failure (file size
 // limit) is exit 1 with the frames so far readable, and rerun stops on SIGINT like simulate.
 #include "cli_support.hpp"
+#include "run_files.hpp"
 
 #include "nadyn/files/h5md.hpp"
 
@@ -14,16 +15,9 @@
 #include <thread>
 
 using namespace nadyn_test;
+using nadyn::testing::frames_in;
 
 namespace {
-
-std::size_t frames_in(const std::string& path) {
-    try {
-        return nadyn::trajectory_reader(path).frame_count();
-    } catch (const std::exception&) {
-        return 0;
-    }
-}
 
 // The arguments of `run` writing to `out`.
 std::vector<std::string> writing_to(std::vector<std::string> run, const std::string& out) {
@@ -40,9 +34,7 @@ void full_and_killed(const std::vector<std::string>& run, const std::string& ful
                      const std::string& part) {
     REQUIRE(run_nadyn(writing_to(run, full)).status == 0);
     child_process child(nadyn_path, writing_to(run, part));
-    REQUIRE(wait_until([&] { return frames_in(part) >= 3; }, std::chrono::seconds(60)));
-    child.send_signal(SIGKILL);
-    const run_result killed = child.wait(std::chrono::seconds(30));
+    const run_result killed = signal_when(child, SIGKILL, [&] { return frames_in(part) >= 3; });
     REQUIRE(killed.signal == SIGKILL);
     REQUIRE(nadyn::trajectory_reader(part).status() == "running");
 }
@@ -292,15 +284,12 @@ TEST_CASE("nadyn rerun interrupted by SIGINT exits 130 and marks the file interr
         args.insert(args.end(), long_run.begin(), long_run.end());
         args.insert(args.end(), {"--out", first, "--quiet"});
         child_process child(nadyn_path, args);
-        REQUIRE(wait_until([&] { return frames_in(first) >= 2; }, std::chrono::seconds(60)));
-        child.send_signal(SIGINT);
-        const run_result stopped = child.wait(std::chrono::seconds(30));
+        const run_result stopped =
+            signal_when(child, SIGINT, [&] { return frames_in(first) >= 2; });
         REQUIRE(stopped.status == 130);
     }
     child_process child(nadyn_path, {"rerun", first, "--out", again});
-    REQUIRE(wait_until([&] { return frames_in(again) >= 3; }, std::chrono::seconds(60)));
-    child.send_signal(SIGINT);
-    const run_result r = child.wait(std::chrono::seconds(30));
+    const run_result r = signal_when(child, SIGINT, [&] { return frames_in(again) >= 3; });
     INFO(r.err);
     CHECK(r.signal == 0); // handled, not killed by the signal
     CHECK(r.status == 130);

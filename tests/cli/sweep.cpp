@@ -205,14 +205,15 @@ TEST_CASE("bad experiment files are refused with file, line and key, and write n
     CHECK(contains(dry.out, "ok.toml: 5 runs"));
     CHECK(contains(dry.out, "seed (5): 1, 2, 3, 4, 5"));
     CHECK(!fs::exists(dir + "/ok.h5"));
-    // The estimate counts every head and the projections: 2 runs x 10 Euler steps x 8 heads x
-    // (4 n^2 d + 6 n d^2) at n = 64, d = 16 = 5.77e-05 TFLOP.
+    // The estimate counts the algorithm the kernel runs (tests/unit/sweep_plan_flops.cpp): each
+    // head its own V, 2 runs x 10 Euler steps x 8 heads x (4 n^2 d + 4 n d^2) at n = 64,
+    // d = 16 = 5.24e-05 TFLOP (Q folded into K: one projection of the queries, not two).
     write_text(dir + "/heads.toml", "[run]\nn = 64\nd = 16\nheads = 8\nweights = \"gaussian\"\n"
                                     "T = 1\ndt = 0.1\nintegrator = \"euler\"\n"
                                     "[sweep]\nseed = [1, 2]\n");
     const run_result work = run_nadyn({"sweep", "heads.toml", "--dry-run"}, in_dir(dir));
     CHECK(work.status == 0);
-    CHECK_MESSAGE(contains(work.out, "work: 5.77e-05 TFLOP of attention"), work.out);
+    CHECK_MESSAGE(contains(work.out, "work: 5.24e-05 TFLOP of attention"), work.out);
     const run_result missing = run_nadyn({"sweep", "nothere.toml"}, in_dir(dir));
     CHECK(missing.status == 2);
     CHECK(contains(missing.err, "cannot read the experiment file 'nothere.toml'"));

@@ -5,6 +5,8 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,9 @@ inline const std::string mpirun = NADYN_MPIRUN;
 // one-process runs they are compared with keep all their threads, so the bitwise comparisons
 // also hold across thread counts.
 inline std::vector<std::string> mpirun_args(int ranks, const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"--allow-run-as-root", "--oversubscribe", "-x",
-                                    "OMP_NUM_THREADS=1", "-np", std::to_string(ranks),
-                                    nadyn_path};
+    std::vector<std::string> all = {
+        "--allow-run-as-root", "--oversubscribe", "-x", "OMP_NUM_THREADS=1", "-np",
+        std::to_string(ranks), nadyn_path};
     all.insert(all.end(), args.begin(), args.end());
     return all;
 }
@@ -29,6 +31,35 @@ inline std::vector<std::string> mpirun_args(int ranks, const std::vector<std::st
 inline run_result run_ranks(int ranks, const std::vector<std::string>& args,
                             const run_options& options) {
     return run_program(mpirun, mpirun_args(ranks, args), options);
+}
+
+// `nadyn sweep EXPERIMENT --out OUT --quiet` in `dir`: in one process when ranks is 0, else
+// over `ranks` ranks.
+inline run_result quiet_sweep(int ranks, const std::string& dir, const std::string& experiment,
+                              const std::string& out) {
+    const std::vector<std::string> args = {"sweep", experiment, "--out", out, "--quiet"};
+    return ranks == 0 ? run_nadyn(args, in_dir(dir)) : run_ranks(ranks, args, in_dir(dir));
+}
+
+// The file a sweep over `ranks` ranks writes in a test that compares several: "p<ranks>.h5".
+inline std::string ranks_file(int ranks) {
+    std::string out = "p"; // appended: GCC 12 warns (-Wrestrict) on "p" + string
+    out += std::to_string(ranks);
+    out += ".h5";
+    return out;
+}
+
+// The counts of the summary's "runs per rank a, b, ...;" (rank 0 first); empty without one.
+inline std::vector<std::size_t> runs_per_rank(const std::string& out) {
+    const std::string mark = "runs per rank ";
+    const auto at = out.find(mark);
+    if (at == std::string::npos) return {};
+    const auto end = out.find(';', at);
+    std::istringstream list(out.substr(at + mark.size(), end - at - mark.size()));
+    std::vector<std::size_t> counts;
+    for (std::string item; std::getline(list, item, ',');)
+        counts.push_back(std::stoul(item));
+    return counts;
 }
 
 // The file's `status` attribute ("running", "complete", "interrupted", ...).

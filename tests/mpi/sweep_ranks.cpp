@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <sstream>
 #include <thread>
 
 using namespace nadyn_test;
@@ -89,19 +88,6 @@ integrator = ["euler", "rk4", "dopri5"]
 seed = { range = [1, 3] }
 )";
 
-// The counts of the summary's "runs per rank a, b, ...;" (rank 0 first); empty without one.
-std::vector<std::size_t> runs_per_rank(const std::string& out) {
-    const std::string mark = "runs per rank ";
-    const auto at = out.find(mark);
-    if (at == std::string::npos) return {};
-    const auto end = out.find(';', at);
-    std::istringstream list(out.substr(at + mark.size(), end - at - mark.size()));
-    std::vector<std::size_t> counts;
-    for (std::string item; std::getline(list, item, ',');)
-        counts.push_back(std::stoul(item));
-    return counts;
-}
-
 // mpirun's arguments with no binding (each rank may use every core) and without the suite's
 // OMP_NUM_THREADS=1, through env(1) so that none reaches the ranks: the ranks' defaults apply.
 std::vector<std::string> unbound_ranks(int ranks, const std::vector<std::string>& args) {
@@ -124,17 +110,13 @@ std::vector<std::string> unbound_ranks(int ranks, const std::vector<std::string>
 TEST_CASE("1, 2 and 3 ranks write the one-process sweep file, bitwise but wall_time") {
     const std::string dir = scratch_dir("mpi/ranks");
     write_text(dir + "/exp.toml", mixed_experiment);
-    const run_result one =
-        run_nadyn({"sweep", "exp.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
+    const run_result one = quiet_sweep(0, dir, "exp.toml", "one.h5");
     REQUIRE(one.status == 0);
     CHECK(contains(one.out, "18 runs complete"));
     for (int ranks : {1, 2, 3}) {
         INFO("ranks: " << ranks);
-        std::string out = "p"; // appended: GCC 12 warns (-Wrestrict) on "p" + string
-        out += std::to_string(ranks);
-        out += ".h5";
-        const run_result r =
-            run_ranks(ranks, {"sweep", "exp.toml", "--out", out, "--quiet"}, in_dir(dir));
+        const std::string out = ranks_file(ranks);
+        const run_result r = quiet_sweep(ranks, dir, "exp.toml", out);
         INFO(r.out << r.err);
         REQUIRE(r.status == 0);
         CHECK(contains(r.out, "18 runs complete"));
@@ -227,7 +209,7 @@ TEST_CASE("bad input on 3 ranks: one message, exit status 2, no file") {
 
     // A bad --jobs on a resume: every rank refuses it before rank 0 opens the file (it was
     // met on rank 0 only, after the file was opened for writing, and aborted the job: exit 1).
-    REQUIRE(run_nadyn({"sweep", "ok.toml", "--out", "ok.h5", "--quiet"}, in_dir(dir)).status == 0);
+    REQUIRE(quiet_sweep(0, dir, "ok.toml", "ok.h5").status == 0);
     const std::string before = datasets_of(dir + "/ok.h5")["status"];
     const run_result jobs =
         run_ranks(2, {"sweep", "--resume", "ok.h5", "--jobs", "5000"}, in_dir(dir));
@@ -258,11 +240,8 @@ dt = 0.02
 [sweep]
 seed = { range = [1, 8] }
 )");
-    const run_result one =
-        run_nadyn({"sweep", "exp.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
-    REQUIRE(one.status == 0);
-    const run_result two =
-        run_ranks(2, {"sweep", "exp.toml", "--out", "two.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(quiet_sweep(0, dir, "exp.toml", "one.h5").status == 0);
+    const run_result two = quiet_sweep(2, dir, "exp.toml", "two.h5");
     INFO(two.out << two.err);
     REQUIRE(two.status == 0);
     CHECK(contains(two.out, "complete: 8 runs complete, 0 interrupted, 0 failed"));
@@ -294,11 +273,8 @@ dt = 0.1
 [sweep]
 seed = { range = [1, 6] }
 )");
-    const run_result one =
-        run_nadyn({"sweep", "fail.toml", "--out", "one.h5", "--quiet"}, in_dir(dir));
-    REQUIRE(one.status == 1);
-    const run_result two =
-        run_ranks(2, {"sweep", "fail.toml", "--out", "two.h5", "--quiet"}, in_dir(dir));
+    REQUIRE(quiet_sweep(0, dir, "fail.toml", "one.h5").status == 1);
+    const run_result two = quiet_sweep(2, dir, "fail.toml", "two.h5");
     INFO(two.out << two.err);
     CHECK(two.status == 1);
     CHECK(contains(two.out, "complete: 0 runs complete, 0 interrupted, 6 failed"));

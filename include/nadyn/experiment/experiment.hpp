@@ -33,6 +33,11 @@ struct sweep_axis {
     std::vector<std::string> values; // as text the registry parses
 };
 
+// The sweep file's coordinate of `axis`: its labels, and its values in the key's `type`
+// (integers, numbers, else the text) parsed as the registry parses them (input_error naming
+// the axis), with the scale's description.
+sweep_file_axis file_axis(const sweep_axis& axis, value_type type, std::string description);
+
 // The values of a linspace or logspace axis (also --frame-times linspace:A,B,N): `count`
 // values evenly spaced from first to last, the last exact; logspace takes 10^ of each.
 // input_error unless 1 <= count <= 1e7.

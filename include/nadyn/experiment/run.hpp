@@ -83,6 +83,10 @@ class simulation {
     void set_warning_sink(warning_sink sink) { m_config.integration.warn = std::move(sink); }
     [[nodiscard]] const state_type& state() const { return m_state; }
     [[nodiscard]] const attention_weights& weights() const { return m_weights; }
+    // The flops of one evaluation of the run's attention (its first layer's weights, heads
+    // combined and norm noise drawn as the run draws them) by the algorithm the kernel runs
+    // for them (attention_kernel::flops): what `nadyn sweep --dry-run` counts.
+    [[nodiscard]] double attention_flops() const;
     // Layernorm's gain and bias (empty: a = 1, b = 0; docs/model.md §10).
     [[nodiscard]] const layer_norm_affine& affine() const { return m_affine; }
     // The record of the inputs (parameters + provenance) written to /parameters.

@@ -12,7 +12,9 @@
 
 namespace nadyn {
 
-// The cores this process may use (OpenMP's count: affinity masks and OMP_NUM_THREADS apply).
+// The cores this process may use: omp_get_num_procs(), the processors of its affinity mask (a
+// launcher's or taskset's binding applies; OMP_NUM_THREADS does not, it sets the threads of a
+// run, not the cores).
 int available_cores();
 
 // The most runs side by side a caller may ask for (each is a thread of its own).

@@ -50,13 +50,17 @@ struct sweep_summary {
     int jobs = 1;
     double wall_seconds = 0.0;
     std::string first_failure; // the message of the first failed run
+
+    // Counts one finished run by its status: complete, interrupted, or failed (the first
+    // failure's message kept).
+    void count(const sweep_record& record);
 };
 
 // What --dry-run prints: the runs, the work and the memory, and the schedule.
 struct sweep_plan {
     std::size_t runs = 0;
     int jobs = 1;
-    double flops = 0.0;        // attention flops over all runs (4 n^2 d per evaluation)
+    double flops = 0.0;        // attention flops over all runs (simulation::attention_flops)
     double bytes_in_use = 0.0; // memory of the runs that run side by side
     double file_bytes = 0.0;   // size of the result file
 };

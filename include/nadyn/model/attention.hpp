@@ -101,6 +101,17 @@ struct attention_options {
     double value_norm = 1.0;
 };
 
+// The flops of one evaluation of the attention of `heads` heads of n tokens in d dimensions by
+// the algorithm the kernel runs (docs/performance.md, "The rooflines"; bench/ensemble.py's
+// attention_flops(), the benchmarks' rooflines, is the same count): per head the logits,
+// 2 n^2 d, against the tokens as keys, and the queries' projection by K^T Q, 2 n d^2 (Q folded
+// into K; none without Q and K); the value product, 2 n^2 d, and the values' projection,
+// 2 n d^2 (none when V = s I), per head, or once when the heads' weights are summed before one
+// product (attention_kernel::summed_values()). So shared values V = s I: H (2 n^2 d + 2 n d^2)
+// + 2 n^2 d; each head its own V: H (4 n^2 d + 4 n d^2). The softmax is not counted.
+double attention_flops(std::size_t n, std::size_t d, std::size_t heads, bool summed_values,
+                       bool value_projection = true, bool query_projection = true);
+
 class attention_kernel {
   public:
     // block = 0 picks block sizes from n and d; a given block is the query block of the
@@ -172,6 +183,12 @@ class attention_kernel {
     // benchmarks that compare both.
     [[nodiscard]] bool summed_values() const { return m_summed_values; }
     void sum_shared_values(bool on) { m_sum_shared_values = on; }
+
+    // The flops of one compute() with these weights and options: attention_flops() (above)
+    // with the heads summed where compute() would sum them (summed_values()), the queries'
+    // projection where a head has Q or K, the values' where a head's V is not s I.
+    [[nodiscard]] double flops(const attention_weights& weights,
+                               const attention_options& options) const;
 
     // A frame's attention entropy from the frame's own evaluation (attention_observables.hpp):
     // the next compute() also takes each row's entropy from its logits, bitwise what

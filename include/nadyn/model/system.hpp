@@ -107,6 +107,11 @@ class attention_system {
     // The kernel's options for this model (beta, mask, arithmetic, threads, QKV-Norm, and
     // whether the attention input is the unit directions).
     [[nodiscard]] attention_options kernel_options() const;
+    // The flops of one evaluation of the attention with the current weights, by the algorithm
+    // the kernel runs for them (attention_kernel::flops).
+    [[nodiscard]] double attention_flops() const {
+        return m_kernel.flops(m_weights, kernel_options());
+    }
 
   private:
     // Throws numerical_fault, naming the first token, when an unnormalised A is not finite.

@@ -163,6 +163,28 @@ void add_shared_values(path p, kernel::general_workspace<double>& general,
 
 } // namespace
 
+double attention_flops(std::size_t n, std::size_t d, std::size_t heads, bool summed_values,
+                       bool value_projection, bool query_projection) {
+    const double N = double(n), D = double(d), H = double(heads);
+    const double values = 2.0 * N * N * D + (value_projection ? 2.0 * N * D * D : 0.0);
+    const double per_head = 2.0 * N * N * D + (query_projection ? 2.0 * N * D * D : 0.0);
+    return H * per_head + (summed_values ? values : H * values);
+}
+
+double attention_kernel::flops(const attention_weights& weights,
+                               const attention_options& options) const {
+    const kernel::call_shape shape{m_n, m_d, m_block, m_tile, 0, m_n};
+    const bool summed = m_sum_shared_values &&
+                        shared_values_path(shape, options, weights, m_forced_path).has_value();
+    bool queries = false, values = false;
+    matrix kept;
+    for (const attention_head& head : weights.heads) {
+        queries = queries || head.Q.size() != 0 || head.K.size() != 0;
+        values = values || (head.V.size() != 0 && detail::identity_multiple(head.V, kept) == 0.0);
+    }
+    return attention_flops(m_n, m_d, weights.heads.size(), summed, values, queries);
+}
+
 attention_kernel::attention_kernel(std::size_t n, std::size_t d, std::size_t block)
     : m_n(n), m_d(d), m_block(block == 0 ? detail::default_block(n) : block),
       m_tile(std::min(std::max<std::size_t>(n, 1), block == 0 ? kernel::default_tile : block)),

@@ -247,6 +247,59 @@ template <std::size_t R> weighted_values_loop weighted_values_for(std::size_t d)
     });
 }
 
+// Softmax of a group of R rows (softmax_rows), two rows at a time: their chains of max, exp,
+// sum and division interleave (four at a time spilled the exp's registers, no faster).
+template <std::size_t R>
+[[gnu::always_inline]] inline void softmax_group(float* const* row, std::size_t n, float* inverse) {
+    if constexpr (R % 2 == 0) {
+        for (std::size_t r = 0; r < R; r += 2)
+            softmax_rows<2>(row + r, n, inverse + r);
+    } else {
+        for (std::size_t r = 0; r < R; ++r)
+            softmax_rows<1>(row + r, n, inverse + r);
+    }
+}
+
+// The rows first_row .. end_row - 1 as both routes of the attention take them: without a
+// causal mask R = 4 rows at a time (2 where no loop of 4 rows exists for d), group(k, R,
+// loop) for rows k .. k + R - 1 with R a std::integral_constant and `loop` their weighted
+// values' loop; then the rows left one at a time, row(k, loop), `loop` the one-row loop (null
+// for a d without one: add_row_values() takes the loop for any d).
+template <class Group, class Row>
+[[gnu::always_inline]] inline void for_row_groups(std::size_t first_row, std::size_t end_row,
+                                                  std::size_t d, bool causal, Group&& group,
+                                                  Row&& row) {
+    std::size_t k = first_row;
+    const auto groups = [&](auto size, weighted_values_loop loop) {
+        constexpr std::size_t R = decltype(size)::value;
+        for (; k + R <= end_row; k += R)
+            group(k, size, loop);
+    };
+    if (!causal) {
+        if (const weighted_values_loop four = weighted_values_for<4>(d))
+            groups(std::integral_constant<std::size_t, 4>{}, four);
+        else if (const weighted_values_loop two = weighted_values_for<2>(d))
+            groups(std::integral_constant<std::size_t, 2>{}, two);
+    }
+    const weighted_values_loop one = weighted_values_for<1>(d);
+    for (; k < end_row; ++k)
+        row(k, one);
+}
+
+// out_row += scale * sum_j w_j values_j over `visible` keys: through `one` (the one-row loop of
+// weighted_values_for<1>) or, null, the loop for any d.
+inline void add_row_values(weighted_values_loop one, const float* w, const float* values,
+                           std::size_t visible, std::size_t d, float scale, float* out_row) {
+    if (one) {
+        const float* const weights[1] = {w};
+        float* const o[1] = {out_row};
+        const float scales[1] = {scale};
+        one(weights, values, visible, scales, o);
+    } else {
+        add_weighted_values_any(w, values, visible, d, scale, out_row);
+    }
+}
+
 // Tokens at a time, V vectors each: `group` V independent FMA chains over the components.
 template <std::size_t V>
 void project_rows(const float* tokens, std::size_t n, const float* m_t, float* out) {
@@ -318,57 +371,33 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
     // interleave (4 R chains each: one row's 4 were latency-bound) and each key or value
     // vector is loaded once for the R rows.
     alignas(64) float rows[4 * padded_limit];
-    end_row = std::min(end_row, n);
-    std::size_t k = first_row;
-    auto row_groups = [&](auto group, weighted_values_loop weighted_values) {
-        constexpr std::size_t R = decltype(group)::value;
-        for (; k + R <= end_row; k += R) {
-            float* row[R];
-            const float* q[R];
-            float* o[R];
-            for (std::size_t r = 0; r < R; ++r) {
-                row[r] = rows + r * padded_limit;
-                q[r] = queries + (k + r) * d;
-                o[r] = out + (k + r) * d;
-            }
-            logits_rows<R>(q, keys_t, stride, d, b, stride, row);
-            float scale[R];
-            // Softmax two rows at a time: their chains of max, exp, sum and division
-            // interleave (four at a time spilled the exp's registers, no faster).
-            if constexpr (R % 2 == 0) {
-                for (std::size_t r = 0; r < R; r += 2)
-                    softmax_rows<2>(row + r, n, scale + r);
-            } else {
-                for (std::size_t r = 0; r < R; ++r)
-                    softmax_rows<1>(row + r, n, scale + r);
-            }
-            for (std::size_t r = 0; r < R; ++r)
-                scale[r] *= value_scale;
-            weighted_values(row, values, n, scale, o);
+    const auto group = [&](std::size_t k, auto size, weighted_values_loop weighted_values) {
+        constexpr std::size_t R = decltype(size)::value;
+        float* row[R];
+        const float* q[R];
+        float* o[R];
+        for (std::size_t r = 0; r < R; ++r) {
+            row[r] = rows + r * padded_limit;
+            q[r] = queries + (k + r) * d;
+            o[r] = out + (k + r) * d;
         }
+        logits_rows<R>(q, keys_t, stride, d, b, stride, row);
+        float scale[R];
+        softmax_group<R>(row, n, scale);
+        for (std::size_t r = 0; r < R; ++r)
+            scale[r] *= value_scale;
+        weighted_values(row, values, n, scale, o);
     };
-    if (!causal) {
-        if (const weighted_values_loop four = weighted_values_for<4>(d))
-            row_groups(std::integral_constant<std::size_t, 4>{}, four);
-        else if (const weighted_values_loop two = weighted_values_for<2>(d))
-            row_groups(std::integral_constant<std::size_t, 2>{}, two);
-    }
-    const weighted_values_loop one = weighted_values_for<1>(d);
-    for (; k < end_row; ++k) {
+    const auto one_row = [&](std::size_t k, weighted_values_loop one) {
         const std::size_t visible = causal ? k + 1 : n;
         float* const row[1] = {rows};
         const float* const q[1] = {queries + k * d};
         logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
         float scale[1];
         softmax_rows<1>(row, visible, scale);
-        scale[0] *= value_scale;
-        const float* const w[1] = {rows};
-        float* const o[1] = {out + k * d};
-        if (one)
-            one(w, values, visible, scale, o);
-        else
-            add_weighted_values_any(rows, values, visible, d, scale[0], o[0]);
-    }
+        add_row_values(one, rows, values, visible, d, scale[0] * value_scale, out + k * d);
+    };
+    for_row_groups(first_row, std::min(end_row, n), d, causal, group, one_row);
 }
 
 namespace {
@@ -396,49 +425,32 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
     // added to the rows' sums, then one product of the sums with the values.
     alignas(64) float rows[4 * padded_limit];
     alignas(64) float sums[4 * padded_limit];
-    end_row = std::min(end_row, n);
-    std::size_t k = first_row;
-    auto row_groups = [&](auto group, weighted_values_loop weighted_values) {
-        constexpr std::size_t R = decltype(group)::value;
-        for (; k + R <= end_row; k += R) {
-            float* row[R];
-            float* sum[R];
-            float* o[R];
-            float scale[R];
-            for (std::size_t r = 0; r < R; ++r) {
-                row[r] = rows + r * padded_limit;
-                sum[r] = sums + r * padded_limit;
-                o[r] = out + (k + r) * d;
-                std::fill(sum[r], sum[r] + n, 0.0f);
-            }
-            for (std::size_t h = 0; h < heads; ++h) {
-                const float* q[R];
-                for (std::size_t r = 0; r < R; ++r)
-                    q[r] = queries[h] + (k + r) * d;
-                logits_rows<R>(q, keys_t, stride, d, b, stride, row);
-                if constexpr (R % 2 == 0) {
-                    for (std::size_t r = 0; r < R; r += 2)
-                        softmax_rows<2>(row + r, n, scale + r);
-                } else {
-                    for (std::size_t r = 0; r < R; ++r)
-                        softmax_rows<1>(row + r, n, scale + r);
-                }
-                for (std::size_t r = 0; r < R; ++r)
-                    add_scaled(sum[r], row[r], scale[r], n);
-            }
-            for (std::size_t r = 0; r < R; ++r)
-                scale[r] = value_scale;
-            weighted_values(sum, values, n, scale, o);
+    const auto group = [&](std::size_t k, auto size, weighted_values_loop weighted_values) {
+        constexpr std::size_t R = decltype(size)::value;
+        float* row[R];
+        float* sum[R];
+        float* o[R];
+        float scale[R];
+        for (std::size_t r = 0; r < R; ++r) {
+            row[r] = rows + r * padded_limit;
+            sum[r] = sums + r * padded_limit;
+            o[r] = out + (k + r) * d;
+            std::fill(sum[r], sum[r] + n, 0.0f);
         }
+        for (std::size_t h = 0; h < heads; ++h) {
+            const float* q[R];
+            for (std::size_t r = 0; r < R; ++r)
+                q[r] = queries[h] + (k + r) * d;
+            logits_rows<R>(q, keys_t, stride, d, b, stride, row);
+            softmax_group<R>(row, n, scale);
+            for (std::size_t r = 0; r < R; ++r)
+                add_scaled(sum[r], row[r], scale[r], n);
+        }
+        for (std::size_t r = 0; r < R; ++r)
+            scale[r] = value_scale;
+        weighted_values(sum, values, n, scale, o);
     };
-    if (!causal) {
-        if (const weighted_values_loop four = weighted_values_for<4>(d))
-            row_groups(std::integral_constant<std::size_t, 4>{}, four);
-        else if (const weighted_values_loop two = weighted_values_for<2>(d))
-            row_groups(std::integral_constant<std::size_t, 2>{}, two);
-    }
-    const weighted_values_loop one = weighted_values_for<1>(d);
-    for (; k < end_row; ++k) {
+    const auto one_row = [&](std::size_t k, weighted_values_loop one) {
         const std::size_t visible = causal ? k + 1 : n;
         float* const row[1] = {rows};
         std::fill(sums, sums + visible, 0.0f);
@@ -449,14 +461,9 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
             softmax_rows<1>(row, visible, inverse);
             add_scaled(sums, rows, inverse[0], visible);
         }
-        const float* const w[1] = {sums};
-        float* const o[1] = {out + k * d};
-        const float scale[1] = {value_scale};
-        if (one)
-            one(w, values, visible, scale, o);
-        else
-            add_weighted_values_any(sums, values, visible, d, value_scale, o[0]);
-    }
+        add_row_values(one, sums, values, visible, d, value_scale, out + k * d);
+    };
+    for_row_groups(first_row, std::min(end_row, n), d, causal, group, one_row);
 }
 
 void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,

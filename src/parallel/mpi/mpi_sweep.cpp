@@ -303,25 +303,8 @@ ranks_sweep_result coordinate(const experiment& e, sweep_file& file,
         }
         result.writing_seconds += seconds_since(write_start);
         ++result.runs_per_rank[std::size_t(from)];
-        switch (r.status) {
-        case sweep_run_status::complete:
-            ++summary.complete;
-            break;
-        case sweep_run_status::interrupted:
-            ++summary.interrupted;
-            break;
-        default:
-            ++summary.failed;
-            if (summary.first_failure.empty()) summary.first_failure = r.failure;
-        }
-        ++finished;
-        if (options.progress) {
-            sweep_progress p;
-            p.done = finished;
-            p.total = todo.size();
-            p.elapsed = seconds_since(started);
-            options.progress(p);
-        }
+        summary.count(r);
+        detail::report_progress(options, ++finished, todo.size(), started);
     };
     rank_runs own(e, schedule, options.stop);
     auto idle = std::chrono::microseconds(20);
