@@ -19,6 +19,17 @@ using nadyn::testing::frames_in;
 
 namespace {
 
+// The horizon of runs that must outlast a signal sent once their first frames are on disk:
+// T = 400 takes 1.3 s for 64 tokens and 3 s for 128 in the default build (T = 40 ended before
+// the kill there, with the frame buffer). The sanitizer build's nadyn is about ten times
+// slower, so a tenth of it lasts as long there (T = 400 outlasted the tests' 60 s waits).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int long_horizon = 40;
+#else
+constexpr int long_horizon = 400;
+#endif
+const std::string long_T = std::to_string(long_horizon);
+
 // The arguments of `run` writing to `out`.
 std::vector<std::string> writing_to(std::vector<std::string> run, const std::string& out) {
     run.push_back("--out");
@@ -147,7 +158,7 @@ TEST_CASE("a write failure (file size limit) is exit 1 and the frames so far sta
 TEST_CASE("a run killed with SIGKILL resumes without h5clear and matches the uninterrupted run") {
     const std::string dir = scratch_dir("kill_and_faults/kill_resume");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "400", "--dt", "0.01", "--every",
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", long_T, "--dt", "0.01", "--every",
                      "20", "--quiet", "--seed", "4"},
                     full, part);
     resumes_to(part, full);
@@ -197,7 +208,7 @@ void write_torn_row(const std::string& path) {
 TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its last blocks") {
     const std::string dir = scratch_dir("kill_and_faults/torn_frame");
     const std::string full = dir + "/full.h5", part = dir + "/part.h5";
-    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", "400", "--dt", "0.01", "--every",
+    full_and_killed({"simulate", "--n", "64", "--d", "8", "--T", long_T, "--dt", "0.01", "--every",
                      "20", "--seed", "4", "--quiet"},
                     full, part);
     write_torn_row(part);
@@ -207,9 +218,10 @@ TEST_CASE("a run killed inside a frame resumes: nothing is allocated over its la
 TEST_CASE("a reader holding the file open does not disturb the run") {
     const std::string dir = scratch_dir("kill_and_faults/reader");
     const std::string out = dir + "/held.h5";
-    // Long enough (about 3 s; T = 40 took 0.3 s) that the reader below opens the file while
-    // it is written.
-    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", "400", "--dt",
+    // Long enough (long_T: about 3 s) that the reader below opens the file while it is
+    // written; a frame every time unit.
+    const auto frames = static_cast<std::size_t>(long_horizon) + 1;
+    child_process child(nadyn_path, {"simulate", "--n", "128", "--d", "8", "--T", long_T, "--dt",
                                      "0.01", "--every", "100", "--out", out, "--quiet"});
     REQUIRE(wait_until([&] { return frames_in(out) >= 1; }, std::chrono::seconds(60)));
     run_result finished;
@@ -218,7 +230,7 @@ TEST_CASE("a reader holding the file open does not disturb the run") {
         // The run was still going when the reader opened it: otherwise this test would
         // check nothing about a concurrent reader.
         REQUIRE(held.status() == "running");
-        REQUIRE(held.frame_count() < 401);
+        REQUIRE(held.frame_count() < frames);
         finished = child.wait(std::chrono::seconds(60));
         CHECK(held.frame_count() >= 1);
     }
@@ -226,7 +238,7 @@ TEST_CASE("a reader holding the file open does not disturb the run") {
     CHECK(finished.status == 0);
     const nadyn::trajectory_reader file(out);
     CHECK(file.status() == "complete");
-    CHECK(file.frame_count() == 401);
+    CHECK(file.frame_count() == frames);
 }
 
 TEST_CASE("the README's V = -I example: magnitudes driven through zero fail with exit 1") {
