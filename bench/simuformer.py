@@ -131,7 +131,17 @@ def measured(info):
     return info["wall"], info
 
 
+def fresh_peer_dir(outdir):
+    """Removes an earlier run's pickle and per-sample densities from outdir: the peer names
+    its pickle by the time it started, so repeated runs would leave one each, and
+    read_peer() must read the last run's."""
+    for name in os.listdir(outdir):
+        if name.endswith(".pkl") or name == "per_sample.npz":
+            os.remove(os.path.join(outdir, name))
+
+
 def run_peer(peer, samples, outdir, env):
+    fresh_peer_dir(outdir)
     args = ["--norm", "postln", "--batch", str(samples), "--disable_tqdm", "--no_plot",
             "--outdir", outdir]
     code = PEER_WRAPPER.format(threads=THREADS, peer=os.path.abspath(peer), args=args,

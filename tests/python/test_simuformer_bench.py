@@ -140,3 +140,12 @@ def test_roofline_counts_the_algorithm_nadyn_runs():
     assert bench.attention_flops(40) == 20 * 40 * 500 * per_layer
     assert bench.attention_flops(40) * 2 == 20 * 40 * 500 * 8 * (4 * 64 ** 2 * 16
                                                                 + 6 * 64 * 16 ** 2)
+
+
+def test_a_repeated_peer_run_starts_from_an_empty_output(tmp_path):
+    # The peer names its pickle by its start time: without clearing, the second of three
+    # repeats left two pickles and read_peer() stopped ("expected one .pkl").
+    for name in ("d16_run1.pkl", "d16_run2.pkl", "per_sample.npz", "keep.txt"):
+        (tmp_path / name).write_text("x")
+    bench.fresh_peer_dir(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
