@@ -131,3 +131,21 @@ def merge_tree(item: str | os.PathLike | xr.Dataset, **point: Any) -> MergeTree:
         roots = [new] + roots[2:]
     return MergeTree(linkage=np.asarray(rows, dtype=np.float64).reshape(-1, 4), leaves=leaves, merged=merged,
                      end_time=end_time, complete=len(rows) == merged, tokens=np.asarray(tokens, dtype=np.int64))
+
+
+def final_stretch_at_one(times, counts) -> tuple[float, bool]:
+    """(t, True): the first frame of a run's final stretch of frames at one cluster; or (the
+    last frame's time, False) when the run does not end at one cluster (censored there). A
+    count that returns to 2 or more (a cluster shedding a token at the edge of cluster_eps)
+    starts the wait again: only the final stretch counts. Frames with a NaN time or count
+    (a sweep pads a shorter run's series) are left out; (nan, False) when none is left. The
+    studies lifetimes and causal time their last merger with it."""
+    t, c = np.asarray(times, float), np.asarray(counts, float)
+    kept = np.isfinite(t) & np.isfinite(c)
+    t, c = t[kept], c[kept]
+    if c.size == 0:
+        return float("nan"), False
+    if c[-1] != 1:
+        return float(t[-1]), False
+    above = np.flatnonzero(c != 1)
+    return (float(t[above[-1] + 1]) if above.size else float(t[0])), True

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from nadyn import stats
+from nadyn import clusters, stats
 
 TITLE = "Clustering under the causal mask: one cluster, and the Renyi centres of the plateaus"
 # The quick form (nadyn table causal --quick): two seeds, n = 16, d = 2, beta = 1 and 4, a
@@ -117,18 +117,9 @@ def _points(data, axes):
         yield {a: (v.item() if hasattr(v, "item") else v) for a, v in zip(axes, values)}
 
 
-def time_to_one(times, counts):
-    """(t_one, merged): the first frame of the final stretch at one cluster, or the last
-    frame's time and False (censored there) when the run does not end at one cluster."""
-    t, c = np.asarray(times, float), np.asarray(counts, float)
-    kept = np.isfinite(t) & np.isfinite(c)
-    t, c = t[kept], c[kept]
-    if c.size == 0:
-        return math.nan, False
-    if c[-1] != 1:
-        return float(t[-1]), False
-    above = np.flatnonzero(c != 1)
-    return (float(t[above[-1] + 1]) if above.size else float(t[0])), True
+# The time to one cluster (the first frame of the final stretch at one), censored at the last
+# frame when the run does not end at one cluster: nadyn.clusters' rule, shared with lifetimes.
+time_to_one = clusters.final_stretch_at_one
 
 
 def convergence_runs(data):

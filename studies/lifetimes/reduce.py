@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from nadyn import stats
+from nadyn import clusters, stats
 
 TITLE = "Metastable lifetimes from uniform starts: the last merger against beta"
 # The quick form (nadyn table lifetimes --quick): two seeds, beta = 2 and 3, a horizon of 100
@@ -60,18 +60,10 @@ def finite_frames(times, counts):
     return times[kept], counts[kept]
 
 
-def last_merger(times, counts):
-    """(t_last, merged): the first frame of the final stretch of frames at one cluster, and
-    True; or the last frame's time and False when the run does not end at one cluster
-    (censored there). A count that returns to 2 or more (a cluster shedding a token at the
-    edge of cluster_eps) starts the wait again: only the final stretch counts."""
-    t, c = finite_frames(times, counts)
-    if c.size == 0:
-        return math.nan, False
-    if c[-1] != 1:
-        return float(t[-1]), False
-    above = np.flatnonzero(c != 1)
-    return (float(t[above[-1] + 1]) if above.size else float(t[0])), True
+# (t_last, merged): the first frame of the final stretch at one cluster, or the last frame's
+# time and False when the run does not end at one (censored there): nadyn.clusters' rule,
+# shared with causal.
+last_merger = clusters.final_stretch_at_one
 
 
 def last_two_stretch(counts):
