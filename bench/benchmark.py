@@ -53,9 +53,10 @@ PROCESS_ARGS = ["simulate", "--n", "32", "--d", "3", "--T", "50"]
 DT, BETA, THREADS = 0.01, 4.0, 2
 # The peer every ratio target is judged against.
 HEADLINE_PEER = "numpy+openblas"
-# The 1-minute load average above which the machine counts as loaded before the run (2
-# cores: one other busy process already takes half of them); during the run, above this
-# plus the benchmark's own THREADS.
+# Other processes' busy cores above which the machine counts as loaded at the start (2
+# cores: one other busy process already takes half of them); during the run, a 1-minute
+# load average above this plus the benchmark's own THREADS. (Each timed figure has its own
+# measured load, bench/timing.py.)
 LOADED = 0.5
 
 # Small settings of --smoke: every step runs, on n = 32, d = 3, once.
@@ -131,7 +132,9 @@ def machine():
         "kernel": platform.release(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": capture(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"]),
-        "load_at_start": os.getloadavg()[0],
+        # Other processes' busy cores (bench/timing.py), not the load average, which
+        # still holds whatever ran in the minute before.
+        "load_at_start": timing.load_before(1.0),
     }
 
 
@@ -164,14 +167,14 @@ def runs_text(t):
     """timing.Timing.text() in milliseconds (a peer case's run takes a few of them)."""
     problems = t.problems()
     return (f"best {1e3 * t.best:.3g} ms of {len(t.walls)} runs ({1e3 * min(t.walls):.3g}-"
-            f"{1e3 * max(t.walls):.3g} ms, spread {100 * t.spread:.0f}%, load {t.load:.2f})"
+            f"{1e3 * max(t.walls):.3g} ms, spread {100 * t.spread:.0f}%, {t.load_text()})"
             + (f"; UNRELIABLE: {', '.join(problems)}" if problems else ""))
 
 
 def timing_fields(t):
     """What the report needs of a bench/timing.py Timing (the .json keeps no objects)."""
     return {"reps": len(t.walls), "runs": runs_text(t), "reliable": t.reliable,
-            "walls": t.walls, "loads": t.loads}
+            "walls": t.walls, "loads": t.loads, "loads_during": t.loads_during}
 
 
 def peer_backends(openblas, refblas, have_torch):
@@ -283,7 +286,8 @@ def process_time(build, work, reps):
     launch()  # warms the page cache (binary, libraries)
     whole = timing.alternate({"process": launch}, max(reps, timing.MIN_REPEATS))["process"]
     inside = timing.Timing("in-process", walls=list(whole.results), loads=list(whole.loads),
-                           results=list(whole.results))
+                           results=list(whole.results),
+                           loads_during=list(whole.loads_during))
     row = {"command": "nadyn " + " ".join(PROCESS_ARGS), "process_seconds": whole.best,
            "run_seconds": inside.best, "reps": len(whole.walls), "runs": runs_text(whole),
            "reliable": whole.reliable and inside.reliable}
@@ -373,14 +377,14 @@ def report(data):
                  f"instruction set `{b['level']}`; {b['compiler']}; flags `{b['flags']}`")
     L.append(f"- nadyn commit {m['commit']}; NumPy {m['numpy']} (Debian); date {m['date']}")
     load_start, load_end, load_max = m["load_at_start"], data["load_at_end"], data["load_max"]
-    L.append(f"- Load average (1 min): {load_start:.2f} at the start of the run, {load_end:.2f} "
-             f"at the end, at most {load_max:.2f} between the steps. At the start, above 0 means "
-             "other processes shared the 2 cores; during the run the benchmark itself keeps up "
+    L.append(f"- Load: other processes kept {load_start:.2f} cores busy at the start (measured "
+             f"over 1 s); the 1-minute load average was {load_end:.2f} at the end and at most "
+             f"{load_max:.2f} between the steps. During the run the benchmark itself keeps up "
              f"to {THREADS} threads busy, so up to about {THREADS} is its own. Other processes "
              "mostly hurt the 2-thread figures (a parallel region waits for its slowest thread).")
     if data["loaded"]:
-        L.append(f"- **The machine was loaded during this run** (load average above {LOADED:g} at "
-                 f"the start or above {THREADS + LOADED:g} during the run): "
+        L.append(f"- **The machine was loaded during this run** (a load above {LOADED:g} at "
+                 f"the start or a load average above {THREADS + LOADED:g} during the run): "
                  "the absolute times and the ratios against the peers are not clean figures; "
                  "rerun `bash scripts/benchmark.sh` on an idle machine before quoting them.")
     L.append("")
@@ -520,8 +524,8 @@ def report(data):
     L.append("")
     L.append("Each program of a case (each build's `nadyn-bench peer` and each peer) ran the "
              "same number of times, alternating (bench/timing.py); its time is its best run, "
-             "and a ratio is UNRELIABLE when a figure behind it had a load above "
-             f"{timing.RELIABLE_LOAD} before its best run or a spread above "
+             "and a ratio is UNRELIABLE when a figure behind it had a load ("
+             f"{timing.LOAD_MEANING}) above {timing.RELIABLE_LOAD} or a spread above "
              f"{100 * timing.RELIABLE_SPREAD:.0f}%. The runs:")
     L.append("")
     for c in data["peers"]:

@@ -55,6 +55,7 @@ def in_process(whole):
     inside = timing.Timing(whole.name + " (in-process)")
     inside.walls = [reported_seconds(out) for out in whole.results]
     inside.loads = list(whole.loads)
+    inside.loads_during = list(whole.loads_during)
     inside.results = list(whole.results)
     return inside
 
@@ -63,7 +64,7 @@ def ms_text(t):
     """`best 3.7 ms (3.7-4.1, spread 9%, load 0.21)`, UNRELIABLE with its reasons."""
     problems = t.problems()
     return (f"{1e3 * t.best:.1f} | {1e3 * min(t.walls):.1f}-{1e3 * max(t.walls):.1f} | "
-            f"{100 * t.spread:.0f}% | {t.load:.2f} | "
+            f"{100 * t.spread:.0f}% | {t.load_text().removeprefix('load ')} | "
             + ("UNRELIABLE: " + ", ".join(problems) if problems else "reliable"))
 
 
@@ -122,8 +123,8 @@ def main():
         f"Made by `/usr/bin/python3 bench/startup.py --build {args.build} --out {args.out}` "
         f"(run by `bash scripts/benchmark.sh`); {args.repeats} launches of each command after "
         f"one warm-up, the commands alternating, on {os.cpu_count()} cores. Each is reported by "
-        f"its best launch, with the range and spread of its launches and the 1-minute load "
-        f"average before the best (bench/timing.py), and marked UNRELIABLE when that load was "
+        f"its best launch, with the range and spread of its launches and the load: "
+        f"{timing.LOAD_MEANING} (bench/timing.py); marked UNRELIABLE when a load was "
         f"above {timing.RELIABLE_LOAD} or the spread above {100 * timing.RELIABLE_SPREAD:.0f}%.",
         "",
         "| command | best (ms) | range (ms) | spread | load | |",
@@ -159,7 +160,7 @@ def main():
         shaky = "" if whole.reliable and inside.reliable else " (unreliable)"
         lines.append(
             f"| {name.split(', ', 1)[1]} | {1e3 * whole.best:.1f} ({100 * whole.spread:.0f}% "
-            f"spread, load {whole.load:.2f}) | {1e3 * inside.best:.1f} | **{ratio:.2f}x**{shaky} | "
+            f"spread, {whole.load_text()}) | {1e3 * inside.best:.1f} | **{ratio:.2f}x**{shaky} | "
             f"{PROCESS_TARGET}x: {'met' if ratio <= PROCESS_TARGET else 'not met'} |")
     lines += [
         "",

@@ -119,8 +119,9 @@ if [[ " $* " != *" --smoke "* ]]; then
             --figure "$root/results/simuformer_heatmap.png"
         ensemble+=(--simuformer "$root/results/simuformer.md")
     fi
-    # Its two busy cores linger in the load average, which benchmark.py reads to flag a
-    # loaded machine: wait (at most 3 minutes) until the 1-minute average is back below 0.5.
+    # Its two busy cores linger in the load average, which benchmark.py reads between its
+    # steps to flag a loaded machine: wait (at most 3 minutes) until the 1-minute average is
+    # back below 0.5. (Each timed run's own load is measured, bench/timing.py.)
     for _ in $(seq 36); do
         awk '{ exit !($1 < 0.5) }' /proc/loadavg && break
         sleep 5

@@ -1,5 +1,6 @@
 """bench/timing.py: the alternation order, the best run and its load, the spread, and the
-thresholds that mark a figure unreliable, with scripted runs and a scripted load average."""
+thresholds that mark a figure unreliable, with scripted runs and a scripted load; the load
+measured from /proc/stat snapshots."""
 import importlib.util
 import pathlib
 import sys
@@ -31,7 +32,7 @@ def test_programs_alternate_and_the_best_run_speaks_for_each():
     loads = iter([0.1, 0.2, 0.3, 0.4, 0.45, 0.05])
     found = timing.alternate(scripted(order, {"peer": [15.3, 67.0, 16.0],
                                               "nadyn": [3.2, 3.16, 3.4]}),
-                             repeats=3, loadavg=lambda: (next(loads), 0.0, 0.0))
+                             repeats=3, before=lambda: next(loads), busy=None)
     assert order == ["peer", "nadyn"] * 3
     peer, nadyn = found["peer"], found["nadyn"]
     assert peer.best == 15.3 and peer.load == 0.1 and peer.result == "peer run 1"
@@ -53,16 +54,47 @@ def test_programs_alternate_and_the_best_run_speaks_for_each():
 ])
 def test_thresholds(load, walls, reliable):
     found = timing.alternate(scripted([], {"a": walls}), repeats=3,
-                             loadavg=lambda: (load, 0.0, 0.0))["a"]
+                             before=lambda: load, busy=None)["a"]
     assert found.reliable is reliable
 
 
 def test_fewer_than_three_runs_are_unreliable():
     found = timing.alternate(scripted([], {"a": [1.0, 1.0]}), repeats=2,
-                             loadavg=lambda: (0.0, 0.0, 0.0))["a"]
+                             before=lambda: 0.0, busy=None)["a"]
     assert found.problems() == ["2 runs, fewer than 3"]
     with pytest.raises(ValueError):
         timing.alternate({}, repeats=0)
+
+
+def test_load_during_a_run_is_the_machine_less_the_run_itself():
+    # The machine busy 3.0 CPU s over a 2 s run that used 2.6 s itself: others held 0.2
+    # cores. A run that was alone (its own 2 threads busy) reads 0.
+    assert timing.load_during(3.0, 2.6, 2.0) == pytest.approx(0.2)
+    assert timing.load_during(4.0, 4.0, 2.0) == 0.0
+    snapshots = iter([(10.0, 100.0), (10.3, 101.0)])
+    found = timing.alternate(scripted([], {"a": [2.0]}), repeats=1, before=lambda: 0.0,
+                             busy=lambda: next(snapshots), own=iter([5.0, 5.1]).__next__)
+    # The scripted run returns at once, so the elapsed wall is tiny and the other 0.2 CPU s
+    # read as many cores: the figure is marked.
+    assert found["a"].load_during > 0.5
+    assert "during the best run" in " ".join(found["a"].problems())
+
+
+def test_load_before_reads_the_busy_share_of_the_machine(tmp_path, monkeypatch):
+    # Two /proc/stat snapshots 0.5 s apart (in clock ticks: user nice system idle iowait irq
+    # softirq steal): 60 busy of 200 ticks on 2 cores is 0.6 cores; iowait counts as idle.
+    stats = iter(["cpu  1000 0 500 8000 100 0 0 0 0 0\n",
+                  "cpu  1050 0 510 8130 110 0 0 0 0 0\n"])
+    stat = tmp_path / "stat"
+
+    def busy():
+        stat.write_text(next(stats))
+        return timing.machine_busy_seconds(str(stat))
+
+    monkeypatch.setattr(timing.os, "cpu_count", lambda: 2)
+    slept = []
+    assert timing.load_before(0.5, busy=busy, sleep=slept.append) == pytest.approx(0.6)
+    assert slept == [0.5]
 
 
 # ---- bench/benchmark.py through bench/timing.py (issue 38 item 1) --------------------------
@@ -75,7 +107,7 @@ def load_benchmark(monkeypatch, load=0.1):
     if hasattr(bench, "timing"):  # (a benchmark.py that does not use it fails the tests below)
         alternate = bench.timing.alternate
         monkeypatch.setattr(bench.timing, "alternate", lambda programs, repeats=3: alternate(
-            programs, repeats, loadavg=lambda: (load, 0.0, 0.0)))
+            programs, repeats, before=lambda: load, busy=None))
     monkeypatch.setattr(bench, "log", lambda *args: None)
     return bench
 
