@@ -354,6 +354,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     // What the Gram pass measures besides min_cos and clusters: pair_density is counted in
     // its blocks, and the modes summed there. With none of them it is skipped, its O(n^2 d).
     calculator.measure_pairs(c.observes("pair_density"));
+    calculator.measure_displacement(c.records("displacement") || c.records("norm_error"));
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
     const bool clusters = c.records("clusters");
     calculator.measure_pairwise(c.records("min_cos"), clusters);

@@ -105,23 +105,26 @@ frame_observables observables_calculator::compute(const double* theta, const dou
     double displacement = 0.0, norm_error = 0.0;
     double r_sum = 0.0, r_min = std::numeric_limits<double>::infinity(), r_max = -r_min;
     for (std::size_t k = 0; k < n; ++k) {
-        double chord2 = 0.0, norm2 = 0.0;
-        for (std::size_t c = 0; c < d; ++c) {
-            const double diff = theta[k * d + c] - m_initial[k * d + c];
-            chord2 += diff * diff;
-            norm2 += theta[k * d + c] * theta[k * d + c];
+        if (m_displacement) {
+            double chord2 = 0.0, norm2 = 0.0;
+            for (std::size_t c = 0; c < d; ++c) {
+                const double diff = theta[k * d + c] - m_initial[k * d + c];
+                chord2 += diff * diff;
+                norm2 += theta[k * d + c] * theta[k * d + c];
+            }
+            // angle = 2 asin(chord / 2): accurate for small angles, unlike acos of a cosine.
+            displacement += 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0));
+            norm_error = std::max(norm_error, std::abs(std::sqrt(norm2) - 1.0));
         }
-        // angle = 2 asin(chord / 2): accurate for small angles, unlike acos of a cosine.
-        displacement += 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0));
-        norm_error = std::max(norm_error, std::abs(std::sqrt(norm2) - 1.0));
         r_sum += r[k];
         r_min = std::min(r_min, r[k]);
         r_max = std::max(r_max, r[k]);
     }
     const double nn = static_cast<double>(n);
     if (m_modes > 0) out.modes.assign(m_modes, 1.0); // n = 1: a point mass
-    out.displacement = displacement / nn;
-    out.norm_error = norm_error;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out.displacement = m_displacement ? displacement / nn : nan;
+    out.norm_error = m_displacement ? norm_error : nan;
     out.r_mean = r_sum / nn;
     out.r_min = r_min;
     out.r_max = r_max;

@@ -46,6 +46,19 @@ TEST_CASE("mean_cos, gap, min_cos and displacement equal their pairwise definiti
     CHECK(o.displacement == doctest::Approx(angle / double(n)).epsilon(1e-10));
     CHECK(o.r_mean == 1.0);
     CHECK(o.norm_error < 1e-15);
+
+    // A run that records neither displacement nor norm_error skips their loop: both NaN, the
+    // moments and the magnitudes' statistics unchanged.
+    observables_calculator skipping(n, d, std::vector<double>(x0.begin(), x0.begin() + n * d),
+                                    1e-3);
+    skipping.measure_displacement(false);
+    const frame_observables s = skipping.compute(x.data(), x.data() + n * d, nullptr);
+    CHECK(std::isnan(s.displacement));
+    CHECK(std::isnan(s.norm_error));
+    CHECK(s.mean_cos == o.mean_cos);
+    CHECK(s.min_cos == o.min_cos);
+    CHECK(s.r_mean == o.r_mean);
+    CHECK(s.r_min == o.r_min);
 }
 
 TEST_CASE("clusters counts single-linkage groups at cosine >= 1 - eps") {

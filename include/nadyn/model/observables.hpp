@@ -162,6 +162,11 @@ class observables_calculator {
         m_clusters = clusters;
     }
 
+    // Whether compute() measures displacement and norm_error, a loop over the tokens with an
+    // asin each (on by default). Off: both NaN; a run that records neither skips the loop,
+    // 4% of the float sweep of examples/simuformer.toml, which records pair_density alone.
+    void measure_displacement(bool on) { m_displacement = on; }
+
     // The single-linkage components of the last compute(): per token the smallest token of
     // its cluster (the graph of `clusters`), what cluster_tracker::update() takes, so the
     // cluster history needs no second pass over the pairs.
@@ -179,6 +184,7 @@ class observables_calculator {
     bool m_pair_density = false;
     std::size_t m_modes = 0;
     bool m_min_cos = true, m_clusters = true;
+    bool m_displacement = true;
     std::vector<int> m_components; // n, after compute()
 };
 
