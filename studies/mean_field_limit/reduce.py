@@ -18,7 +18,7 @@ TITLE = "n particles against their mean-field density: W1 against n and t, and w
 PARAMETERS = {
     "starts": ["uniform", "perturbed:3,0.05"],
     "n": [256, 1024, 4096, 16384, 65536],
-    "seeds": [16, 16, 16, 3, 16],
+    "seeds": [16, 16, 16, 16, 16],
     "horizon": [8.0, 8.0, 8.0, 8.0, 0.0],
     "beta": 5.0,
     "dt": 0.1,             # rk4 step of the particles
