@@ -24,6 +24,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import timing  # noqa: E402  (bench/timing.py: the load other processes put on the machine)
 
 import numpy as np  # noqa: E402
 
@@ -127,7 +130,7 @@ def main():
     args = parser.parse_args()
     began = time.perf_counter()
     nadyn = os.path.abspath(os.path.join(args.build, "bin", "nadyn"))
-    loads = [os.getloadavg()[0]]
+    loads = [timing.load_before(1.0)]
     tmp = tempfile.mkdtemp(prefix="nadyn-bench-meanfield-")
     out = os.path.join(tmp, "run.h5")
     lines = []
@@ -153,7 +156,7 @@ def main():
     common = ["--dt", "0.01", "--every", "100000", "--threads", "1", "--resolution-tol", "1e-6"]
     grid_runs = best_of(grids, lambda flags: run_meanfield(nadyn, flags + common, out, cap=20),
                         args.repeats)
-    loads.append(os.getloadavg()[0])
+    loads.append(timing.load_before(1.0))
     lines += ["## 1. The solver's cost against the grid", "",
               "`nadyn meanfield ... --dt 0.01 --threads 1 --resolution-tol 1e-6`, beta = 5 (one "
               "thread because the machine is shared: a 2-thread run stalls whenever the other "
@@ -213,7 +216,7 @@ def main():
     configs = {(n, k): (n, k) for n in measured_n for k in (steps, 2 * steps)}
     particle_walls = best_of(configs, lambda c: run_simulate(nadyn, c[0], c[1], dt, out),
                              args.repeats)
-    loads.append(os.getloadavg()[0])
+    loads.append(timing.load_before(1.0))
     per_step = {n: (min(particle_walls[(n, 2 * steps)]) - min(particle_walls[(n, steps)])) / steps
                 for n in measured_n}
     particle_runs = {n: particle_walls[(n, 2 * steps)] for n in measured_n}
@@ -302,7 +305,7 @@ def main():
     for label, threads in threads_of.items():
         targets[label] = sphere + ["--threads", str(threads)]
     target_runs = best_of(targets, lambda flags: run_meanfield(nadyn, flags, out), args.repeats)
-    loads.append(os.getloadavg()[0])
+    loads.append(timing.load_before(1.0))
     lines += ["", "## 3. The issue's speed targets", ""]
     if t_meta is None:
         lines.append("S^1, 4096 points, beta = 5, `noise:0.01,16`: no metastable state "
@@ -339,7 +342,8 @@ def main():
         + (" --quick" if args.quick else "") + "` (run by `bash scripts/benchmark.sh`), in "
         f"{elapsed:.0f} s, on {os.cpu_count()} cores. Best of {args.repeats} runs, the "
         "configurations of each table alternating within a round; spread = slowest / fastest - 1. "
-        "1-minute load average at the start and after each part: "
+        "Other processes' busy cores (bench/timing.py, over 1 s) at the start and after each "
+        "part: "
         + ", ".join(f"{x:.2f}" for x in loads)
         + (" (a loaded machine: the figures are high, and the spreads say by how much they "
            "moved)" if max(loads) > 0.5 else "") + ".", ""]

@@ -29,6 +29,8 @@ LOAD_WINDOW = 0.5
 # (slowest - best) / best above this: the runs disagree too much for the best to stand alone.
 RELIABLE_SPREAD = 0.2
 MIN_REPEATS = 3
+# From this many runs on, the spread is taken to the upper quartile, not the slowest run.
+QUARTILE_RUNS = 8
 # What a report says its load column is.
 LOAD_MEANING = (f"the cores other processes kept busy (from /proc/stat) in the {LOAD_WINDOW} s "
                 f"before the best run and during it")
@@ -100,8 +102,20 @@ class Timing:
 
     @property
     def spread(self) -> float:
-        """(slowest - best) / best over the runs."""
-        return (max(self.walls) - self.best) / self.best if self.best > 0 else float("inf")
+        """(slowest - best) / best over fewer than QUARTILE_RUNS runs; from QUARTILE_RUNS on,
+        (upper quartile - best) / best, so that the odd slow launch of a command of a few
+        milliseconds (a scheduler tick is a millisecond) does not speak for twenty others.
+        The range printed beside it is always best to slowest."""
+        if self.best <= 0:
+            return float("inf")
+        walls = sorted(self.walls)
+        if len(walls) < QUARTILE_RUNS:
+            return (walls[-1] - self.best) / self.best
+        # The upper quartile by linear interpolation between the order statistics.
+        position = 0.75 * (len(walls) - 1)
+        low = int(position)
+        upper = walls[low] + (position - low) * (walls[min(low + 1, len(walls) - 1)] - walls[low])
+        return (upper - self.best) / self.best
 
     @property
     def load(self) -> float:

@@ -58,6 +58,24 @@ def test_thresholds(load, walls, reliable):
     assert found.reliable is reliable
 
 
+def test_many_runs_spread_to_their_upper_quartile():
+    # Twenty launches of a 1.7 ms command, two of them slowed by a scheduler tick: the
+    # slowest run would give a spread of 135 %; the upper quartile (1.8 ms) gives 6 %.
+    walls = [1.7] * 10 + [1.75] * 4 + [1.8] * 4 + [3.0, 4.0]
+    found = timing.alternate(scripted([], {"a": walls}), repeats=len(walls),
+                             before=lambda: 0.0, busy=None)["a"]
+    assert found.spread == pytest.approx((1.8 - 1.7) / 1.7)
+    assert found.reliable and "(1.70-4.00 s" in found.text()
+    # Below QUARTILE_RUNS runs the slowest run counts: one slow peer run of three still shows.
+    few = timing.alternate(scripted([], {"a": [1.7] * 6 + [4.0]}), repeats=7,
+                           before=lambda: 0.0, busy=None)["a"]
+    assert few.spread == pytest.approx((4.0 - 1.7) / 1.7) and not few.reliable
+    # A quarter of the runs slow is a spread, however many runs there are.
+    slow = timing.alternate(scripted([], {"a": [1.0] * 12 + [1.5] * 8}), repeats=20,
+                            before=lambda: 0.0, busy=None)["a"]
+    assert slow.spread == pytest.approx(0.5) and not slow.reliable
+
+
 def test_fewer_than_three_runs_are_unreliable():
     found = timing.alternate(scripted([], {"a": [1.0, 1.0]}), repeats=2,
                              before=lambda: 0.0, busy=None)["a"]
