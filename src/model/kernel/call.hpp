@@ -44,10 +44,7 @@ inline double identity_multiple(const matrix& m, matrix& kept) {
     const double s = m(0, 0);
     if (s == 0.0) return 0.0;
     if (kept.rows() != m.rows() || kept(0, 0) != s) kept = s * matrix::Identity(m.rows(), m.cols());
-    return std::memcmp(kept.data(), m.data(),
-                       static_cast<std::size_t>(m.size()) * sizeof(double)) == 0
-               ? s
-               : 0.0;
+    return same_projection(kept, m) ? s : 0.0;
 }
 
 template <class Scalar>

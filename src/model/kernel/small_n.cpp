@@ -1,5 +1,7 @@
 #include "small_n.hpp"
 
+#include "call.hpp"
+
 #include "../attention_entropy.hpp"
 #include "../reductions.hpp"
 #include "dimension.hpp"
@@ -582,22 +584,9 @@ small_n_weights::entry& small_n_weights::slot(std::size_t head, std::size_t whic
     return m_entries[index];
 }
 
-namespace {
-
-// The same map, bit for bit (a memcmp: Eigen's coefficient-wise comparison cost more than the
-// cache saved).
-bool same_bits(const matrix& kept, const matrix& m) {
-    // An empty map (the identity) has no data: memcmp must not see its null pointer.
-    return kept.rows() == m.rows() && kept.cols() == m.cols() &&
-           (m.size() == 0 || std::memcmp(kept.data(), m.data(),
-                                         static_cast<std::size_t>(m.size()) * sizeof(double)) == 0);
-}
-
-} // namespace
-
 const double* small_n_weights::transposed(std::size_t head, std::size_t which, const matrix& m) {
     entry& e = slot(head, which);
-    if (!e.valid || !same_bits(e.first, m)) {
+    if (!e.valid || !same_projection(e.first, m)) {
         e.first = m;
         e.value.resize(static_cast<std::size_t>(m.size()));
         transpose_map(m, e.value.data());
@@ -608,7 +597,7 @@ const double* small_n_weights::transposed(std::size_t head, std::size_t which, c
 
 const double* small_n_weights::folded(std::size_t head, const matrix& q, const matrix& k) {
     entry& e = slot(head, 3);
-    if (!e.valid || !same_bits(e.first, q) || !same_bits(e.second, k)) {
+    if (!e.valid || !same_projection(e.first, q) || !same_projection(e.second, k)) {
         e.first = q;
         e.second = k;
         // (K^T Q)^T = Q^T K, with an empty map the identity.
