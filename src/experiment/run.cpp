@@ -341,8 +341,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     const bool observes = !m_exchange || m_exchange->writes();
     observables_calculator calculator(c.n, c.d, m_theta_initial, c.cluster_eps, 0, threads);
     attention_observables attention_pass(c.n, c.d, c.block);
-    // The observables the run records (the table's rows), and the passes they need: the
-    // O(n d) moments are computed whatever the choice (mean_cos feeds the summary line).
+    // The observables the run records (the table's rows), and the passes they need.
     const std::vector<const observable*> rows = c.recorded_rows();
     std::vector<std::vector<double>> workspaces(rows.size()); // each row's own, across frames
     // The motion since the previous recorded frame; a resumed run's is the file's last kept
@@ -355,6 +354,12 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     // its blocks, and the modes summed there. With none of them it is skipped, its O(n^2 d).
     calculator.measure_pairs(c.observes("pair_density"));
     calculator.measure_displacement(c.records("displacement") || c.records("norm_error"));
+    // The moments when a row records one; else only the last frame's, after the run, for the
+    // summary line's mean_cos (its directions kept at each frame: a copy, not two passes).
+    const bool moments =
+        c.records("mean_cos") || c.records("gap") || c.records("velocity") || c.records("variance");
+    calculator.measure_moments(moments);
+    std::vector<double> last_directions;
     calculator.measure_modes(c.observes("modes") ? c.modes : 0);
     const bool clusters = c.records("clusters");
     calculator.measure_pairwise(c.records("min_cos"), clusters);
@@ -379,6 +384,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
             return;
         }
         summary.last = calculator.compute(directions(x), magnitudes(x, c.n, c.d), dxdt.data());
+        if (!moments) last_directions.assign(directions(x), directions(x) + c.n * c.d);
         // The input the attention reads: theta_k, r_k theta_k (no-norm) or a ⊙ theta_k + b
         // (layernorm with gain and bias).
         const double* input = system.attention_input(x);
@@ -448,6 +454,7 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
     integration_settings settings = c.resolved_integration();
     settings.estimate_step_error = c.records("step_error");
     settings.frame_attention = attention_observed;
+    settings.frame_velocity = moments;
     if (settings.warn && !resume)
         for (const std::string& warning :
              configuration_warnings(c.scheme_id, settings.T, settings.dt,
@@ -455,6 +462,12 @@ run_summary simulation::run(const frame_callback& on_frame, const std::atomic<bo
             settings.warn(warning);
     summary.outcome =
         integrate(system, x, settings, observer, summary.statistics, stop, layer_weights, resume);
+    if (!moments && !last_directions.empty()) {
+        const frame_observables last = calculator.compute_moments(last_directions.data(), nullptr);
+        summary.last.mean_cos = last.mean_cos;
+        summary.last.gap = last.gap;
+        summary.last.variance = last.variance;
+    }
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;

@@ -570,11 +570,16 @@ integration_outcome integrate_layers(attention_system& system, state_type& x,
         try {
             if (frame) {
                 system.begin_step(t);
-                system(x, dxdt, t); // the ODE velocity of this state, for the observables
-                // The layer reads the same attention (the same state, weights and time): kept
-                // from this evaluation, before the observer's own passes, instead of a second
-                // kernel call, which made a frame cost a whole layer.
-                std::copy(system.attention().begin(), system.attention().end(), attention.begin());
+                if (settings.frame_velocity || settings.frame_attention) {
+                    system(x, dxdt, t); // the ODE velocity of this state, for the observables
+                    // The layer reads the same attention (the same state, weights and time):
+                    // kept from this evaluation, before the observer's own passes, instead of
+                    // a second kernel call, which made a frame cost a whole layer.
+                    std::copy(system.attention().begin(), system.attention().end(),
+                              attention.begin());
+                } else {
+                    system.attend_state(x, attention.data()); // nothing reads dx/dt
+                }
                 observer(x, dxdt, frame_time, l);
             }
             if (stopping) return integration_outcome::interrupted;

@@ -99,8 +99,14 @@ frame_observables observables_calculator::compute_moments(const double* theta,
 
 frame_observables observables_calculator::compute(const double* theta, const double* r,
                                                   const double* dtheta) {
-    frame_observables out = compute_moments(theta, dtheta);
     const std::size_t n = m_n, d = m_d;
+    frame_observables out;
+    if (m_moments) {
+        out = compute_moments(theta, dtheta);
+    } else {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        out.mean_cos = out.gap = out.variance = out.velocity = nan;
+    }
 
     double displacement = 0.0, norm_error = 0.0;
     double r_sum = 0.0, r_min = std::numeric_limits<double>::infinity(), r_max = -r_min;

@@ -51,6 +51,9 @@ def positions(path):
     (["attention_entropy", "argmax_flips", "step_error"], ["--observe", "none"]),
     # A peer's metric alone: the Gram pass for pair_density only.
     ([], ["--observe", "pair_density,modes"]),
+    # No moment with the layers integrator: its frames evaluate the attention alone, not the
+    # velocity (nothing reads it), and skip the moments.
+    (["min_cos"], ["--observe", "pair_density", "--integrator", "layers", "--precision", "float"]),
 ])
 def test_a_reduced_set_records_exactly_it_bitwise(simulate, chosen, extra):
     full = simulate("full.h5", *FLAGS, *extra)
@@ -100,6 +103,21 @@ def test_summary_and_inspect_without_clusters(cli, tmp_path):
     plateaus = subprocess.run([cli, "inspect", str(out), "--plateaus"], capture_output=True,
                               text=True)
     assert plateaus.returncode == 2 and "no clusters series" in plateaus.stderr
+
+
+def test_summary_mean_cos_without_any_moment_recorded(cli, tmp_path):
+    # No moment recorded: the frames skip them, and the summary line's mean_cos is the last
+    # frame's, from its directions after the run.
+    out = tmp_path / "lean.h5"
+    result = subprocess.run([cli, "simulate", *FLAGS, "--observables", "min_cos", "--out",
+                             str(out)], capture_output=True, text=True, check=True)
+    assert groups(out)[0] == ["min_cos", "step_size"]
+    summary = [line for line in result.stdout.splitlines() if line.startswith("complete:")]
+    mean_cos = float(summary[0].split("mean_cos = ")[1].split(",")[0])
+    last = positions(out)[0][-1]
+    s = last.sum(axis=0)
+    n = last.shape[0]
+    assert mean_cos == pytest.approx((s @ s - n) / (n * (n - 1)), rel=1e-11)
 
 
 def test_a_bad_name_is_one_line_and_status_2(cli, tmp_path):

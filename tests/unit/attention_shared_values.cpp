@@ -85,6 +85,8 @@ TEST_CASE("heads sharing their values take the summed route, equal to the per-he
         {33, 5, 2, true, 0.0, false},       // no compiled loops: the any-d loops, Eigen's fold
         {45, 32, 2, false, 0.5, false},     // n odd: the last row alone
         {128, 64, 2, true, 1.0, false},     // the limit
+        {64, 16, 11, true, 0.0, false},     // more heads than a block of 8: two blocks
+        {40, 16, 9, false, 1.0 / 9, false}, // n not whole vectors of floats, two blocks
         // Beyond it, the general path's blocks (n > 128 or d > 64):
         {200, 16, 8, false, 1.0 / 8, false}, // simuformer's heads at n = 200
         {300, 16, 4, true, 0.0, true},       // causal, a shared Gaussian V, two blocks or more

@@ -59,6 +59,19 @@ TEST_CASE("mean_cos, gap, min_cos and displacement equal their pairwise definiti
     CHECK(s.min_cos == o.min_cos);
     CHECK(s.r_mean == o.r_mean);
     CHECK(s.r_min == o.r_min);
+
+    // A run that records none of the moments skips compute_moments(): mean_cos, gap, variance
+    // and velocity NaN, the pairwise and magnitude statistics unchanged.
+    observables_calculator lean(n, d, std::vector<double>(x0.begin(), x0.begin() + n * d), 1e-3);
+    lean.measure_moments(false);
+    const frame_observables m = lean.compute(x.data(), x.data() + n * d, nullptr);
+    CHECK(std::isnan(m.mean_cos));
+    CHECK(std::isnan(m.gap));
+    CHECK(std::isnan(m.variance));
+    CHECK(std::isnan(m.velocity));
+    CHECK(m.min_cos == o.min_cos);
+    CHECK(m.displacement == o.displacement);
+    CHECK(m.r_max == o.r_max);
 }
 
 TEST_CASE("clusters counts single-linkage groups at cosine >= 1 - eps") {

@@ -74,6 +74,10 @@ struct integration_settings {
     // kernel does not measure the frame's attention entropy in its evaluation.
     bool estimate_step_error = true;
     bool frame_attention = true;
+    // Whether the observer reads a frame's velocity dx/dt (the moments' velocity); without it
+    // and without frame_attention the layers integrator's frames evaluate only the attention
+    // the layer needs, not the right-hand side, and pass a dx/dt not of this state.
+    bool frame_velocity = true;
 };
 
 // The tau of layer_time: itself when set, else dt for the layers integrator (a draw per

@@ -166,6 +166,11 @@ class observables_calculator {
     // asin each (on by default). Off: both NaN; a run that records neither skips the loop,
     // 4% of the float sweep of examples/simuformer.toml, which records pair_density alone.
     void measure_displacement(bool on) { m_displacement = on; }
+    // Whether compute() measures the moments (compute_moments(): mean_cos, gap, variance,
+    // velocity; on by default). Off: the four NaN, and a run that records none of them skips
+    // two sequential passes over the n d coordinates (2% of the float sweep of
+    // examples/simuformer.toml).
+    void measure_moments(bool on) { m_moments = on; }
 
     // The single-linkage components of the last compute(): per token the smallest token of
     // its cluster (the graph of `clusters`), what cluster_tracker::update() takes, so the
@@ -185,6 +190,7 @@ class observables_calculator {
     std::size_t m_modes = 0;
     bool m_min_cos = true, m_clusters = true;
     bool m_displacement = true;
+    bool m_moments = true;
     std::vector<int> m_components; // n, after compute()
 };
 

@@ -61,34 +61,6 @@ std::size_t round_up(std::size_t count, std::size_t multiple) {
     return (count + multiple - 1) / multiple * multiple;
 }
 
-// row[r][j] = beta <q[r], key_j> for j < columns (a multiple of key_chunk) and R rows at once:
-// every logit is the same chain of FMAs over the components whatever R, only the keys'
-// columns are loaded once for the R rows.
-template <std::size_t R>
-void logits_rows(const float* const* q, const float* keys_t, std::size_t stride, std::size_t d,
-                 float beta, std::size_t columns, float* const* row) {
-    for (std::size_t j0 = 0; j0 < columns; j0 += key_chunk) {
-        vector s[R][chunk_vectors];
-        for (std::size_t r = 0; r < R; ++r)
-            for (std::size_t u = 0; u < chunk_vectors; ++u)
-                s[r][u] = zeros();
-        const float* column = keys_t + j0;
-        for (std::size_t c = 0; c < d; ++c, column += stride) {
-#pragma GCC unroll 4
-            for (std::size_t u = 0; u < chunk_vectors; ++u) {
-                vector key = load_vector(column + u * lanes);
-                keep_in_register(key);
-#pragma GCC unroll 4
-                for (std::size_t r = 0; r < R; ++r)
-                    s[r][u] += q[r][c] * key;
-            }
-        }
-        for (std::size_t r = 0; r < R; ++r)
-            for (std::size_t u = 0; u < chunk_vectors; ++u)
-                detail::store(row[r] + j0 + u * lanes, beta * s[r][u]);
-    }
-}
-
 // The sixteen floats of x widened to double and added to two vectors of partial sums.
 [[gnu::always_inline]] inline void add_widened(const vector& x, detail::reduction_lanes& low,
                                                detail::reduction_lanes& high) {
@@ -125,6 +97,47 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
         m, __builtin_shufflevector(m, m, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
 }
 
+// row[r][j] = beta <q[r], key_j> for j < columns (a multiple of key_chunk) and R rows at once:
+// every logit is the same chain of FMAs over the components whatever R, only the keys'
+// columns are loaded once for the R rows. With `largest`, also each row's largest logit over
+// its first n columns (n a multiple of lanes) in every lane, taken as it is stored, in the
+// order softmax_rows()' own pass takes it (the same value): the softmax then needs no pass
+// of its own for the max (that pass was an eighth of the float sweep's time).
+template <std::size_t R>
+void logits_rows(const float* const* q, const float* keys_t, std::size_t stride, std::size_t d,
+                 float beta, std::size_t columns, float* const* row, std::size_t n = 0,
+                 vector* largest = nullptr) {
+    vector m[R];
+    for (std::size_t r = 0; r < R; ++r)
+        m[r] = vector{} - std::numeric_limits<float>::infinity();
+    for (std::size_t j0 = 0; j0 < columns; j0 += key_chunk) {
+        vector s[R][chunk_vectors];
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t u = 0; u < chunk_vectors; ++u)
+                s[r][u] = zeros();
+        const float* column = keys_t + j0;
+        for (std::size_t c = 0; c < d; ++c, column += stride) {
+#pragma GCC unroll 4
+            for (std::size_t u = 0; u < chunk_vectors; ++u) {
+                vector key = load_vector(column + u * lanes);
+                keep_in_register(key);
+#pragma GCC unroll 4
+                for (std::size_t r = 0; r < R; ++r)
+                    s[r][u] += q[r][c] * key;
+            }
+        }
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t u = 0; u < chunk_vectors; ++u) {
+                const vector x = beta * s[r][u];
+                detail::store(row[r] + j0 + u * lanes, x);
+                if (largest && j0 + u * lanes < n) m[r] = larger(m[r], x);
+            }
+    }
+    if (largest)
+        for (std::size_t r = 0; r < R; ++r)
+            largest[r] = all_lanes_max(m[r]);
+}
+
 // The sum of the eight lanes by halving the vector (three adds; detail::combine_sums()'s
 // order of pairs became seven scalar adds and six extracts per row).
 [[gnu::always_inline]] inline double lanes_sum(const detail::reduction_lanes& x) {
@@ -136,26 +149,80 @@ void logits_rows(const float* const* q, const float* keys_t, std::size_t stride,
     return q[0] + q[1];
 }
 
+// inverse[r] = 1 / (the eight lanes of low[r] + high[r] summed), in float, for R = 1, 2 or 4
+// rows: each row's lanes added in lanes_sum()'s order (lanes i and i + 4, then i and i + 2,
+// then the two left), the rows side by side in the vector, and one division for all of
+// them. Row by row, each division waited on its horizontal sum, and the conversion on the
+// division: that chain was a tenth of the float sweep's time.
+template <std::size_t R>
+[[gnu::always_inline]] inline void inverse_sums(const detail::reduction_lanes* low,
+                                                const detail::reduction_lanes* high,
+                                                float* inverse) {
+    using lanes8 = detail::reduction_lanes;
+    using lanes4 = double __attribute__((vector_size(4 * sizeof(double))));
+    using lanes2 = double __attribute__((vector_size(2 * sizeof(double))));
+    // Two rows' eight lanes into four each: a's i + a's i + 4, then b's.
+    const auto halve = [](const lanes8& a, const lanes8& b) {
+        return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) +
+               __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+    };
+    if constexpr (R == 1) {
+        inverse[0] = static_cast<float>(1.0 / lanes_sum(low[0] + high[0]));
+    } else if constexpr (R == 2) {
+        const lanes8 t = halve(low[0] + high[0], low[1] + high[1]);
+        const lanes4 u =
+            __builtin_shufflevector(t, t, 0, 1, 4, 5) + __builtin_shufflevector(t, t, 2, 3, 6, 7);
+        const lanes2 sums =
+            __builtin_shufflevector(u, u, 0, 2) + __builtin_shufflevector(u, u, 1, 3);
+        const lanes2 one = {1.0, 1.0};
+        const auto result =
+            __builtin_convertvector(one / sums, float __attribute__((vector_size(8))));
+        inverse[0] = result[0];
+        inverse[1] = result[1];
+    } else {
+        static_assert(R == 4, "inverse_sums: 1, 2 or 4 rows");
+        const lanes8 t01 = halve(low[0] + high[0], low[1] + high[1]);
+        const lanes8 t23 = halve(low[2] + high[2], low[3] + high[3]);
+        const lanes8 u = __builtin_shufflevector(t01, t23, 0, 1, 4, 5, 8, 9, 12, 13) +
+                         __builtin_shufflevector(t01, t23, 2, 3, 6, 7, 10, 11, 14, 15);
+        const lanes4 sums =
+            __builtin_shufflevector(u, u, 0, 2, 4, 6) + __builtin_shufflevector(u, u, 1, 3, 5, 7);
+        const lanes4 one = {1.0, 1.0, 1.0, 1.0};
+        const auto result =
+            __builtin_convertvector(one / sums, float __attribute__((vector_size(16))));
+        for (std::size_t r = 0; r < 4; ++r)
+            inverse[r] = result[r];
+    }
+}
+
 // For R rows at once (their dependent chains of max, exp and sum interleave): exp(row[r][j] -
 // max) in place for j < visible, zeros from there to the next whole vector (the rows have
-// room: their logits were written in whole chunks), and inverse[r] = 1 / the row's sum,
-// summed in double as the exponentials are stored (a float sum of n terms would add an
+// room: their logits were written in whole chunks), and in low[r] + high[r] the row's sum
+// (softmax_rows() then takes inverse[r] = 1 / it by inverse_sums()), summed in double as
+// the exponentials are stored (a float sum of n terms would add an
 // error growing with n to every weight; only each lane's four terms of a 64-key block are
 // added in float first; the padding's zeros add nothing). Each row's arithmetic is the same
-// whatever R.
+// whatever R. given: the rows' largest logits in every lane (from logits_rows()), or null
+// for the pass here.
 template <std::size_t R>
-[[gnu::always_inline]] inline void softmax_rows(float* const* row, std::size_t visible,
-                                                float* inverse) {
+[[gnu::always_inline]] inline void exp_rows(float* const* row, std::size_t visible,
+                                            const vector* given, detail::reduction_lanes* low,
+                                            detail::reduction_lanes* high) {
     const std::size_t end = round_up(visible, lanes);
     vector largest[R];
     for (std::size_t r = 0; r < R; ++r) {
+        if (given) {
+            largest[r] = given[r];
+            continue;
+        }
         std::fill(row[r] + visible, row[r] + end, -std::numeric_limits<float>::infinity());
         vector m = load_vector(row[r]);
         for (std::size_t j = lanes; j < end; j += lanes)
             m = larger(m, load_vector(row[r] + j));
         largest[r] = all_lanes_max(m);
     }
-    detail::reduction_lanes low[R] = {}, high[R] = {};
+    for (std::size_t r = 0; r < R; ++r)
+        low[r] = high[r] = detail::reduction_lanes{};
     std::size_t j = 0;
     for (; j + 4 * lanes <= end; j += 4 * lanes) {
         // One row's four vectors at a time: the exponential's intermediates for more rows
@@ -185,8 +252,14 @@ template <std::size_t R>
             add_widened(x[r], low[r], high[r]);
         }
     }
-    for (std::size_t r = 0; r < R; ++r)
-        inverse[r] = static_cast<float>(1.0 / lanes_sum(low[r] + high[r]));
+}
+
+template <std::size_t R>
+[[gnu::always_inline]] inline void softmax_rows(float* const* row, std::size_t visible,
+                                                float* inverse, const vector* given = nullptr) {
+    detail::reduction_lanes low[R], high[R];
+    exp_rows<R>(row, visible, given, low, high);
+    inverse_sums<R>(low, high, inverse);
 }
 
 // out[r] += scale[r] * sum_j w[r][j] v_j over `count` keys for R rows, d = V * lanes: the keys
@@ -249,14 +322,32 @@ template <std::size_t R> weighted_values_loop weighted_values_for(std::size_t d)
 
 // Softmax of a group of R rows (softmax_rows), two rows at a time: their chains of max, exp,
 // sum and division interleave (four at a time spilled the exp's registers, no faster).
+// largest: the rows' largest logits from logits_rows(), or null.
 template <std::size_t R>
-[[gnu::always_inline]] inline void softmax_group(float* const* row, std::size_t n, float* inverse) {
+[[gnu::always_inline]] inline void softmax_group(float* const* row, std::size_t n, float* inverse,
+                                                 const vector* largest) {
     if constexpr (R % 2 == 0) {
         for (std::size_t r = 0; r < R; r += 2)
-            softmax_rows<2>(row + r, n, inverse + r);
+            softmax_rows<2>(row + r, n, inverse + r, largest ? largest + r : nullptr);
     } else {
         for (std::size_t r = 0; r < R; ++r)
-            softmax_rows<1>(row + r, n, inverse + r);
+            softmax_rows<1>(row + r, n, inverse + r, largest ? largest + r : nullptr);
+    }
+}
+
+// A group's logits (logits_rows()) and their softmax (softmax_group()): the largest logits
+// taken with the logits where n is whole vectors (no padding to leave out).
+template <std::size_t R>
+[[gnu::always_inline]] inline void group_weights(const float* const* q, const float* keys_t,
+                                                 std::size_t stride, std::size_t d, float beta,
+                                                 std::size_t n, float* const* row, float* inverse) {
+    if (n % lanes == 0) {
+        vector largest[R];
+        logits_rows<R>(q, keys_t, stride, d, beta, stride, row, n, largest);
+        softmax_group<R>(row, n, inverse, largest);
+    } else {
+        logits_rows<R>(q, keys_t, stride, d, beta, stride, row);
+        softmax_group<R>(row, n, inverse, nullptr);
     }
 }
 
@@ -381,9 +472,8 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
             q[r] = queries + (k + r) * d;
             o[r] = out + (k + r) * d;
         }
-        logits_rows<R>(q, keys_t, stride, d, b, stride, row);
         float scale[R];
-        softmax_group<R>(row, n, scale);
+        group_weights<R>(q, keys_t, stride, d, b, n, row, scale);
         for (std::size_t r = 0; r < R; ++r)
             scale[r] *= value_scale;
         weighted_values(row, values, n, scale, o);
@@ -420,31 +510,57 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
             "add_small_n_float_shared_values: the transposed keys are of another shape");
     const float* keys_t = keys.columns.data();
     const std::size_t stride = keys.stride;
-    const auto b = static_cast<float>(beta);
+    const auto b_beta = static_cast<float>(beta);
     // Rows R at a time as in add_small_n_float_attention(), each head's weights of the R rows
-    // added to the rows' sums, then one product of the sums with the values.
-    alignas(64) float rows[4 * padded_limit];
+    // added to the rows' sums, then one product of the sums with the values. The heads in
+    // blocks: every head's exponentials of the block first, then their 1 / sums all at
+    // once, then the block's weights added. A head's weights added right after its own
+    // softmax waited on its sum and division (a tenth of the float sweep's time); the sums
+    // are the same, in the same order.
+    constexpr std::size_t head_block = 8;
+    alignas(64) float exps[head_block * 4 * padded_limit];
     alignas(64) float sums[4 * padded_limit];
     const auto group = [&](std::size_t k, auto size, weighted_values_loop weighted_values) {
         constexpr std::size_t R = decltype(size)::value;
-        float* row[R];
         float* sum[R];
         float* o[R];
         float scale[R];
         for (std::size_t r = 0; r < R; ++r) {
-            row[r] = rows + r * padded_limit;
             sum[r] = sums + r * padded_limit;
             o[r] = out + (k + r) * d;
-            std::fill(sum[r], sum[r] + n, 0.0f);
         }
-        for (std::size_t h = 0; h < heads; ++h) {
-            const float* q[R];
+        for (std::size_t h0 = 0; h0 < heads; h0 += head_block) {
+            const std::size_t block = std::min(head_block, heads - h0);
+            detail::reduction_lanes low[head_block * R], high[head_block * R];
+            for (std::size_t b = 0; b < block; ++b) {
+                const float* q[R];
+                float* row[R];
+                for (std::size_t r = 0; r < R; ++r) {
+                    q[r] = queries[h0 + b] + (k + r) * d;
+                    row[r] = exps + (b * R + r) * padded_limit;
+                }
+                if (n % lanes == 0) {
+                    vector largest[R];
+                    logits_rows<R>(q, keys_t, stride, d, b_beta, stride, row, n, largest);
+                    exp_rows<R>(row, n, largest, low + b * R, high + b * R);
+                } else {
+                    logits_rows<R>(q, keys_t, stride, d, b_beta, stride, row);
+                    exp_rows<R>(row, n, nullptr, low + b * R, high + b * R);
+                }
+            }
+            float inverse[head_block * R];
+            for (std::size_t b = 0; b < block; ++b)
+                inverse_sums<R>(low + b * R, high + b * R, inverse + b * R);
+            // sum[r][j] += inverse * e, head after head: the exps' vectors from L1, the sum
+            // in a register.
             for (std::size_t r = 0; r < R; ++r)
-                q[r] = queries[h] + (k + r) * d;
-            logits_rows<R>(q, keys_t, stride, d, b, stride, row);
-            softmax_group<R>(row, n, scale);
-            for (std::size_t r = 0; r < R; ++r)
-                add_scaled(sum[r], row[r], scale[r], n);
+                for (std::size_t j = 0; j < n; j += lanes) {
+                    vector acc = h0 == 0 ? zeros() : load_vector(sum[r] + j);
+                    for (std::size_t b = 0; b < block; ++b)
+                        acc +=
+                            inverse[b * R + r] * load_vector(exps + (b * R + r) * padded_limit + j);
+                    store_vector(sum[r] + j, acc);
+                }
         }
         for (std::size_t r = 0; r < R; ++r)
             scale[r] = value_scale;
@@ -452,14 +568,14 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
     };
     const auto one_row = [&](std::size_t k, weighted_values_loop one) {
         const std::size_t visible = causal ? k + 1 : n;
-        float* const row[1] = {rows};
+        float* const row[1] = {exps};
         std::fill(sums, sums + visible, 0.0f);
         for (std::size_t h = 0; h < heads; ++h) {
             const float* const q[1] = {queries[h] + k * d};
-            logits_rows<1>(q, keys_t, stride, d, b, round_up(visible, key_chunk), row);
+            logits_rows<1>(q, keys_t, stride, d, b_beta, round_up(visible, key_chunk), row);
             float inverse[1];
             softmax_rows<1>(row, visible, inverse);
-            add_scaled(sums, rows, inverse[0], visible);
+            add_scaled(sums, exps, inverse[0], visible);
         }
         add_row_values(one, sums, values, visible, d, value_scale, out + k * d);
     };
