@@ -238,9 +238,11 @@ TEST_CASE("small-n weight cache: new weights in the same storage are seen, bitwi
     const state_type x = testing::uniform_start(n, d, 11);
     attention_weights w = gaussian_heads(d, 3, 31);
     const attention_weights other = gaussian_heads(d, 3, 37);
-    attention_kernel reused(n, d);
+    attention_kernel reused(n, d), reused_float(n, d);
     attention_observables reused_observables(n, d);
     std::vector<double> out(n * d), fresh_out(n * d);
+    attention_options single{4.0};
+    single.arithmetic = precision::single_precision; // the float copies of the cache
     for (int round = 0; round < 4; ++round) {
         CAPTURE(round);
         if (round % 2 == 1)
@@ -254,6 +256,10 @@ TEST_CASE("small-n weight cache: new weights in the same storage are seen, bitwi
         reused.compute(x.data(), w, {4.0}, out.data());
         attention_kernel fresh(n, d);
         fresh.compute(x.data(), w, {4.0}, fresh_out.data());
+        CHECK(std::memcmp(out.data(), fresh_out.data(), n * d * sizeof(double)) == 0);
+        reused_float.compute(x.data(), w, single, out.data());
+        attention_kernel fresh_float(n, d);
+        fresh_float.compute(x.data(), w, single, fresh_out.data());
         CHECK(std::memcmp(out.data(), fresh_out.data(), n * d * sizeof(double)) == 0);
         attention_observables fresh_observables(n, d);
         const attention_summary a = reused_observables.compute(x.data(), w, {4.0});

@@ -141,8 +141,8 @@ const float* folded_values(kernel::single_workspace& work, kernel::head_operands
         value_scale = static_cast<float>(s);
         return tokens;
     }
-    kernel::project_small_n_float(tokens, shape.n, shape.d, shaped.maps.transposed(h, 2, head.V),
-                                  work.map, work.values);
+    kernel::project_small_n_float(tokens, shape.n, shape.d,
+                                  shaped.maps.transposed_float(h, 2, head.V), work.values);
     return work.values.data();
 }
 
@@ -153,8 +153,8 @@ const float* folded_queries(kernel::single_workspace& work, kernel::head_operand
                             const attention_head& head, float_matrix& buffer) {
     const float* tokens = work.tokens.data();
     if (head.Q.size() == 0 && head.K.size() == 0) return tokens;
-    kernel::project_small_n_float(tokens, shape.n, shape.d, shaped.maps.folded(h, head.Q, head.K),
-                                  work.map, buffer);
+    kernel::project_small_n_float(tokens, shape.n, shape.d,
+                                  shaped.maps.folded_float(h, head.Q, head.K), buffer);
     return buffer.data();
 }
 

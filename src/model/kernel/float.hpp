@@ -19,11 +19,10 @@ struct single_workspace {
     detail::row_major_matrix<float> result;                // the heads' sum of A, n x d
     general_workspace<float> general;
     // The small-n loops: the tokens transposed once per call (the keys of every head with Q
-    // folded into K), one head's own keys transposed, a map converted to float.
+    // folded into K), one head's own keys transposed.
     small_n_float_keys tokens_t, keys_t;
     bool tokens_transposed = false; // tokens_t holds this call's tokens
-    std::vector<float> map;
-    matrix scaled_identity; // s I for the last s a head's V was compared with
+    matrix scaled_identity;         // s I for the last s a head's V was compared with
     // Heads summed before one value product: each head's folded queries and pointers to them.
     std::vector<detail::row_major_matrix<float>> head_queries;
     std::vector<const float*> query_rows;

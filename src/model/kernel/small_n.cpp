@@ -590,6 +590,7 @@ const double* small_n_weights::transposed(std::size_t head, std::size_t which, c
         e.first = m;
         e.value.resize(static_cast<std::size_t>(m.size()));
         transpose_map(m, e.value.data());
+        e.single.clear();
         e.valid = true;
     }
     return e.value.data();
@@ -605,9 +606,26 @@ const double* small_n_weights::folded(std::size_t head, const matrix& q, const m
                              : k.size() == 0 ? matrix(q.transpose())
                                              : matrix(q.transpose() * k);
         e.value.assign(value.data(), value.data() + value.size());
+        e.single.clear();
         e.valid = true;
     }
     return e.value.data();
+}
+
+const float* small_n_weights::single_of(entry& e) {
+    if (e.single.size() != e.value.size()) e.single.assign(e.value.begin(), e.value.end());
+    return e.single.data();
+}
+
+const float* small_n_weights::transposed_float(std::size_t head, std::size_t which,
+                                               const matrix& m) {
+    transposed(head, which, m);
+    return single_of(slot(head, which));
+}
+
+const float* small_n_weights::folded_float(std::size_t head, const matrix& q, const matrix& k) {
+    folded(head, q, k);
+    return single_of(slot(head, 3));
 }
 
 } // namespace nadyn::detail

@@ -442,10 +442,16 @@ void transpose_small_n_float_keys(const float* keys, std::size_t n, std::size_t 
     out.n = n;
     out.d = d;
     out.stride = round_up(n, key_chunk);
-    out.columns.assign(d * out.stride, 0.0f); // the padding keys are zeros
-    for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t c = 0; c < d; ++c)
-            out.columns[c * out.stride + j] = keys[j * d + c];
+    out.columns.resize(d * out.stride);
+    // A column at a time, written in order, the padding keys zeros: zeroing the whole
+    // matrix first and writing it a key at a time (d columns apart) was 2% of simuformer's
+    // float sweep.
+    for (std::size_t c = 0; c < d; ++c) {
+        float* column = out.columns.data() + c * out.stride;
+        for (std::size_t j = 0; j < n; ++j)
+            column[j] = keys[j * d + c];
+        std::fill(column + n, column + out.stride, 0.0f);
+    }
 }
 
 void add_small_n_float_attention(const float* queries, const small_n_float_keys& keys,
@@ -582,9 +588,8 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
     for_row_groups(first_row, std::min(end_row, n), d, causal, group, one_row);
 }
 
-void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,
-                           std::vector<float>& m_t_float, detail::row_major_matrix<float>& out) {
-    m_t_float.assign(m_t, m_t + d * d);
+void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const float* m_t,
+                           detail::row_major_matrix<float>& out) {
     out.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
     using loop = void (*)(const float*, std::size_t, const float*, float*);
     const loop compiled = dispatch_dimension<dimension_set<16, 32, 64>>(d, [](auto D) -> loop {
@@ -594,9 +599,9 @@ void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, co
             return nullptr;
     });
     if (compiled)
-        compiled(tokens, n, m_t_float.data(), out.data());
+        compiled(tokens, n, m_t, out.data());
     else
-        project_rows_any(tokens, n, d, m_t_float.data(), out.data());
+        project_rows_any(tokens, n, d, m_t, out.data());
 }
 
 } // namespace nadyn::kernel

@@ -52,9 +52,9 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
                                      bool causal, std::size_t first_row, std::size_t end_row,
                                      float* out);
 
-// out (n x d, resized) = tokens M^T in float, M given transposed in double (m_t: d x d
-// row-major, as detail::small_n_weights keeps it) and converted into `m_t_float` (reused).
-void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const double* m_t,
-                           std::vector<float>& m_t_float, detail::row_major_matrix<float>& out);
+// out (n x d, resized) = tokens M^T in float, M given transposed (m_t: d x d row-major, as
+// detail::small_n_weights keeps it in float).
+void project_small_n_float(const float* tokens, std::size_t n, std::size_t d, const float* m_t,
+                           detail::row_major_matrix<float>& out);
 
 } // namespace nadyn::kernel

@@ -25,13 +25,19 @@ class small_n_weights {
     const double* transposed(std::size_t head, std::size_t which, const matrix& m);
     // (K^T Q)^T = Q^T K of head `head` (an empty Q or K is the identity; not both).
     const double* folded(std::size_t head, const matrix& q, const matrix& k);
+    // The same two rounded to float, for the float paths: converted once per rebuild, not at
+    // every call (a conversion per head per call was 1% of simuformer's float sweep).
+    const float* transposed_float(std::size_t head, std::size_t which, const matrix& m);
+    const float* folded_float(std::size_t head, const matrix& q, const matrix& k);
 
   private:
     struct entry {
         matrix first, second; // the maps the value was made from
         std::vector<double> value;
+        std::vector<float> single; // value in float, empty until asked for after a rebuild
         bool valid = false;
     };
+    static const float* single_of(entry& e);
     entry& slot(std::size_t head, std::size_t which);
     std::vector<entry> m_entries;
 };
