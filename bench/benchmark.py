@@ -362,6 +362,13 @@ def report(data):
              "saw the same machine state; ratios are more trustworthy than absolute times "
              "(another process may share the cores).")
     L.append("")
+    if data.get("requoted"):
+        r = data["requoted"]
+        L.append(f"**Requoted on {r['date']}:** the sections quoting {r['reports']} were re-read "
+                 "from that report, regenerated after this run (`bench/benchmark.py --requote`, "
+                 "run by `scripts/benchmark.sh --simuformer-only`); every other figure, and the "
+                 f"machine and load below, are this run's, of {data['machine']['date']}.")
+        L.append("")
     if data.get("smoke"):
         L.append("**Smoke run (`--smoke`): n = 32, d = 3 only, one repetition. A check that "
                  "every step runs, not a measurement.**")
@@ -840,9 +847,46 @@ def targets(data):
     return out
 
 
+def requote(args):
+    """--requote: the report at args.out rewritten from its .json, with each report given
+    quoted anew (one regenerated after the full run, e.g. by `scripts/benchmark.sh
+    --simuformer-only`), the targets recomputed, and the requoting stated under the header.
+    Nothing is timed: every other figure stays the full run's."""
+    json_path = os.path.splitext(args.out)[0] + ".json"
+    if not os.path.exists(json_path):
+        print(f"benchmark.py: --requote needs {json_path}, written by a full run", file=sys.stderr)
+        return 2
+    quoted = [(key, path) for key, path in (("ensemble", args.ensemble),
+                                            ("simuformer", args.simuformer),
+                                            ("observables", args.observables)) if path]
+    if not quoted:
+        print("benchmark.py: --requote needs a report to quote: --ensemble, --simuformer or "
+              "--observables", file=sys.stderr)
+        return 2
+    with open(json_path) as f:
+        data = json.load(f)
+    for key, path in quoted:
+        if key == "ensemble":
+            data[key] = ensemble_targets(path)
+        elif key == "simuformer":
+            data[key] = ensemble_targets(path, "Targets of the peer's experiment")
+        else:
+            data[key] = observables_tables(path)
+    data["targets"] = targets(data)
+    names = ", ".join(os.path.basename(path) for _, path in quoted)
+    data["requoted"] = {"date": time.strftime("%Y-%m-%d"), "reports": names}
+    with open(args.out, "w") as f:
+        f.write(report(data))
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1)
+    log(f"wrote {args.out}: {names} quoted anew, the rest from the run of "
+        f"{data['machine']['date']}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build", required=True, help="the default build (the headline)")
+    parser.add_argument("--build", default="", help="the default build (the headline)")
     parser.add_argument("--portable", default="", help="the portable build, timed beside it")
     parser.add_argument("--out", required=True)
     parser.add_argument("--openblas", default="", help="directory holding OpenBLAS's libblas.so.3")
@@ -858,7 +902,14 @@ def main():
     mode.add_argument("--quick", action="store_true", help="fewer repetitions, smaller table")
     mode.add_argument("--smoke", action="store_true",
                       help="n = 32, d = 3 once: checks the pipeline; report in the build dir")
+    mode.add_argument("--requote", action="store_true",
+                      help="time nothing: rewrite --out from its .json with the reports given "
+                           "(--ensemble, --simuformer, --observables) quoted anew")
     args = parser.parse_args()
+    if args.requote:
+        return requote(args)
+    if not args.build:
+        parser.error("--build is required (except with --requote)")
     began = time.time()
     builds = [("default", args.build)] + ([("portable", args.portable)] if args.portable else [])
     out_path = args.out

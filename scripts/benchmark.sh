@@ -10,6 +10,11 @@
 #                                        # pipeline runs; its report goes to build/, not results/
 #   bash scripts/benchmark.sh --peer-simuformer PATH   # also simuformer's experiment, by the
 #                                        # peer (a checkout at PATH) and by nadyn (issue 25)
+#   bash scripts/benchmark.sh --peer-simuformer PATH --simuformer-only
+#                                        # simuformer's experiment alone (about 10 minutes):
+#                                        # results/simuformer.md, then performance.md's quote of
+#                                        # it rewritten from performance.json (nothing else is
+#                                        # timed: bench/benchmark.py --requote)
 #
 # The builds: build/ configured exactly as scripts/setup.sh does (the README's quick start:
 # Release, NADYN_SIMD=auto, which picks avx512 on an AVX-512 machine), the headline; and
@@ -32,9 +37,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # bench/benchmark.py gets.
 simuformer="${NADYN_PEER_SIMUFORMER:-}"
 samples=""
+only_simuformer=""
 rest=()
 while (($#)); do
     case "$1" in
+        --simuformer-only) only_simuformer=1; shift ;;
         --peer-simuformer) simuformer="${2:?--peer-simuformer needs a path}"; shift 2 ;;
         --peer-simuformer=*) simuformer="${1#*=}"; shift ;;
         --simuformer-samples) samples="${2:?--simuformer-samples needs a count}"; shift 2 ;;
@@ -64,11 +71,17 @@ build_targets() {
         exit 1
     fi
 }
+if [[ -n "$only_simuformer" && -z "$simuformer" ]]; then
+    echo "benchmark.sh: --simuformer-only needs --peer-simuformer PATH (or NADYN_PEER_SIMUFORMER)" >&2
+    exit 2
+fi
 # The benchmark driver is a target of both builds (test-portable.sh leaves it out of its own).
 configure_default -DNADYN_BUILD_BENCH=ON
 build_targets "$root/build"
-configure_portable -DNADYN_BUILD_BENCH=ON
-build_targets "$root/build-portable"
+if [[ -z "$only_simuformer" ]]; then
+    configure_portable -DNADYN_BUILD_BENCH=ON
+    build_targets "$root/build-portable"
+fi
 
 fetched="$root/build/bench-openblas"
 openblas="$fetched/usr/lib/x86_64-linux-gnu/openblas-pthread"
@@ -83,6 +96,20 @@ fi
 # system's libblas.so.3 alternative may point to OpenBLAS.
 refblas=/usr/lib/x86_64-linux-gnu/blas
 [[ -e "$refblas/libblas.so.3" ]] || refblas=""
+
+# simuformer's experiment alone: its report, then performance.md's quote of it anew.
+if [[ -n "$only_simuformer" ]]; then
+    [[ -n "$samples" ]] || samples=40
+    [[ "$samples" =~ ^[1-9][0-9]*$ ]] || {
+        echo "benchmark.sh: --simuformer-samples must be a positive count, got '$samples'" >&2
+        exit 2
+    }
+    /usr/bin/python3 "$root/bench/simuformer.py" --peer "$simuformer" --build "$root/build" \
+        --openblas "$openblas" --samples "$samples" --out "$root/results/simuformer.md" \
+        --figure "$root/results/simuformer_heatmap.png"
+    exec /usr/bin/python3 "$root/bench/benchmark.py" --requote \
+        --out "$root/results/performance.md" --simuformer "$root/results/simuformer.md"
+fi
 
 # The ensembles of small runs (the sweep issue's targets) first, into results/ensemble.md,
 # which performance.md then quotes; --smoke leaves them out.
