@@ -363,11 +363,13 @@ def report(data):
              "(another process may share the cores).")
     L.append("")
     if data.get("requoted"):
-        r = data["requoted"]
-        L.append(f"**Requoted on {r['date']}:** the sections quoting {r['reports']} were re-read "
-                 "from that report, regenerated after this run (`bench/benchmark.py --requote`, "
-                 "run by `scripts/benchmark.sh --simuformer-only`); every other figure, and the "
-                 f"machine and load below, are this run's, of {data['machine']['date']}.")
+        reports = " and ".join(f"{entry['report']} (on {entry['date']})"
+                               for entry in data["requoted"])
+        L.append(f"**Requoted:** the sections quoting {reports} were re-read "
+                 "from those reports, regenerated after this run (`bench/benchmark.py "
+                 "--requote`, which `scripts/benchmark.sh --simuformer-only` runs after "
+                 "simuformer's experiment); every other figure, and the machine and load below, "
+                 f"are this run's, of {data['machine']['date']}.")
         L.append("")
     if data.get("smoke"):
         L.append("**Smoke run (`--smoke`): n = 32, d = 3 only, one repetition. A check that "
@@ -873,8 +875,14 @@ def requote(args):
         else:
             data[key] = observables_tables(path)
     data["targets"] = targets(data)
+    # Each report's latest requoting, kept across requotings (simuformer.md, then
+    # observables.md, ...).
+    today = time.strftime("%Y-%m-%d")
     names = ", ".join(os.path.basename(path) for _, path in quoted)
-    data["requoted"] = {"date": time.strftime("%Y-%m-%d"), "reports": names}
+    earlier = [entry for entry in data.get("requoted") or []
+               if entry["report"] not in {os.path.basename(path) for _, path in quoted}]
+    data["requoted"] = earlier + [{"report": os.path.basename(path), "date": today}
+                                  for _, path in quoted]
     with open(args.out, "w") as f:
         f.write(report(data))
     with open(json_path, "w") as f:
