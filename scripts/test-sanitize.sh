@@ -27,6 +27,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/fuzz/lsan.supp:print_sup
 cd "$root/build-sanitize"
 # The Python suites run Debian's unsanitized python3 (a sanitized extension module cannot load
 # into it) and the MPI suites run Open MPI, whose own allocations LeakSanitizer would report:
-# both run in the Release suite (scripts/test.sh), not here. The `sanitize` preset therefore
-# builds neither the Python module nor the MPI suites (NADYN_PYTHON=OFF; tests/CMakeLists.txt).
+# both run in the Release suite (scripts/test.sh), not here. The MPI suites are therefore not
+# built under the sanitizers (tests/CMakeLists.txt); the Python module is, as the CLI suites'
+# `nadyn table` runs studies that load it.
 ctest --output-on-failure -j2 -LE "python|mpi" "$@"
