@@ -878,11 +878,10 @@ def requote(args):
     # Each report's latest requoting, kept across requotings (simuformer.md, then
     # observables.md, ...).
     today = time.strftime("%Y-%m-%d")
-    names = ", ".join(os.path.basename(path) for _, path in quoted)
-    earlier = [entry for entry in data.get("requoted") or []
-               if entry["report"] not in {os.path.basename(path) for _, path in quoted}]
-    data["requoted"] = earlier + [{"report": os.path.basename(path), "date": today}
-                                  for _, path in quoted]
+    reports = [os.path.basename(path) for _, path in quoted]
+    names = ", ".join(reports)
+    earlier = [entry for entry in data.get("requoted") or [] if entry["report"] not in reports]
+    data["requoted"] = earlier + [{"report": name, "date": today} for name in reports]
     with open(args.out, "w") as f:
         f.write(report(data))
     with open(json_path, "w") as f:

@@ -97,9 +97,13 @@ fi
 refblas=/usr/lib/x86_64-linux-gnu/blas
 [[ -e "$refblas/libblas.so.3" ]] || refblas=""
 
-# simuformer's experiment alone: its report, then performance.md's quote of it anew.
-if [[ -n "$only_simuformer" ]]; then
-    [[ -n "$samples" ]] || samples=40
+# simuformer's experiment (bench/simuformer.py) into results/simuformer.md, with $samples
+# samples a beta (default 40, or 8 with --quick among the arguments).
+run_simuformer() {
+    if [[ -z "$samples" ]]; then
+        samples=40
+        [[ " $* " == *" --quick "* ]] && samples=8
+    fi
     [[ "$samples" =~ ^[1-9][0-9]*$ ]] || {
         echo "benchmark.sh: --simuformer-samples must be a positive count, got '$samples'" >&2
         exit 2
@@ -107,6 +111,11 @@ if [[ -n "$only_simuformer" ]]; then
     /usr/bin/python3 "$root/bench/simuformer.py" --peer "$simuformer" --build "$root/build" \
         --openblas "$openblas" --samples "$samples" --out "$root/results/simuformer.md" \
         --figure "$root/results/simuformer_heatmap.png"
+}
+
+# simuformer's experiment alone: its report, then performance.md's quote of it anew.
+if [[ -n "$only_simuformer" ]]; then
+    run_simuformer "$@"
     exec /usr/bin/python3 "$root/bench/benchmark.py" --requote \
         --out "$root/results/performance.md" --simuformer "$root/results/simuformer.md"
 fi
@@ -132,18 +141,7 @@ if [[ " $* " != *" --smoke "* ]]; then
     /usr/bin/python3 "$root/bench/meanfield.py" --build "$root/build" \
         --out "$root/results/meanfield.md" "${quick[@]}"
     if [[ -n "$simuformer" ]]; then
-        if [[ -z "$samples" ]]; then
-            samples=40
-            [[ " $* " == *" --quick "* ]] && samples=8
-        fi
-        [[ "$samples" =~ ^[1-9][0-9]*$ ]] || {
-            echo "benchmark.sh: --simuformer-samples must be a positive count, got '$samples'" >&2
-            exit 2
-        }
-        /usr/bin/python3 "$root/bench/simuformer.py" --peer "$simuformer" --build "$root/build" \
-            --openblas "$openblas" \
-            --samples "$samples" --out "$root/results/simuformer.md" \
-            --figure "$root/results/simuformer_heatmap.png"
+        run_simuformer "$@"
         ensemble+=(--simuformer "$root/results/simuformer.md")
     fi
     # Its two busy cores linger in the load average, which benchmark.py reads between its

@@ -336,20 +336,19 @@ template <std::size_t R>
     }
 }
 
-// A group's logits (logits_rows()) and their softmax (softmax_group()): the largest logits
-// taken with the logits where n is whole vectors (no padding to leave out).
+// A group's logits (logits_rows()) over all n keys, with their largest in `largest` where n
+// is whole vectors (no padding to leave out): returns `largest` then, else null (the softmax
+// takes the max in a pass of its own).
 template <std::size_t R>
-[[gnu::always_inline]] inline void group_weights(const float* const* q, const float* keys_t,
-                                                 std::size_t stride, std::size_t d, float beta,
-                                                 std::size_t n, float* const* row, float* inverse) {
-    if (n % lanes == 0) {
-        vector largest[R];
-        logits_rows<R>(q, keys_t, stride, d, beta, stride, row, n, largest);
-        softmax_group<R>(row, n, inverse, largest);
-    } else {
+[[gnu::always_inline]] inline const vector*
+group_logits(const float* const* q, const float* keys_t, std::size_t stride, std::size_t d,
+             float beta, std::size_t n, float* const* row, vector* largest) {
+    if (n % lanes != 0) {
         logits_rows<R>(q, keys_t, stride, d, beta, stride, row);
-        softmax_group<R>(row, n, inverse, nullptr);
+        return nullptr;
     }
+    logits_rows<R>(q, keys_t, stride, d, beta, stride, row, n, largest);
+    return largest;
 }
 
 // The rows first_row .. end_row - 1 as both routes of the attention take them: without a
@@ -480,7 +479,8 @@ void add_small_n_float_attention(const float* queries, const small_n_float_keys&
             o[r] = out + (k + r) * d;
         }
         float scale[R];
-        group_weights<R>(q, keys_t, stride, d, b, n, row, scale);
+        vector largest[R];
+        softmax_group<R>(row, n, scale, group_logits<R>(q, keys_t, stride, d, b, n, row, largest));
         for (std::size_t r = 0; r < R; ++r)
             scale[r] *= value_scale;
         weighted_values(row, values, n, scale, o);
@@ -547,14 +547,9 @@ void add_small_n_float_shared_values(const float* const* queries, std::size_t he
                     q[r] = queries[h0 + b] + (k + r) * d;
                     row[r] = exps + (b * R + r) * padded_limit;
                 }
-                if (n % lanes == 0) {
-                    vector largest[R];
-                    logits_rows<R>(q, keys_t, stride, d, b_beta, stride, row, n, largest);
-                    exp_rows<R>(row, n, largest, low + b * R, high + b * R);
-                } else {
-                    logits_rows<R>(q, keys_t, stride, d, b_beta, stride, row);
-                    exp_rows<R>(row, n, nullptr, low + b * R, high + b * R);
-                }
+                vector largest[R];
+                exp_rows<R>(row, n, group_logits<R>(q, keys_t, stride, d, b_beta, n, row, largest),
+                            low + b * R, high + b * R);
             }
             float inverse[head_block * R];
             for (std::size_t b = 0; b < block; ++b)
