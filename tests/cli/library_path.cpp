@@ -9,16 +9,12 @@
 #include <fstream>
 #include <string>
 
-namespace {
-
 using namespace nadyn_test;
-
-} // namespace
 
 TEST_CASE("files named like the program's libraries in the working directory are not loaded") {
     const std::string dir = scratch_dir("library_path");
     // Not libraries: the loader refuses each ("file too short"), so the program would not start
-    // if it looked here. Names of libraries every build of nadyn needs.
+    // if it looked here. Names of the program's libraries (libmpi.so.40 in an MPI-aware build).
     for (const char* name : {"libz.so.1", "libgomp.so.1", "libstdc++.so.6", "libm.so.6",
                              "libgcc_s.so.1", "libmpi.so.40", "libfftw3.so.3", "libglpk.so.40"}) {
         std::ofstream(dir + "/" + name) << "not a library\n";
