@@ -202,3 +202,14 @@ def ratio_text(slow: Timing, fast: Timing) -> str:
     if not (slow.reliable and fast.reliable):
         text += " UNRELIABLE"
     return text
+
+
+def run_seconds(path: str) -> float:
+    """The time a nadyn run reports for itself (simulation::run: the integration, the
+    observables and the frames written), from its file's /parameters attribute
+    wall_time_seconds: a double, where the summary line rounds it to the millisecond (4% of a
+    25 ms run)."""
+    import h5py  # Debian's python3-h5py; only the whole-process figures need it
+
+    with h5py.File(path, "r") as f:
+        return float(f["parameters"].attrs["wall_time_seconds"])

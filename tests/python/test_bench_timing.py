@@ -144,9 +144,16 @@ def test_benchmark_whole_process_is_the_best_of_at_least_three_runs(monkeypatch,
         return clock["now"]
 
     monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=perf_counter))
-    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: types.SimpleNamespace(
-        stdout=f"complete: 101 frames, t = 50, {next(inside):.3f} s (20001 RHS evaluations)\n"))
+    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: types.SimpleNamespace(stdout=""))
+    files = []
+
+    def run_seconds(path):  # read from each launch's file, after the launch
+        files.append(path)
+        return next(inside)
+
+    monkeypatch.setattr(bench.timing, "run_seconds", run_seconds)
     row = bench.process_time(str(tmp_path), str(tmp_path), reps=1)
+    assert files == [str(tmp_path / "process.h5")] * 4
     assert row["reps"] == 3  # at least timing.MIN_REPEATS, whatever was asked
     assert row["process_seconds"] == pytest.approx(0.20)  # the best, not the median (0.30)
     assert row["run_seconds"] == pytest.approx(0.08)
@@ -192,3 +199,21 @@ def test_benchmark_peers_alternate_with_nadyn_and_each_is_its_best_run(monkeypat
     assert peer["seconds"] == pytest.approx(0.40)
     assert peer["ratio"]["default"] == pytest.approx(40.0)  # best over best
     assert peer["reliable"] is False and "UNRELIABLE" in peer["ratio_text"]["default"]
+
+
+def test_run_seconds_is_the_runs_own_time_unrounded(tmp_path):
+    """What the whole-process figures divide by: the file's wall_time_seconds, which the
+    summary line prints rounded to the millisecond."""
+    import os
+    import re
+    import subprocess
+
+    cli = os.environ.get("NADYN_CLI", str(ROOT / "build" / "bin" / "nadyn"))
+    out = tmp_path / "run.h5"
+    done = subprocess.run([cli, "simulate", "--n", "16", "--d", "3", "--T", "5", "--out",
+                           str(out)], capture_output=True, text=True, check=True)
+    printed = float(re.search(r"([0-9.]+) s \(\d+ RHS", done.stdout).group(1))
+    seconds = timing.run_seconds(str(out))
+    assert seconds > 0
+    assert abs(seconds - printed) <= 0.0005 + 1e-12  # the same time, rounded for the line
+    assert seconds != round(seconds, 3)  # finer than the line (nanoseconds: 1e-6 odds of a whole ms)
