@@ -10,37 +10,39 @@ namespace nadyn::cli {
 
 std::string invocation;
 
-app_commands build_app(CLI::App& app) {
+app_commands build_app(CLI::App& app, std::string_view only) {
     app.description("nadyn: normalized attention dynamics. Tokens are particles on the unit sphere "
                     "moved by softmax self-attention; the normalisation scheme sets their speed.");
     app.set_version_flag("--version",
                          std::string("nadyn ") + version() + " (" + git_commit() + ")");
     app.require_subcommand(1);
     app_commands commands;
+    auto wanted = [only](const CLI::App* sub) { return only.empty() || sub->get_name() == only; };
     auto* simulate = app.add_subcommand("simulate", "Integrate the particle system and write an "
                                                     "H5MD trajectory file");
-    commands.run[simulate] = add_simulate(*simulate, &commands.simulate_config);
+    if (wanted(simulate))
+        commands.run[simulate] = add_simulate(*simulate, &commands.simulate_config);
     auto* inspect = app.add_subcommand("inspect", "Print a trajectory file's parameters and "
                                                   "observables");
-    commands.run[inspect] = add_inspect(*inspect);
+    if (wanted(inspect)) commands.run[inspect] = add_inspect(*inspect);
     auto* reduced = app.add_subcommand(
         "reduced", "Integrate the scalar ODE of the symmetric orthogonal start (docs/model.md §3)");
-    commands.run[reduced] = add_reduced(*reduced);
+    if (wanted(reduced)) commands.run[reduced] = add_reduced(*reduced);
     auto* table = app.add_subcommand(
         "table", "Run a study (a folder studies/<name>/; python3 -m nadyn.study runs it) or every "
                  "study of studies/paper.toml and results/README.md (all)");
-    commands.run[table] = add_table(*table);
+    if (wanted(table)) commands.run[table] = add_table(*table);
     auto* rerun = app.add_subcommand(
         "rerun", "Run the simulation recorded in a trajectory file again (bitwise identical)");
-    commands.run[rerun] = add_rerun(*rerun);
+    if (wanted(rerun)) commands.run[rerun] = add_rerun(*rerun);
     auto* sweep = app.add_subcommand(
         "sweep", "Run an experiment (a TOML file of sweep axes) in one process into one "
                  "labelled file");
-    commands.run[sweep] = add_sweep(*sweep);
+    if (wanted(sweep)) commands.run[sweep] = add_sweep(*sweep);
     auto* meanfield = app.add_subcommand(
         "meanfield", "Evolve the tokens' density under the mean-field continuity equation "
                      "(n -> infinity, docs/model.md §16) and write a density file");
-    commands.run[meanfield] = add_meanfield(*meanfield);
+    if (wanted(meanfield)) commands.run[meanfield] = add_meanfield(*meanfield);
     return commands;
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace nadyn::cli {
 
@@ -20,8 +21,10 @@ struct app_commands {
     std::function<run_config()> simulate_config;
 };
 
-// Registers the description, --version and every subcommand on `app`.
-app_commands build_app(CLI::App& app);
+// Registers the description, --version and every subcommand on `app`. With `only` (the
+// name of the command a process runs), only that subcommand gets its flags, the others their
+// name and description: a start pays for its own command's flags alone.
+app_commands build_app(CLI::App& app, std::string_view only = {});
 
 // The error line for an argv[1] that is neither an option nor a subcommand of `app`
 // (CLI11 would only say "A subcommand is required", hiding the typo); empty otherwise.

@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
         cli::invocation += argv[i];
     }
     CLI::App app;
-    const cli::app_commands commands = cli::build_app(app);
+    // The flags of the command named first alone (all of them for --help, --version or none).
+    const std::string_view command = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
+    const cli::app_commands commands = cli::build_app(app, command);
     // Every rank reads its own command line, then all agree before anything runs (MPMD
     // launches can start ranks with different arguments): a refusal or a difference on any
     // rank ends every rank with status 2, and one rank says why.
