@@ -8,8 +8,10 @@
 #include "cli_support.hpp"
 
 #include "files/hdf5.hpp"
+#include "files/output_claim.hpp"
 #include "nadyn/experiment/observable_table.hpp"
 #include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 #include "nadyn/model/observables.hpp"
 
 #include <doctest/doctest.h>
@@ -463,4 +465,50 @@ TEST_CASE("damaged metadata in a file left by a killed SWMR writer: inspect and 
         }
     }
     CHECK(refused > 0); // the damage was met, not only missed
+}
+
+namespace {
+
+std::uintmax_t allocated_bytes(const std::string& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return static_cast<std::uintmax_t>(st.st_blocks) * 512;
+}
+
+} // namespace
+
+TEST_CASE("a reservation goes ahead of what is asked, takes only that where no more fits, and "
+          "returns the rest at release") {
+    using nadyn::detail::output_claim;
+    constexpr std::uintmax_t kib = 1024;
+    const std::string dir = scratch_dir("output_faults/reserve_ahead");
+    const std::string path = dir + "/claim.h5";
+    {
+        output_claim claim = output_claim::create(path, true);
+        claim.reserve(100 * kib, "reserve");
+        if (allocated_bytes(path) < 100 * kib) {
+            MESSAGE("skipped: this file system does not preallocate (fallocate)");
+        } else {
+            // Half as much again, at least 256 KiB: the next 256 KiB take no extension.
+            CHECK(allocated_bytes(path) >= 356 * kib);
+            const std::uintmax_t before = allocated_bytes(path);
+            claim.reserve(256 * kib, "reserve");
+            CHECK(allocated_bytes(path) == before);
+            claim.reserve(400 * kib, "reserve");
+            CHECK(allocated_bytes(path) >= 656 * kib);
+        }
+    }
+    CHECK(std::filesystem::file_size(path) == 0);
+    CHECK(allocated_bytes(path) == 0); // released: nothing beyond the (empty) file's end
+
+    small_disk disk(dir + "/disk", 512);
+    if (!disk.mounted()) {
+        MESSAGE("skipped the tmpfs: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    // 400 KiB fit on a 512 KiB disk, 400 + 256 do not: the exact amount is reserved.
+    output_claim claim = output_claim::create(disk.dir + "/claim.h5", true);
+    CHECK_NOTHROW(claim.reserve(400 * kib, "reserve"));
+    CHECK(allocated_bytes(disk.dir + "/claim.h5") >= 400 * kib);
+    CHECK_THROWS_AS(claim.reserve(600 * kib, "no room"), nadyn::io_error);
 }
