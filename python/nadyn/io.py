@@ -146,23 +146,34 @@ def _verify_readable(path: str | os.PathLike) -> None:
 
 
 # Seconds a reader process may take to walk a file's structure before the file counts as
-# unreadable (a healthy file takes milliseconds: object headers, attributes and two values per
-# dataset; without the compiled module, h5py's SWMR reader retries a damaged read for minutes).
+# unreadable (a healthy file takes milliseconds: object headers, attributes, two values per
+# numeric dataset and the strings; without the compiled module, h5py's SWMR reader retries a damaged read for minutes).
 _PROBE_SECONDS = 30.0
 # How a walk in a child process ended: the file could not be opened (the parent's own open
 # says why), or the walk met damage in the opened file (its message follows).
 _UNOPENED, _DAMAGED = 3, 4
 
 
+# String datasets up to this many values are read whole by the walk: a variable-length
+# string's value lives in the file's global heap, which a damaged one makes libhdf5 crash on
+# (a sweep's axis labels, which xarray decodes as the file opens; fuzz/open_files.py).
+_WALK_STRINGS = 1 << 16
+
+
 def _walk(f: h5py.File) -> None:
-    """Reads the file's structure as `open` meets it: every object header and attribute, and
-    the first and last value of every numeric dataset (they reach the ends of its chunk
-    index)."""
+    """Reads the file's structure as `open` meets it: every object header and attribute, the
+    first and last value of every numeric dataset (they reach the ends of its chunk index),
+    and the values of every string dataset (the heap objects they point to)."""
     _attributes(f)
 
     def visit(_name: str, obj: h5py.HLObject) -> None:
         _attributes(obj)
-        if isinstance(obj, h5py.Dataset) and obj.shape and obj.size and obj.dtype.kind in "iuf":
+        if not isinstance(obj, h5py.Dataset) or not obj.shape or not obj.size:
+            return
+        kind = obj.dtype.kind
+        if kind in "OSU" and obj.size <= _WALK_STRINGS:
+            obj[()]
+        elif kind in "iufOSU":
             obj[(0,) * obj.ndim]
             obj[tuple(n - 1 for n in obj.shape)]
 

@@ -24,6 +24,10 @@ HANGING = REPO / "tests" / "regression" / "data" / "resume_hangs.h5"
 # reading on past it by name crashed the interpreter (SIGSEGV, or glibc's abort) even after a
 # walk in a child process had met the failure as an error.
 PAST_DAMAGE = REPO / "tests" / "regression" / "data" / "open_past_damage.h5"
+# Found by fuzz/open_files.py: a sweep file whose global heap (the axis labels, variable-length
+# strings) is damaged. The walk read numbers only; xarray then decoded the labels in the
+# interpreter itself, and libhdf5 crashed reading the heap (SIGSEGV in H5HG_read).
+STRING_HEAP = REPO / "tests" / "regression" / "data" / "open_string_heap.h5"
 
 # Prints the OSError and exits 3; a crash ends the interpreter on its signal. With `threads`,
 # a second thread runs meanwhile (as OpenMP's do after nadyn.simulate): fork would copy only
@@ -90,3 +94,12 @@ def test_a_healthy_file_opens_as_before(simulate):
     for _ in range(5):
         nadyn.io._survive_in_child(path)
     assert (time.perf_counter() - started) / 5 < 2.0
+
+
+def test_a_damaged_string_heap_is_an_oserror_not_a_crash(tmp_path):
+    path = tmp_path / STRING_HEAP.name
+    path.write_bytes(STRING_HEAP.read_bytes())
+    result = _call("open", path)
+    assert result.returncode == 3, (result.returncode, result.stderr)
+    assert result.stdout.startswith(f"'{path}': damaged HDF5 metadata ("), result.stdout
+    assert result.stderr == ""
