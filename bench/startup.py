@@ -42,10 +42,10 @@ def launch(command):
 def launch_run(command, out):
     """A program for timing.alternate: one launch of a run writing `out`, (wall seconds, the
     seconds the run reports for itself, read from `out` after the launch)."""
+    launched = launch(command)
+
     def run():
-        start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        wall = time.perf_counter() - start
+        wall, _ = launched()
         return wall, timing.run_seconds(out)
     return run
 

@@ -147,7 +147,8 @@ def _verify_readable(path: str | os.PathLike) -> None:
 
 # Seconds a reader process may take to walk a file's structure before the file counts as
 # unreadable (a healthy file takes milliseconds: object headers, attributes, two values per
-# numeric dataset and the strings; without the compiled module, h5py's SWMR reader retries a damaged read for minutes).
+# numeric dataset and the strings; without the compiled module, h5py's SWMR reader retries a
+# damaged read for minutes).
 _PROBE_SECONDS = 30.0
 # How a walk in a child process ended: the file could not be opened (the parent's own open
 # says why), or the walk met damage in the opened file (its message follows).

@@ -2,7 +2,10 @@
 thresholds that mark a figure unreliable, with scripted runs and a scripted load; the load
 measured from /proc/stat snapshots."""
 import importlib.util
+import os
 import pathlib
+import re
+import subprocess
 import sys
 import types
 
@@ -204,10 +207,6 @@ def test_benchmark_peers_alternate_with_nadyn_and_each_is_its_best_run(monkeypat
 def test_run_seconds_is_the_runs_own_time_unrounded(tmp_path):
     """What the whole-process figures divide by: the file's wall_time_seconds, which the
     summary line prints rounded to the millisecond."""
-    import os
-    import re
-    import subprocess
-
     cli = os.environ.get("NADYN_CLI", str(ROOT / "build" / "bin" / "nadyn"))
     out = tmp_path / "run.h5"
     done = subprocess.run([cli, "simulate", "--n", "16", "--d", "3", "--T", "5", "--out",
