@@ -1,5 +1,6 @@
 #include "nadyn/experiment/run.hpp"
 
+#include "experiment/frame_sink.hpp"
 #include "files/sha256.hpp"
 
 #include "nadyn/experiment/parameter_registry.hpp"
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <future>
 #include <limits>
 #include <new>
 #include <unistd.h>
@@ -531,23 +533,8 @@ void simulation::write_header(trajectory_writer& writer) const {
     }
 }
 
-run_summary
-simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* stop,
-                            const progress_callback& progress, const resume_point* resume,
-                            const solver_statistics& previous,
-                            const std::function<void(double, std::int64_t)>& after_frame) {
+void simulation::name_values(trajectory_writer& writer) const {
     const run_config& c = m_config;
-    run_summary summary;
-    auto finish = [&](run_status status) {
-        run_summary total = summary;
-        total.statistics.rhs_evaluations += previous.rhs_evaluations;
-        total.statistics.rejected_steps += previous.rejected_steps;
-        if (c.integration.kind != integrator_kind::dopri5)
-            total.statistics.accepted_steps += previous.accepted_steps;
-        parameter_list stats = statistics_of(total);
-        stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
-        writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
-    };
     // A file from an older nadyn keeps its own series, under the names it gave them.
     const std::vector<const observable*> rows = c.recorded_rows();
     const std::vector<std::string> series = writer.series_names();
@@ -560,6 +547,43 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         value_names.emplace_back(legacy ? row->legacy_name : row->name);
     }
     writer.set_value_names(value_names, observable_widths(rows, c.modes));
+}
+
+std::unique_ptr<trajectory_writer> simulation::create_file(const std::string& path,
+                                                           const trajectory_layout& layout,
+                                                           bool overwrite) const {
+    auto writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
+    try {
+        write_header(*writer);
+        name_values(*writer);
+    } catch (const io_error&) {
+        writer->discard(); // a header without its parameters is no use
+        throw;
+    } catch (const std::bad_alloc&) {
+        writer->discard();
+        throw out_of_memory(m_config.out_of_memory_message());
+    }
+    return writer;
+}
+
+run_summary
+simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* stop,
+                            const progress_callback& progress, const resume_point* resume,
+                            const solver_statistics& previous,
+                            const std::function<void(double, std::int64_t)>& after_frame) {
+    const run_config& c = m_config;
+    run_summary summary;
+    auto finish = [&](run_status status) {
+        run_summary total = summary;
+        total.statistics.rhs_evaluations += previous.rhs_evaluations;
+        total.statistics.rejected_steps += previous.rejected_steps;
+        if (c.integration.kind != integrator_kind::dopri5)
+            total.statistics.accepted_steps += previous.accepted_steps;
+        trajectory_writer& writer = sink.writer();
+        parameter_list stats = statistics_of(total);
+        stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
+        writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
+    };
     const bool clusters = c.records("clusters");
     try {
         summary = run(
@@ -567,18 +591,20 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
                 const std::vector<double>& values = o.values;
                 const cluster_record history{o.cluster_labels.data(), &o.merges,
                                              &o.clustering_times};
-                writer.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
-                                   clusters ? &history : nullptr);
+                sink.write_frame(step, t, directions(x), magnitudes(x, c.n, c.d), values,
+                                 clusters ? &history : nullptr);
                 if (after_frame) {
-                    writer.flush(); // the callback may read the frame from the file
+                    sink.writer().flush(); // the callback may read the frame from the file
                     after_frame(t, step);
                 }
             },
             stop, progress, resume);
     } catch (const numerical_fault&) {
+        sink.opened(); // a file that could not be made is the first error
         finish(run_status::failed);
         throw;
     } catch (const std::bad_alloc&) {
+        sink.opened();
         // Marked failed as a numerical fault is: the frames so far are the run's.
         try {
             finish(run_status::failed);
@@ -586,12 +612,15 @@ simulation::run_with_writer(trajectory_writer& writer, const std::atomic<bool>* 
         }
         throw out_of_memory(c.out_of_memory_message());
     } catch (const io_error&) {
+        // The file may not have been made (the opening's own error, rethrown here), or it may
+        // be what failed.
+        trajectory_writer& writer = sink.opened();
         // A file without a single frame is no use (its first frame did not fit): remove it.
         if (writer.frames_written() == 0) {
             writer.discard();
             throw;
         }
-        // The file may be what failed: mark it when possible, report the first error.
+        // Mark it when possible, report the first error.
         try {
             finish(run_status::failed);
         } catch (const std::exception&) {
@@ -625,9 +654,27 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
     // The history follows the clusters series (its labels live in /observables/clusters).
     layout.cluster_history = c.records("clusters");
 
+    auto replaced = [&c, path](trajectory_writer& writer) {
+        if (writer.replaced_empty() && c.integration.warn)
+            c.integration.warn("'" + path +
+                               "' held no frame (left by a run stopped before its first frame); "
+                               "replaced it");
+    };
+    if (!m_exchange && !after_frame) {
+        // The file is made on another thread while the run takes its first steps
+        // (src/experiment/frame_sink.hpp); simulation's members are only read meanwhile.
+        detail::frame_sink sink(std::async(std::launch::async,
+                                           [this, path, layout, overwrite] {
+                                               return create_file(path, layout, overwrite);
+                                           }),
+                                replaced, c.n, c.d);
+        return run_with_writer(sink, stop, progress, nullptr, {}, after_frame);
+    }
+    // Made first: every process of a shared run learns whether it was (a collective), and
+    // after_frame reads the file.
     std::unique_ptr<trajectory_writer> writer;
     try {
-        writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
+        writer = create_file(path, layout, overwrite);
     } catch (const std::exception&) {
         // A path that cannot be used is an input_error (the claim's checks); a disk that
         // cannot take the header is an io_error.
@@ -635,20 +682,9 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
         throw;
     }
     agree_on_file(true);
-    if (writer->replaced_empty() && c.integration.warn)
-        c.integration.warn("'" + path +
-                           "' held no frame (left by a run stopped before its first frame); "
-                           "replaced it");
-    try {
-        write_header(*writer);
-    } catch (const io_error&) {
-        writer->discard(); // a header without its parameters is no use
-        throw;
-    } catch (const std::bad_alloc&) {
-        writer->discard();
-        throw out_of_memory(c.out_of_memory_message());
-    }
-    return run_with_writer(*writer, stop, progress, nullptr, {}, after_frame);
+    replaced(*writer);
+    detail::frame_sink sink(*writer);
+    return run_with_writer(sink, stop, progress, nullptr, {}, after_frame);
 }
 
 run_summary simulation::resume_file(const std::string& path, std::optional<double> horizon,
@@ -681,7 +717,9 @@ run_summary simulation::resume_file(const std::string& path, std::optional<doubl
     update.set("T", m_config.integration.T);
     update.set("resumed", utc_now());
     writer->write_parameters(update);
-    return run_with_writer(*writer, stop, progress, &from, previous, after_frame);
+    name_values(*writer);
+    detail::frame_sink sink(*writer);
+    return run_with_writer(sink, stop, progress, &from, previous, after_frame);
 }
 
 resume_point simulation::read_resume(const std::string& path, std::optional<double> horizon,

@@ -3,15 +3,21 @@
 // inspect, another process) sees the first frame at once and the others block by block; a run
 // stopped by SIGINT and a run that leaves the model's domain keep every frame they computed.
 #include "cli_support.hpp"
+#include "experiment/frame_sink.hpp"
 #include "run_files.hpp"
 
+#include "nadyn/experiment/run.hpp"
 #include "nadyn/files/h5md.hpp"
+#include "nadyn/model/error.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
 #include <regex>
 
 using namespace nadyn_test;
@@ -37,7 +43,9 @@ nadyn::trajectory_layout small_layout(const nadyn::frame_buffering& buffering) {
     return layout;
 }
 
-void write_frames(nadyn::trajectory_writer& writer, std::size_t first, std::size_t count) {
+// Frames f = first .. first + count - 1 of a 4 x 3 run into a trajectory_writer or a
+// frame_sink.
+template <class Writer> void write_frames(Writer& writer, std::size_t first, std::size_t count) {
     for (std::size_t f = first; f < first + count; ++f) {
         std::vector<double> theta(12), r(4);
         for (std::size_t i = 0; i < theta.size(); ++i)
@@ -45,7 +53,7 @@ void write_frames(nadyn::trajectory_writer& writer, std::size_t first, std::size
         for (std::size_t i = 0; i < r.size(); ++i)
             r[i] = 1.0 + double(i) + double(f);
         writer.write_frame(static_cast<std::int64_t>(f), 0.5 * double(f), theta.data(), r.data(),
-                           {double(f)});
+                           {double(f)}, nullptr);
     }
 }
 
@@ -200,4 +208,95 @@ TEST_CASE("a run that leaves the model's domain keeps every frame before the fai
     CHECK(file.times().back() >= failed_at - 0.0011);
     for (double v : file.magnitudes(frames - 1))
         CHECK(v > 0.0);
+}
+
+// The file of `nadyn simulate` is made on another thread while the run takes its first steps
+// (src/experiment/frame_sink.hpp): the frames computed meanwhile are held and handed over in
+// order, and an error of the file's is still the run's error.
+TEST_CASE("frames given while the file is being opened are written in order once it is") {
+    const std::string dir = scratch_dir("frame_buffer/opening");
+    const std::string late = dir + "/opened_late.h5", direct = dir + "/direct.h5";
+    nadyn::frame_buffering buffering;
+    buffering.frames = 2;
+    std::promise<std::unique_ptr<nadyn::trajectory_writer>> opening;
+    int opened = 0;
+    {
+        nadyn::detail::frame_sink sink(
+            opening.get_future(), [&](nadyn::trajectory_writer&) { ++opened; }, 4, 3);
+        write_frames(sink, 0, 3); // held: the writer is not there yet
+        CHECK(opened == 0);
+        CHECK_FALSE(std::filesystem::exists(late));
+        opening.set_value(
+            std::make_unique<nadyn::trajectory_writer>(late, small_layout(buffering), false));
+        write_frames(sink, 3, 2); // takes the writer: frames 0-2 first, then 3 and 4
+        CHECK(opened == 1);
+        CHECK(sink.writer().frames_written() == 5);
+        write_frames(sink, 5, 1);
+    } // the sink and then the writer go: the frames still in the writer's buffer are written
+    {
+        nadyn::trajectory_writer writer(direct, small_layout(buffering), false);
+        write_frames(writer, 0, 6);
+    }
+    const nadyn::trajectory_reader a(late), b(direct);
+    REQUIRE(a.frame_count() == 6);
+    CHECK(a.steps() == b.steps());
+    CHECK(a.times() == b.times());
+    CHECK(a.observable("energy") == b.observable("energy"));
+    for (std::size_t f = 0; f < 6; ++f) {
+        CHECK(a.positions(f) == b.positions(f));
+        CHECK(a.magnitudes(f) == b.magnitudes(f));
+    }
+}
+
+TEST_CASE("a file that could not be made is the run's error at its next frame and at its end") {
+    std::promise<std::unique_ptr<nadyn::trajectory_writer>> opening;
+    nadyn::detail::frame_sink sink(opening.get_future(), {}, 4, 3);
+    write_frames(sink, 0, 2);
+    opening.set_exception(std::make_exception_ptr(nadyn::io_error("no space for the header")));
+    CHECK_THROWS_WITH_AS(write_frames(sink, 2, 1), "no space for the header", nadyn::io_error);
+    CHECK_THROWS_WITH_AS(sink.writer(), "no space for the header", nadyn::io_error);
+    CHECK_THROWS_WITH_AS(sink.opened(), "no space for the header", nadyn::io_error);
+} // and the sink's destructor does not throw it again
+
+TEST_CASE("a run writes the same file whether the file is made before the run or meanwhile") {
+    const std::string dir = scratch_dir("frame_buffer/overlap");
+    const std::string meanwhile = dir + "/meanwhile.h5", before = dir + "/before.h5";
+    nadyn::run_config c;
+    c.scheme_id = nadyn::scheme::post_ln;
+    c.n = 24;
+    c.d = 3;
+    c.beta = 4.0;
+    c.weights = nadyn::weights_spec::parse("random");
+    c.integration.T = 4.0;
+    c.integration.dt = 0.01;
+    c.integration.every = 2; // 201 frames: held ones, then more than a buffer's worth
+    // A file left by a run stopped before its first frame (HDF5's signature alone) is
+    // replaced, with a warning.
+    { std::ofstream(meanwhile, std::ios::binary) << "\x89HDF\r\n\x1a\n"; }
+    std::vector<std::string> warnings;
+    nadyn::simulation a(c);
+    a.set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+    const nadyn::run_summary made_meanwhile = a.run_to_file(meanwhile, false);
+    REQUIRE(warnings.size() == 1);
+    CHECK(contains(warnings[0], "held no frame"));
+    // after_frame reads the file at each frame: the file is made before the run.
+    nadyn::simulation b(c);
+    const nadyn::run_summary made_before =
+        b.run_to_file(before, false, nullptr, {}, [](double, std::int64_t) {});
+    CHECK(made_meanwhile.frames == 201);
+    CHECK(made_before.frames == made_meanwhile.frames);
+    nadyn::testing::check_same_frames(before, meanwhile);
+    // The header and the end-of-run record: every parameter but the clocks.
+    const nadyn::trajectory_reader x(meanwhile), y(before);
+    const auto& px = x.parameters().entries();
+    const auto& py = y.parameters().entries();
+    REQUIRE(px.size() == py.size());
+    for (std::size_t i = 0; i < px.size(); ++i) {
+        CAPTURE(px[i].first);
+        CHECK(px[i].first == py[i].first);
+        if (px[i].first != "started" && px[i].first != "finished" &&
+            px[i].first != "wall_time_seconds" && px[i].first != "command_line")
+            CHECK(px[i].second == py[i].second);
+    }
+    CHECK(x.status() == "complete");
 }

@@ -11,12 +11,17 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace nadyn {
+
+namespace detail {
+class frame_sink; // src/experiment/frame_sink.hpp
+}
 
 struct run_summary {
     integration_outcome outcome = integration_outcome::complete;
@@ -110,7 +115,14 @@ class simulation {
   private:
     void set_start(const initial_state& start); // the state of t = 0 (and of displacement)
     void write_header(trajectory_writer& writer) const;
-    run_summary run_with_writer(trajectory_writer& writer, const std::atomic<bool>* stop,
+    // Names the values of the run's frames in the writer's file (an older file keeps its
+    // series' own names).
+    void name_values(trajectory_writer& writer) const;
+    // A new trajectory file at `path` with its header and value names (removed again if the
+    // header cannot be written).
+    std::unique_ptr<trajectory_writer>
+    create_file(const std::string& path, const trajectory_layout& layout, bool overwrite) const;
+    run_summary run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* stop,
                                 const progress_callback& progress, const resume_point* resume,
                                 const solver_statistics& previous,
                                 const std::function<void(double, std::int64_t)>& after_frame);
