@@ -584,6 +584,21 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
         stats.set("frames", static_cast<std::int64_t>(writer.frames_written()));
         writer.finish(status, stats, plateau_request{c.plateau_min, c.integration.T});
     };
+    // A write that failed (a full disk): a file without a single frame is no use (its first
+    // frame did not fit) and is removed; else it is marked failed when possible. The first
+    // error is the one reported: the file's own, when it could not be made.
+    auto io_failure = [&] {
+        trajectory_writer& writer = sink.opened();
+        if (writer.frames_written() == 0) {
+            writer.discard();
+            throw;
+        }
+        try {
+            finish(run_status::failed);
+        } catch (const std::exception&) {
+        }
+        throw;
+    };
     const bool clusters = c.records("clusters");
     try {
         summary = run(
@@ -599,12 +614,20 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
                 }
             },
             stop, progress, resume);
+        // The frames held while the file was being made (a short run computes them all
+        // before it is): a disk that refuses one fails the run here, as it would have at
+        // that frame.
+        sink.writer();
     } catch (const numerical_fault&) {
-        sink.opened(); // a file that could not be made is the first error
+        try {
+            sink.writer();
+        } catch (const io_error&) {
+            io_failure(); // the write came first
+        }
         finish(run_status::failed);
         throw;
     } catch (const std::bad_alloc&) {
-        sink.opened();
+        sink.opened(); // a file that could not be made is the first error
         // Marked failed as a numerical fault is: the frames so far are the run's.
         try {
             finish(run_status::failed);
@@ -612,20 +635,7 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
         }
         throw out_of_memory(c.out_of_memory_message());
     } catch (const io_error&) {
-        // The file may not have been made (the opening's own error, rethrown here), or it may
-        // be what failed.
-        trajectory_writer& writer = sink.opened();
-        // A file without a single frame is no use (its first frame did not fit): remove it.
-        if (writer.frames_written() == 0) {
-            writer.discard();
-            throw;
-        }
-        // Mark it when possible, report the first error.
-        try {
-            finish(run_status::failed);
-        } catch (const std::exception&) {
-        }
-        throw;
+        io_failure();
     }
     finish(summary.outcome == integration_outcome::complete ? run_status::complete
                                                             : run_status::interrupted);

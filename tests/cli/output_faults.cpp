@@ -352,6 +352,20 @@ TEST_CASE("a disk too small for the header: exit 1 or 2 and one line, never a cr
                                               out + " --quiet"});
         check_outcome(r, out);
     }
+    // A run so short that it computes every frame before its file is made (the file is made
+    // on a second thread meanwhile, src/experiment/frame_sink.hpp): the frames are handed to
+    // the writer at the end, and a limit one of them meets fails the run all the same.
+    // Limits (sh's ulimit -f counts blocks of 512 bytes) from the header's to the whole file's.
+    for (int blocks = 640; blocks <= 1008; blocks += 16) {
+        const std::string out = dir + "/short" + std::to_string(blocks) + ".h5";
+        const run_result r = run_program(
+            "/bin/sh",
+            {"-c", "trap '' XFSZ; ulimit -f " + std::to_string(blocks) + "; exec " + nadyn_path +
+                       " simulate --n 4 --d 3 --T 2 --dt 0.01 --every 1 --out " + out +
+                       " --quiet"});
+        if (r.status == 0) continue; // the whole file fitted
+        check_outcome(r, out);
+    }
     for (const int kib : {16, 32, 64, 128, 256, 320, 384, 512}) {
         const small_disk disk(dir + "/disk" + std::to_string(kib), kib);
         if (!disk.mounted()) {
