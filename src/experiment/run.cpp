@@ -24,6 +24,7 @@
 #include <future>
 #include <limits>
 #include <new>
+#include <system_error>
 #include <unistd.h>
 
 namespace nadyn {
@@ -670,14 +671,23 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
                                "' held no frame (left by a run stopped before its first frame); "
                                "replaced it");
     };
+    std::future<std::unique_ptr<trajectory_writer>> opening;
     if (!m_exchange && !after_frame) {
-        // The file is made on another thread while the run takes its first steps
-        // (src/experiment/frame_sink.hpp); simulation's members are only read meanwhile.
-        detail::frame_sink sink(std::async(std::launch::async,
-                                           [this, path, layout, overwrite] {
-                                               return create_file(path, layout, overwrite);
-                                           }),
-                                replaced, c.n, c.d);
+        // A path that cannot be used fails now, before any step (the opening checks again,
+        // when it claims the file).
+        check_output_path(path, overwrite);
+        try {
+            // The file is made on another thread while the run takes its first steps
+            // (src/experiment/frame_sink.hpp); simulation's members are only read meanwhile.
+            opening = std::async(std::launch::async, [this, path, layout, overwrite] {
+                return create_file(path, layout, overwrite);
+            });
+        } catch (const std::system_error&) {
+            // No thread to be had (a limit on the process's threads): made first, below.
+        }
+    }
+    if (opening.valid()) {
+        detail::frame_sink sink(std::move(opening), replaced, c.n, c.d);
         return run_with_writer(sink, stop, progress, nullptr, {}, after_frame);
     }
     // Made first: every process of a shared run learns whether it was (a collective), and
