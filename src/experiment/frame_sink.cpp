@@ -7,8 +7,9 @@ namespace nadyn::detail {
 
 frame_sink::frame_sink(std::future<std::unique_ptr<trajectory_writer>> opening,
                        std::function<void(trajectory_writer&)> on_open, std::size_t n,
-                       std::size_t d)
-    : m_opening(std::move(opening)), m_on_open(std::move(on_open)), m_n(n), m_d(d) {}
+                       std::size_t d, bool positions)
+    : m_opening(std::move(opening)), m_on_open(std::move(on_open)), m_n(n), m_d(d),
+      m_positions(positions) {}
 
 frame_sink::~frame_sink() {
     try {
@@ -66,10 +67,11 @@ void frame_sink::write_frame(std::int64_t step, double time, const double* theta
         m_writer->write_frame(step, time, theta, r, observables, clusters);
         return;
     }
-    held_frame& f = m_held.emplace_back();
+    // Copied whole before it is kept: a copy that runs out of memory leaves no half frame.
+    held_frame f;
     f.step = step;
     f.time = time;
-    if (theta) f.theta.assign(theta, theta + m_n * m_d);
+    if (theta && m_positions) f.theta.assign(theta, theta + m_n * m_d);
     f.r.assign(r, r + m_n);
     f.observables = observables;
     if (clusters) {
@@ -78,6 +80,7 @@ void frame_sink::write_frame(std::int64_t step, double time, const double* theta
         if (clusters->merges) f.merges = *clusters->merges;
         if (clusters->clustering_times) f.clustering_times = *clusters->clustering_times;
     }
+    m_held.push_back(std::move(f));
 }
 
 } // namespace nadyn::detail

@@ -24,9 +24,11 @@ class frame_sink {
     explicit frame_sink(trajectory_writer& open) : m_writer(&open) {}
     // A writer being opened (`opening`: its creation and header, on another thread). on_open
     // (may be empty) is called on the run's thread when the writer is taken (its warnings).
-    // n and d: the frames' shape.
+    // n and d: the frames' shape; positions: whether the file records them (else a held frame
+    // keeps no copy of theta).
     frame_sink(std::future<std::unique_ptr<trajectory_writer>> opening,
-               std::function<void(trajectory_writer&)> on_open, std::size_t n, std::size_t d);
+               std::function<void(trajectory_writer&)> on_open, std::size_t n, std::size_t d,
+               bool positions);
     // Waits for an opening still under way and hands the writer the frames still held (errors
     // ignored), as the writer's own destructor writes the frames it holds: for a run ended by
     // an exception that did not reach finish().
@@ -62,6 +64,7 @@ class frame_sink {
     std::exception_ptr m_failed;
     std::function<void(trajectory_writer&)> m_on_open;
     std::size_t m_n = 0, m_d = 0;
+    bool m_positions = true;
     std::vector<held_frame> m_held;
 };
 

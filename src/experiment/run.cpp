@@ -516,9 +516,9 @@ std::vector<std::pair<std::string, std::string>> parameter_descriptions() {
     return out;
 }
 
-void simulation::write_header(trajectory_writer& writer) const {
+void simulation::write_header(trajectory_writer& writer, const parameter_list& parameters) const {
     const run_config& c = m_config;
-    writer.write_parameters(parameters());
+    writer.write_parameters(parameters);
     writer.write_parameter_descriptions(parameter_descriptions());
     writer.write_parameter_matrix("theta0", c.n, c.d, m_theta_initial.data());
     writer.write_parameter_matrix("r_initial", c.n, 1, m_r_initial.data());
@@ -552,10 +552,11 @@ void simulation::name_values(trajectory_writer& writer) const {
 
 std::unique_ptr<trajectory_writer> simulation::create_file(const std::string& path,
                                                            const trajectory_layout& layout,
-                                                           bool overwrite) const {
+                                                           bool overwrite,
+                                                           const parameter_list& parameters) const {
     auto writer = std::make_unique<trajectory_writer>(path, layout, overwrite);
     try {
-        write_header(*writer);
+        write_header(*writer, parameters);
         name_values(*writer);
     } catch (const io_error&) {
         writer->discard(); // a header without its parameters is no use
@@ -628,7 +629,11 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
         finish(run_status::failed);
         throw;
     } catch (const std::bad_alloc&) {
-        sink.opened(); // a file that could not be made is the first error
+        try {
+            sink.writer(); // a file that could not be made, or a held frame refused, came first
+        } catch (const io_error&) {
+            io_failure();
+        }
         // Marked failed as a numerical fault is: the frames so far are the run's.
         try {
             finish(run_status::failed);
@@ -641,6 +646,18 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
     finish(summary.outcome == integration_outcome::complete ? run_status::complete
                                                             : run_status::interrupted);
     return summary;
+}
+
+bool simulation::frames_come_soon() const {
+    // The attention's flops between two frames, at about 4 evaluations a step (RK4's; a frame
+    // every `every` steps). Under 5e7 they take a few milliseconds even at the rates of small
+    // shapes, so holding frames while the file is made delays the first frame on disk by
+    // about that, and a file that cannot be made is found after that much work. A larger
+    // run makes its file first: the 4 ms saved would not show in it.
+    constexpr double flops_per_frame_limit = 5e7;
+    const double steps =
+        static_cast<double>(std::max<std::int64_t>(1, m_config.resolved_integration().every));
+    return attention_flops() * 4.0 * steps <= flops_per_frame_limit;
 }
 
 run_summary simulation::run_to_file(const std::string& path, bool overwrite,
@@ -671,30 +688,33 @@ run_summary simulation::run_to_file(const std::string& path, bool overwrite,
                                "' held no frame (left by a run stopped before its first frame); "
                                "replaced it");
     };
+    // The record of the inputs, taken on this thread (the thread count it resolves is this
+    // thread's OpenMP setting, the one the run uses).
+    const parameter_list parameters = this->parameters();
     std::future<std::unique_ptr<trajectory_writer>> opening;
-    if (!m_exchange && !after_frame) {
+    if (!m_exchange && !after_frame && frames_come_soon()) {
         // A path that cannot be used fails now, before any step (the opening checks again,
         // when it claims the file).
         check_output_path(path, overwrite);
         try {
             // The file is made on another thread while the run takes its first steps
             // (src/experiment/frame_sink.hpp); simulation's members are only read meanwhile.
-            opening = std::async(std::launch::async, [this, path, layout, overwrite] {
-                return create_file(path, layout, overwrite);
+            opening = std::async(std::launch::async, [this, path, layout, overwrite, parameters] {
+                return create_file(path, layout, overwrite, parameters);
             });
         } catch (const std::system_error&) {
             // No thread to be had (a limit on the process's threads): made first, below.
         }
     }
     if (opening.valid()) {
-        detail::frame_sink sink(std::move(opening), replaced, c.n, c.d);
+        detail::frame_sink sink(std::move(opening), replaced, c.n, c.d, c.positions);
         return run_with_writer(sink, stop, progress, nullptr, {}, after_frame);
     }
     // Made first: every process of a shared run learns whether it was (a collective), and
     // after_frame reads the file.
     std::unique_ptr<trajectory_writer> writer;
     try {
-        writer = create_file(path, layout, overwrite);
+        writer = create_file(path, layout, overwrite, parameters);
     } catch (const std::exception&) {
         // A path that cannot be used is an input_error (the claim's checks); a disk that
         // cannot take the header is an io_error.

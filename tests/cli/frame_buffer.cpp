@@ -222,7 +222,7 @@ TEST_CASE("frames given while the file is being opened are written in order once
     int opened = 0;
     {
         nadyn::detail::frame_sink sink(
-            opening.get_future(), [&](nadyn::trajectory_writer&) { ++opened; }, 4, 3);
+            opening.get_future(), [&](nadyn::trajectory_writer&) { ++opened; }, 4, 3, true);
         write_frames(sink, 0, 3); // held: the writer is not there yet
         CHECK(opened == 0);
         CHECK_FALSE(std::filesystem::exists(late));
@@ -250,7 +250,7 @@ TEST_CASE("frames given while the file is being opened are written in order once
 
 TEST_CASE("a file that could not be made is the run's error at its next frame and at its end") {
     std::promise<std::unique_ptr<nadyn::trajectory_writer>> opening;
-    nadyn::detail::frame_sink sink(opening.get_future(), {}, 4, 3);
+    nadyn::detail::frame_sink sink(opening.get_future(), {}, 4, 3, true);
     write_frames(sink, 0, 2);
     opening.set_exception(std::make_exception_ptr(nadyn::io_error("no space for the header")));
     CHECK_THROWS_WITH_AS(write_frames(sink, 2, 1), "no space for the header", nadyn::io_error);

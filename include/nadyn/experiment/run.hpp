@@ -114,14 +114,18 @@ class simulation {
 
   private:
     void set_start(const initial_state& start); // the state of t = 0 (and of displacement)
-    void write_header(trajectory_writer& writer) const;
+    void write_header(trajectory_writer& writer, const parameter_list& parameters) const;
     // Names the values of the run's frames in the writer's file (an older file keeps its
     // series' own names).
     void name_values(trajectory_writer& writer) const;
-    // A new trajectory file at `path` with its header and value names (removed again if the
-    // header cannot be written).
-    std::unique_ptr<trajectory_writer>
-    create_file(const std::string& path, const trajectory_layout& layout, bool overwrite) const;
+    // A new trajectory file at `path` with its header (`parameters` the record of the inputs)
+    // and value names, removed again if the header cannot be written.
+    std::unique_ptr<trajectory_writer> create_file(const std::string& path,
+                                                   const trajectory_layout& layout, bool overwrite,
+                                                   const parameter_list& parameters) const;
+    // Whether the run's frames come a few milliseconds apart at most, so that its file may be
+    // made on another thread meanwhile (run_to_file).
+    [[nodiscard]] bool frames_come_soon() const;
     run_summary run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* stop,
                                 const progress_callback& progress, const resume_point* resume,
                                 const solver_statistics& previous,
