@@ -633,6 +633,8 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
             sink.writer(); // a file that could not be made, or a held frame refused, came first
         } catch (const io_error&) {
             io_failure();
+        } catch (const std::bad_alloc&) {
+            // Still out of memory: reported as such below.
         }
         // Marked failed as a numerical fault is: the frames so far are the run's.
         try {
