@@ -147,6 +147,10 @@ TEST_CASE("float symmetric path (Q = K): within the float error budget") {
             for (auto [n, block] : {std::pair{37, 0}, {65, 0}, {211, 24}, {300, 40}, {700, 0}})
                 for (double beta : {1.0, 9.0})
                     for (auto kind : {attention_kind::softmax, attention_kind::unnormalized}) {
+                        // The default tiles of n = 700 once (softmax, beta 9): the smaller n
+                        // take beta and the kind through the same loops, and n = 700 was 3/4
+                        // of this suite's time under the sanitizers (135 s of CI's).
+                        if (n == 700 && (beta != 9.0 || kind != attention_kind::softmax)) continue;
                         CAPTURE(n);
                         CAPTURE(block);
                         CAPTURE(beta);
