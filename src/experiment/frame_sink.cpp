@@ -59,7 +59,7 @@ void frame_sink::hand_over() {
 void frame_sink::write_frame(std::int64_t step, double time, const double* theta, const double* r,
                              const std::vector<double>& observables,
                              const cluster_record* clusters) {
-    if (!m_writer && !m_failed && m_opening.valid() &&
+    if (!m_writer && !m_failed &&
         m_opening.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
         opened();
     if (m_writer) {

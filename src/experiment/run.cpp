@@ -601,6 +601,15 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
         }
         throw;
     };
+    // The frames held while the file was being made, handed to it in an error path: a
+    // file that could not be made, or a held frame the disk refused, came first.
+    auto hand_over_held = [&] {
+        try {
+            sink.writer();
+        } catch (const io_error&) {
+            io_failure();
+        }
+    };
     const bool clusters = c.records("clusters");
     try {
         summary = run(
@@ -621,18 +630,12 @@ simulation::run_with_writer(detail::frame_sink& sink, const std::atomic<bool>* s
         // that frame.
         sink.writer();
     } catch (const numerical_fault&) {
-        try {
-            sink.writer();
-        } catch (const io_error&) {
-            io_failure(); // the write came first
-        }
+        hand_over_held();
         finish(run_status::failed);
         throw;
     } catch (const std::bad_alloc&) {
         try {
-            sink.writer(); // a file that could not be made, or a held frame refused, came first
-        } catch (const io_error&) {
-            io_failure();
+            hand_over_held();
         } catch (const std::bad_alloc&) {
             // Still out of memory: reported as such below.
         }
