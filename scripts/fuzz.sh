@@ -74,30 +74,56 @@ replay_owner() {
 }
 
 mkdir -p "$root/fuzz/crashes/hdf5" "$root/fuzz/crashes/unreproduced"
-failed=()
-for target in input_files cli_parse whole_files resume_files; do
-    corpus="$root/fuzz/corpus/$target"
+
+# One fuzzer for SECONDS; its output to build-fuzz/fuzz_<target>.log, its status to .status.
+run_target() {
+    local target="$1" corpus="$root/fuzz/corpus/$1" seeds="$root/fuzz/seeds/$1" status=0
     mkdir -p "$corpus"
-    seeds="$root/fuzz/seeds/$target"
     [[ "$target" == resume_files ]] && seeds="$root/fuzz/seeds/whole_files"
     # Fork mode: a crash ends one child, not the run, so one HDF5 bug cannot hide the rest
     # of the time budget; every input that found something is kept and classified below.
-    options=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
-             -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
-             -artifact_prefix="$root/fuzz/crashes/$target-")
+    local options=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1
+                   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
+                   -artifact_prefix="$root/fuzz/crashes/$target-")
     case "$target" in
     input_files) options+=(-max_len=20000) ;;
     cli_parse) options+=(-max_len=512 -dict="$root/fuzz/cli_parse.dict") ;;
     whole_files | resume_files) options+=(-max_len=400000) ;;
     esac
-    echo "== fuzz_$target for ${seconds} s" >&2
-    log="$build/fuzz_$target.log"
-    stamp="$build/fuzz_$target.start"
-    touch "$stamp"
     # New inputs go to the first directory (the grown corpus); the seeds are only read.
-    status=0
     "$build/fuzz/fuzz_$target" "${options[@]}" "$corpus" "$seeds" \
-        >"$log" 2>&1 || status=$?
+        >"$build/fuzz_$target.log" 2>&1 || status=$?
+    echo "$status" >"$build/fuzz_$target.status"
+}
+
+# The fuzzers and nadyn.open's run two at a time, one a core: each still gets its SECONDS
+# (a fuzzer is one process: -fork=1's parent only waits), and the stage takes 3 SECONDS, not
+# 5 (CI's 45 minutes). Each target's inputs carry its name, so the runs share nothing.
+targets=(input_files cli_parse whole_files resume_files)
+for target in "${targets[@]}"; do
+    touch "$build/fuzz_$target.start"
+done
+open_files_status=0
+echo "== fuzz_input_files and fuzz_cli_parse for ${seconds} s" >&2
+run_target input_files &
+run_target cli_parse &
+wait
+echo "== fuzz_whole_files and fuzz_resume_files for ${seconds} s" >&2
+run_target whole_files &
+run_target resume_files &
+wait
+# nadyn.open in a forked interpreter on damaged copies of the same seeds: the interpreter must
+# survive every input (nadyn.open reads a file's structure in a child process first, so that a
+# crash inside libhdf5 becomes an OSError). Uninstrumented: Debian's python3 and h5py, and the
+# compiled module of the main build when there is one (python/nadyn/_core*.so).
+echo "== nadyn.open (fuzz/open_files.py) for ${seconds} s" >&2
+/usr/bin/python3 "$root/fuzz/open_files.py" --seconds "$seconds" \
+    --crashes "$root/fuzz/crashes" || open_files_status=$?
+
+failed=()
+for target in "${targets[@]}"; do
+    log="$build/fuzz_$target.log"
+    status="$(cat "$build/fuzz_$target.status")"
     # The last progress line: executions so far, executions per second, crashes.
     grep -E '^#[0-9]+:' "$log" | tail -n 1 | sed "s/^/fuzz_$target /" >&2 || true
     ours=()
@@ -126,8 +152,8 @@ for target in input_files cli_parse whole_files resume_files; do
             *) ours+=("$artifact") ;;
             esac
         fi
-    done < <(find "$root/fuzz/crashes" -maxdepth 1 -type f -name "$target-*" -newer "$stamp" \
-             -print0)
+    done < <(find "$root/fuzz/crashes" -maxdepth 1 -type f -name "$target-*" \
+             -newer "$build/fuzz_$target.start" -print0)
     # In fork mode libFuzzer exits with the status of a job that crashed as the time budget
     # ran out (134 for an HDF5 abort): that is no bug of ours when every input that crashed
     # was accounted for above. A failing status with no such input is.
@@ -137,16 +163,7 @@ for target in input_files cli_parse whole_files resume_files; do
         failed+=("$target")
     fi
 done
-
-# nadyn.open in a forked interpreter on damaged copies of the same seeds: the interpreter must
-# survive every input (nadyn.open reads a file's structure in a child process first, so that a
-# crash inside libhdf5 becomes an OSError). Uninstrumented: Debian's python3 and h5py, and the
-# compiled module of the main build when there is one (python/nadyn/_core*.so).
-echo "== nadyn.open (fuzz/open_files.py) for ${seconds} s" >&2
-if ! /usr/bin/python3 "$root/fuzz/open_files.py" --seconds "$seconds" \
-        --crashes "$root/fuzz/crashes"; then
-    failed+=(open_files)
-fi
+((open_files_status == 0)) || failed+=(open_files)
 
 if ((${#failed[@]})); then
     echo "fuzzing found a bug in: ${failed[*]}; replay an input with" >&2
