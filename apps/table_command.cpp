@@ -36,15 +36,25 @@ struct table_options {
 
 // python/ of the nearest ancestor of this program's directory that holds the package
 // (python/nadyn/study.py): a build tree inside the source tree (build/bin/nadyn, or
-// build-*/bin/nadyn) finds the source tree's package; empty when none does (an installed
-// nadyn, whose package is where Python looks: site-packages or PYTHONPATH).
+// build-*/bin/nadyn) finds the source tree's package. Failing that, python/ of the source
+// tree this program was configured from (NADYN_SOURCE_TREE, set by CMakeLists.txt) when it
+// still holds the package: a build tree outside the source tree (cmake -B /elsewhere), or a
+// copy of the program. Empty when neither does (an installed nadyn whose source tree is gone:
+// the package is then where Python looks, PYTHONPATH or site-packages).
 std::string package_beside(const std::filesystem::path& program) {
     std::error_code error;
+    auto holds_package = [&error](const std::filesystem::path& python) {
+        return std::filesystem::is_regular_file(python / "nadyn" / "study.py", error);
+    };
     for (auto dir = program.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-        if (std::filesystem::is_regular_file(dir / "python" / "nadyn" / "study.py", error))
-            return (dir / "python").string();
+        if (holds_package(dir / "python")) return (dir / "python").string();
         if (dir == dir.root_path()) break;
     }
+#if defined(NADYN_SOURCE_TREE)
+    if (const std::filesystem::path python = std::filesystem::path(NADYN_SOURCE_TREE) / "python";
+        holds_package(python))
+        return python.string();
+#endif
     return {};
 }
 

@@ -53,10 +53,12 @@ TEST_CASE("table random refuses the flags of the C++ table it replaced, and bad 
     CHECK(list_files(dir).empty()); // nothing written
 }
 
-TEST_CASE("table runs the Python package beside the program, before any on PYTHONPATH") {
+TEST_CASE("table runs the Python package of its source tree, before any on PYTHONPATH") {
     // nadyn table execs python3 -m nadyn.study with python/ of the tree the program was built
-    // in first on PYTHONPATH: a package named nadyn elsewhere (another checkout, an older
-    // install) on PYTHONPATH is not the one that runs.
+    // from first on PYTHONPATH: a package named nadyn elsewhere (another checkout, an older
+    // install) on PYTHONPATH is not the one that runs. The tree is found beside the program
+    // (build/bin/nadyn) or, for a program outside it (a build tree elsewhere, a copy), as
+    // CMake recorded it.
     const std::string dir = scratch_dir("table_package_beside");
     fs::create_directories(dir + "/other/nadyn");
     fs::create_directories(dir + "/studies");
@@ -65,9 +67,23 @@ TEST_CASE("table runs the Python package beside the program, before any on PYTHO
                                               "sys.exit(3)\n");
     run_options options;
     options.env["PYTHONPATH"] = dir + "/other";
-    const run_result r = run_nadyn({"table", "no_such", "--studies", dir + "/studies"}, options);
-    INFO(r.err);
-    CHECK(r.status == 2);
-    CHECK(line_count(r.err) == 1);
-    CHECK(contains(r.err, "unknown table or study 'no_such' (valid: all)"));
+    // A copy of the program where no ancestor holds python/nadyn/ (the temporary directory,
+    // not the build tree: that is inside the source tree in CI).
+    const fs::path outside =
+        fs::temp_directory_path() / ("nadyn_table_copy_" + std::to_string(::getpid()));
+    fs::remove_all(outside);
+    fs::create_directories(outside);
+    fs::copy_file(nadyn_path, outside / "nadyn");
+    for (fs::path up = outside; !up.empty() && up != up.root_path(); up = up.parent_path())
+        REQUIRE_FALSE(fs::exists(up / "python" / "nadyn" / "study.py"));
+    for (const std::string& program : {nadyn_path, (outside / "nadyn").string()}) {
+        CAPTURE(program);
+        const run_result r =
+            run_program(program, {"table", "no_such", "--studies", dir + "/studies"}, options);
+        INFO(r.err);
+        CHECK(r.status == 2);
+        CHECK(line_count(r.err) == 1);
+        CHECK(contains(r.err, "unknown table or study 'no_such' (valid: all)"));
+    }
+    fs::remove_all(outside);
 }
