@@ -16,7 +16,10 @@ makes:
   Euler 0.1, Gaussian weights, final positions kept), whole-process time;
 - the roofline: the attention flops of the algorithm the runs take (Q folded into K, each
   head its own values: H (4 n^2 d + 4 n d^2) per evaluation, attention_flops()) at the
-  double GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts).
+  double GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts);
+- the floor: the roofline plus the softmax's exponentials (H n^2 per evaluation, which no
+  exact softmax skips and the roofline does not count) at the rate of nadyn's exponential
+  alone (nadyn-bench exp).
 
 --quick (under about two minutes) runs 128 runs per head count (separate processes: 64),
 and the peer on shorter runs (fewer steps at the same batch: the peer's time is linear in
@@ -96,6 +99,32 @@ def gemm_rate(build, peer_env=None, precision="double"):
                          env=env, check=True).stdout
     rates[numpy_name] = float(out.strip())
     return rates
+
+
+def exp_rate(build, precision="double"):
+    """Exponentials per second, 2 threads, of nadyn's own vectorised exponential on rows of
+    N values (nadyn-bench exp: each row copied in, then exponentiated in place, in L1), in
+    the arithmetic nadyn runs; None without nadyn-bench. With it, softmax_floor()."""
+    bench = os.path.join(build, "bin", "nadyn-bench")
+    if not os.path.exists(bench):
+        return None
+    out = subprocess.run([bench, "exp", "--count", str(N), "--reps", "7", "--threads", "2",
+                          "--precision", precision],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])["per_second"]
+
+
+def softmax_exponentials(n, heads):
+    """The exponentials of the softmax per evaluation: one per head, query and key, H n^2
+    (no mask). The rooflines do not count them; an exact softmax cannot skip one."""
+    return heads * n * n
+
+
+def softmax_floor(flops_total, exponentials_total, gemm, exp_per_second):
+    """The roofline plus the softmax's exponentials at nadyn's exponential rate alone: a
+    floor under any run that computes the same flops at the GEMM rate and the same
+    exponentials as fast as nadyn's exponential runs on its own (seconds)."""
+    return flops_total / gemm + exponentials_total / exp_per_second
 
 
 def time_experiment(nadyn, text, workdir, name):
@@ -381,6 +410,7 @@ def main():
 
     rates = gemm_rate(args.build, peer_env)
     best_rate = max(rates.values())
+    exps_rate = exp_rate(args.build)
     # Every program runs args.repeats times, the programs alternating (bench/timing.py);
     # each figure below is its best run, with the spread and the load before it.
     programs = {}
@@ -449,9 +479,17 @@ def main():
     ]
     for heads in HEADS:
         roofline = flops(runs, heads) / best_rate
+        lines.append(f"| {heads} | roofline ({flops(runs, heads) / 1e12:.3f} TFLOP at "
+                     f"{best_rate / 1e9:.1f} GFLOP/s) | {roofline:.2f} | | | 1.0x |")
+        if exps_rate:
+            exponentials = runs * STEPS * softmax_exponentials(N, heads)
+            floor = softmax_floor(flops(runs, heads), exponentials, best_rate, exps_rate)
+            lines.append(
+                f"| {heads} | floor: the roofline plus the softmax's {exponentials / 1e9:.2f}e9 "
+                f"exponentials (H n^2 per evaluation) at nadyn's exponential rate alone, "
+                f"{exps_rate / 1e9:.2f}e9/s (nadyn-bench exp, 2 threads) | {floor:.2f} | | | "
+                f"{floor / roofline:.2f}x |")
         lines += [
-            f"| {heads} | roofline ({flops(runs, heads) / 1e12:.3f} TFLOP at "
-            f"{best_rate / 1e9:.1f} GFLOP/s) | {roofline:.2f} | | | 1.0x |",
             f"| {heads} | `nadyn sweep`, {runs} runs (one process, whole-process time) | "
             f"{sweep[heads]:.2f} | {timings[f'sweep {heads}'].text()} | 1.0x | "
             f"{sweep[heads] / roofline:.1f}x |",
@@ -492,10 +530,17 @@ def main():
     ]
     roofline_8 = sweep[8] / (flops(runs, 8) / best_rate)
     numpy_rate = rates["NumPy BLAS (2 threads)"]
+    floor_8 = ""
+    if exps_rate:
+        floor = softmax_floor(flops(runs, 8), runs * STEPS * softmax_exponentials(N, 8),
+                              best_rate, exps_rate)
+        floor_8 = (f"; {sweep[8] / floor:.2f}x the floor with the softmax's exponentials "
+                   f"(the dynamics alone: {dynamics[8] / floor:.2f}x)")
     lines.append(f"| 8 heads within 2x of the roofline | {roofline_8:.1f}x at the fastest GEMM "
                  f"rate measured ({best_rate / 1e9:.0f} GFLOP/s); "
                  f"{sweep[8] / (flops(runs, 8) / numpy_rate):.1f}x at NumPy's BLAS rate "
-                 f"({numpy_rate / 1e9:.0f} GFLOP/s) | {verdict(roofline_8 <= 2.0, timings['sweep 8'])} |")
+                 f"({numpy_rate / 1e9:.0f} GFLOP/s){floor_8} | "
+                 f"{verdict(roofline_8 <= 2.0, timings['sweep 8'])} |")
     for size, goal in PEER_GOALS:
         peer = peers[(8, size)]
         if peer is None:

@@ -3,6 +3,7 @@
 //
 //   nadyn-bench table   --n 32,256 --d 3,64 [--budget S] [--reps R] [--threads T]
 //   nadyn-bench gemm    --size 2048 [--reps R] [--threads T] [--precision double|float]
+//   nadyn-bench exp     --count 64 [--reps R] [--threads T] [--precision double|float]
 //   nadyn-bench threads --n 4096 --d 64 [--reps R]
 //   nadyn-bench precision --n 1024,4096 --d 64,512 [--reps R] [--threads T]
 //   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] [--threads T]
@@ -20,6 +21,7 @@
 // The executable counts heap allocations (it interposes malloc), to report how many one
 // RK4 step makes once its workspaces exist.
 #include "nadyn/experiment/run.hpp"
+#include "nadyn/model/attention.hpp"
 #include "nadyn/model/integrate.hpp"
 #include "nadyn/model/observables.hpp"
 
@@ -38,6 +40,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -252,6 +255,65 @@ int command_gemm(const arguments& args) {
                     {"size", num(static_cast<double>(size))},
                     {"threads", num(static_cast<double>(t))},
                     {"gflops", num(rate)}});
+    }
+    return 0;
+}
+
+// Exponentials per second of nadyn's own vectorised exponential (detail::exp_in_place, the
+// algorithm of the softmax rows), on rows of `count` values in [-20, 0] (a softmax's logits
+// minus their largest), each thread on rows of its own in L1: a row is copied in, then
+// exponentiated in place, as a softmax row is shifted, then exponentiated. The rate of the
+// exponentials when nothing else runs: with it the benchmarks put a floor under a run's
+// time beside the rooflines of its flops (bench/ensemble.py, bench/simuformer.py).
+template <class Scalar> double exp_rate(std::size_t count, int threads, int reps) {
+    constexpr std::size_t rows = 200000; // per thread and repetition: about 5 ms
+    std::vector<Scalar> source(count);
+    for (std::size_t j = 0; j < count; ++j)
+        source[j] =
+            static_cast<Scalar>(-20.0 * static_cast<double>(j) / static_cast<double>(count));
+    double sink = 0.0;
+    auto run = [&] {
+        const auto began = clock_type::now();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+        {
+            std::vector<Scalar> row(count);
+            for (std::size_t r = 0; r < rows; ++r) {
+                std::copy(source.begin(), source.end(), row.begin());
+                nadyn::detail::exp_in_place(row.data(), count);
+                sink += static_cast<double>(row[r % count]);
+            }
+        }
+        return seconds_since(began);
+    };
+    run(); // warm-up
+    const double s = timed(run, reps, 1e9);
+    if (!(sink > 0.0))
+        throw std::runtime_error("exp_rate: the exponentials summed to " + std::to_string(sink));
+    return static_cast<double>(rows) * static_cast<double>(count) * threads / s;
+}
+
+int command_exp(const arguments& args) {
+    const auto count = static_cast<std::size_t>(args.number("count", 64));
+    const int reps = static_cast<int>(args.number("reps", 7));
+    const std::string arithmetic = args.get("precision", "double");
+    if (arithmetic != "double" && arithmetic != "float") {
+        std::cerr << "nadyn-bench exp: unknown precision '" << arithmetic
+                  << "'; valid choices: double, float\n";
+        return 2;
+    }
+    if (count < 1) {
+        std::cerr << "nadyn-bench exp: --count must be at least 1\n";
+        return 2;
+    }
+    for (const auto& t : args.sizes("threads", "1,2")) {
+        const int threads = static_cast<int>(t);
+        const double rate = arithmetic == "float" ? exp_rate<float>(count, threads, reps)
+                                                  : exp_rate<double>(count, threads, reps);
+        print_json({{"what", str("exp")},
+                    {"precision", str(arithmetic)},
+                    {"count", num(static_cast<double>(count))},
+                    {"threads", num(static_cast<double>(t))},
+                    {"per_second", num(rate)}});
     }
     return 0;
 }
@@ -539,7 +601,8 @@ int command_observables(const arguments& args) {
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::cerr << "usage: nadyn-bench table|gemm|threads|peer [--key value ...]\n";
+        std::cerr << "usage: nadyn-bench table|gemm|exp|threads|precision|peer|observables [--key "
+                     "value ...]\n";
         return 2;
     }
     const std::string command = argv[1];
@@ -554,6 +617,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "table") return command_table(args);
         if (command == "gemm") return command_gemm(args);
+        if (command == "exp") return command_exp(args);
         if (command == "threads") return command_threads(args);
         if (command == "precision") return command_precision(args);
         if (command == "peer") return command_peer(args);

@@ -87,3 +87,39 @@ def test_binding_target_is_recomputed_against_the_peer_measured_here():
     assert "the 8-head peer is 25.0x its roofline here, so 2x of the roofline is 12.5x" in text
     assert "the issue's 40x only against a peer 80x from its roofline" in text
     assert bench.binding_lines({}, rate) == []
+
+
+def test_the_floor_adds_the_softmax_exponentials_at_their_rate():
+    # An exact softmax takes one exponential per head, query and key: H n^2 per evaluation.
+    assert bench.softmax_exponentials(64, 8) == 8 * 64 * 64
+    # 2e12 flops at 1e11 flop/s (20 s) and 1e10 exponentials at 2e9/s (5 s).
+    assert bench.softmax_floor(2e12, 1e10, 1e11, 2e9) == 25.0
+
+
+def test_nadyn_bench_exp_rate_and_its_bad_input(cli):
+    """nadyn-bench exp times the kernel's exponential: one JSON line per thread count with a
+    finite positive rate; an unknown precision or no values is refused with status 2 and
+    one line."""
+    import json
+    import math
+    import subprocess
+
+    import pytest
+    bench_exe = pathlib.Path(cli).parent / "nadyn-bench"  # beside nadyn in build/bin/
+    if not bench_exe.exists():
+        pytest.skip("nadyn-bench is not built here (NADYN_BUILD_BENCH=OFF)")
+    for precision in ("double", "float"):
+        out = subprocess.run([str(bench_exe), "exp", "--count", "64", "--reps", "1",
+                              "--threads", "1,2", "--precision", precision],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        records = [json.loads(line) for line in out]
+        assert [r["threads"] for r in records] == [1, 2]
+        for r in records:
+            assert r["what"] == "exp" and r["precision"] == precision and r["count"] == 64
+            assert math.isfinite(r["per_second"]) and r["per_second"] > 0
+    for flags, message in ((["--precision", "half"], "unknown precision 'half'; valid choices: "
+                                                     "double, float"),
+                           (["--count", "0"], "--count must be at least 1")):
+        bad = subprocess.run([str(bench_exe), "exp", *flags], capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stdout == ""
+        assert bad.stderr.count("\n") == 1 and message in bad.stderr

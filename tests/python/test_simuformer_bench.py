@@ -199,3 +199,20 @@ def test_requote_rewrites_performance_md_with_the_new_report_alone(tmp_path):
     bare = subprocess.run(["/usr/bin/python3", bench_py, "--requote", "--out", str(out)],
                           capture_output=True, text=True)
     assert bare.returncode == 2 and "--simuformer" in bare.stderr
+
+
+def test_the_floor_counts_every_exponential_of_the_sweep():
+    # 20 betas x 40 samples x 500 layers, each 8 heads x 64^2 exponentials.
+    assert bench.exponentials(40) == 20 * 40 * 500 * 8 * 64 * 64
+
+
+def test_floor_note_says_how_much_faster_the_exponential_would_have_to_be():
+    # Roofline 10 s: 1.3x is 13 s. Exponentials of 2 s: the floor (12 s) allows it.
+    assert bench.floor_note(20.0, 10.0, 12.0, 2.0, "double") is None
+    # Exponentials of 6 s: the floor is 16 s, 1.6x the roofline; 1.3x leaves them 3 s, so
+    # they would have to run 2x faster. The dynamics' 24 s are 1.5x that floor.
+    text = bench.floor_note(24.0, 10.0, 16.0, 6.0, "float")
+    assert "In float, 1.3x the roofline is 13.00 s" in text
+    assert "the floor with them, 16.00 s, is 1.60x the roofline" in text
+    assert "an exponential 2.0x faster than nadyn's" in text
+    assert "24.00 s, 1.50x that floor" in text
