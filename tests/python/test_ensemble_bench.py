@@ -123,3 +123,13 @@ def test_nadyn_bench_exp_rate_and_its_bad_input(cli):
         bad = subprocess.run([str(bench_exe), "exp", *flags], capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stdout == ""
         assert bad.stderr.count("\n") == 1 and message in bad.stderr
+
+
+def test_best_rates_keeps_each_rates_fastest_measurement():
+    measured = iter([{"Eigen": 90.0, "NumPy": 130.0}, {"Eigen": 120.0, "NumPy": 17.0},
+                     {"Eigen": 100.0, "NumPy": 128.0}])
+    assert bench.best_rates(lambda: next(measured), times=3, pause=0.0) == {
+        "Eigen": 120.0, "NumPy": 130.0}
+    plain = iter([3.0e9, 4.5e9, 2.9e9])
+    assert bench.best_rates(lambda: next(plain), times=3, pause=0.0) == 4.5e9
+    assert bench.best_rates(lambda: None, times=3, pause=0.0) is None  # no nadyn-bench
