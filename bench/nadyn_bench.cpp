@@ -237,15 +237,19 @@ template <class Scalar> double gemm_rate(std::size_t size, int threads, int reps
            s / 1e9;
 }
 
+// Whether `arithmetic` (--precision) is one nadyn computes in; if not, says so for `command`.
+bool known_precision(const std::string& command, const std::string& arithmetic) {
+    if (arithmetic == "double" || arithmetic == "float") return true;
+    std::cerr << "nadyn-bench " << command << ": unknown precision '" << arithmetic
+              << "'; valid choices: double, float\n";
+    return false;
+}
+
 int command_gemm(const arguments& args) {
     const auto size = static_cast<std::size_t>(args.number("size", 2048));
     const int reps = static_cast<int>(args.number("reps", 5));
     const std::string arithmetic = args.get("precision", "double");
-    if (arithmetic != "double" && arithmetic != "float") {
-        std::cerr << "nadyn-bench gemm: unknown precision '" << arithmetic
-                  << "'; valid choices: double, float\n";
-        return 2;
-    }
+    if (!known_precision("gemm", arithmetic)) return 2;
     for (const auto& t : args.sizes("threads", "1,2")) {
         const int threads = static_cast<int>(t);
         const double rate = arithmetic == "float" ? gemm_rate<float>(size, threads, reps)
@@ -297,18 +301,15 @@ template <class Scalar> double exp_rate(std::size_t count, int threads, int reps
 }
 
 int command_exp(const arguments& args) {
-    const auto count = static_cast<std::size_t>(args.number("count", 64));
+    const double values = args.number("count", 64);
     const int reps = static_cast<int>(args.number("reps", 7));
     const std::string arithmetic = args.get("precision", "double");
-    if (arithmetic != "double" && arithmetic != "float") {
-        std::cerr << "nadyn-bench exp: unknown precision '" << arithmetic
-                  << "'; valid choices: double, float\n";
-        return 2;
-    }
-    if (count < 1) {
+    if (!known_precision("exp", arithmetic)) return 2;
+    if (!(values >= 1.0)) { // checked as a double: a negative one cast to size_t is undefined
         std::cerr << "nadyn-bench exp: --count must be at least 1\n";
         return 2;
     }
+    const auto count = static_cast<std::size_t>(values);
     for (const auto& t : args.sizes("threads", "1,2")) {
         const int threads = static_cast<int>(t);
         const double rate = arithmetic == "float" ? exp_rate<float>(count, threads, reps)
