@@ -45,11 +45,13 @@ void check_crash_reported(const run_result& r, const std::string& path) {
     CHECK(line_count(r.err) == 1);
     CHECK(contains(r.err, "nadyn: "));
     CHECK(contains(r.err, "'" + path + "'"));
-    // The reader crashes (SIGSEGV, or SIGABRT when glibc's heap checks see the damage first:
-    // it depends on the heap), or meets the damage as HDF5's checksum error first (it depends
-    // on the order of the objects visited and the build): either way one line naming the
-    // file, exit 1, and no crash of nadyn itself.
+    // The reader crashes (SIGSEGV or SIGBUS as a wild pointer lands in unmapped or invalid
+    // memory, SIGABRT when glibc's heap checks see the damage first: it depends on the heap), or
+    // meets the damage as HDF5's checksum error first (it depends on the order of the objects
+    // visited and the build): either way one line naming the file, exit 1, and no crash of nadyn
+    // itself.
     CHECK((contains(r.err, "damaged HDF5 metadata (the reader crashed: SIGSEGV)") ||
+           contains(r.err, "damaged HDF5 metadata (the reader crashed: SIGBUS)") ||
            contains(r.err, "damaged HDF5 metadata (the reader crashed: SIGABRT)") ||
            contains(r.err, "incorrect metadata checksum")));
     CHECK(r.out.empty());
@@ -110,5 +112,12 @@ TEST_CASE("read_in_child: the child's output and status, its errors, its crash" 
                                                   return 0;
                                               }),
                          "'f.h5': damaged HDF5 metadata (the reader crashed: SIGABRT)",
+                         nadyn::io_error);
+    CHECK_THROWS_WITH_AS(nadyn::read_in_child("f.h5",
+                                              [] {
+                                                  std::raise(SIGBUS);
+                                                  return 0;
+                                              }),
+                         "'f.h5': damaged HDF5 metadata (the reader crashed: SIGBUS)",
                          nadyn::io_error);
 }
