@@ -39,9 +39,11 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // ---- heap allocation counter (glibc: the __libc_* entry points stay reachable) ----------
@@ -263,27 +265,41 @@ int command_gemm(const arguments& args) {
     return 0;
 }
 
-// Exponentials per second (the fastest of `reps` repetitions) of nadyn's own vectorised exponential
-// (detail::exp_in_place, the algorithm of the softmax rows), on rows of `count` values in [-20, 0]
-// (a softmax's logits minus their largest), each thread on rows of its own in L1: a row is copied
-// in, then exponentiated in place, as a softmax row is shifted, then exponentiated. The rate of the
-// exponentials when nothing else runs: with it the benchmarks put a floor under a run's
-// time beside the rooflines of its flops (bench/ensemble.py, bench/simuformer.py).
+// Exponentials per second (the fastest of `reps` repetitions) of the exponential nadyn's
+// softmax rows use (double: detail::exp_in_place, whose groups exp_shifted_row takes; float:
+// detail::exp_nonpositive_in_place, the float small-n rows' loop), on rows of `count` values
+// in [-20, 0] (a softmax's logits minus their largest), each thread on rows of its own in L1,
+// 64-byte aligned as the kernel's rows are (from a malloc'd vector the float rate fell 3x
+// whenever the row straddled cache lines the copy had just written): a row is copied in, then
+// exponentiated in place, as a softmax row is shifted, then exponentiated. The rate of the
+// exponentials when nothing else runs: with it the benchmarks put a floor under a run's time
+// beside the rooflines of its flops (bench/ensemble.py, bench/simuformer.py).
 template <class Scalar> double exp_rate(std::size_t count, int threads, int reps) {
     constexpr std::size_t rows = 200000; // per thread and repetition: about 5 ms
+    constexpr std::size_t line = 64;
+    const std::size_t padded = (count * sizeof(Scalar) + line - 1) / line * line;
     std::vector<Scalar> source(count);
     for (std::size_t j = 0; j < count; ++j)
         source[j] =
             static_cast<Scalar>(-20.0 * static_cast<double>(j) / static_cast<double>(count));
+    // Each thread's row in its own cache lines of one aligned block.
+    const std::unique_ptr<void, decltype(&std::free)> block(
+        std::aligned_alloc(line, padded * static_cast<std::size_t>(threads)), &std::free);
+    if (!block) throw std::bad_alloc();
     double sink = 0.0;
     auto run = [&] {
         const auto began = clock_type::now();
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
         {
-            std::vector<Scalar> row(count);
+            Scalar* row =
+                reinterpret_cast<Scalar*>(static_cast<char*>(block.get()) +
+                                          padded * static_cast<std::size_t>(omp_get_thread_num()));
             for (std::size_t r = 0; r < rows; ++r) {
-                std::copy(source.begin(), source.end(), row.begin());
-                nadyn::detail::exp_in_place(row.data(), count);
+                std::copy(source.begin(), source.end(), row);
+                if constexpr (std::is_same_v<Scalar, float>)
+                    nadyn::detail::exp_nonpositive_in_place(row, count);
+                else
+                    nadyn::detail::exp_in_place(row, count);
                 sink += static_cast<double>(row[r % count]);
             }
         }

@@ -14,7 +14,9 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 using namespace nadyn;
@@ -87,6 +89,39 @@ TEST_CASE("float exp: within 4 float ulps of exp on [-87, 88], 0 below") {
     CHECK(edge[2] == 0.0f);
     CHECK(edge[3] == 0.0f);
     CHECK(std::isnan(edge[4]));
+}
+
+TEST_CASE("float exp of nonpositive values: exp_in_place's bits in every group and tail") {
+    // exp_nonpositive_in_place() takes whole groups of 64 through the small-n softmax rows'
+    // loop (no clamps, scalef), the rest through exp_in_place(): both must give the same
+    // bits, including -0, the flush below -87, -inf and NaN, wherever a value falls.
+    random_source source(37);
+    std::vector<float> x;
+    for (int i = 0; i < 4000; ++i)
+        x.push_back(static_cast<float>(-100.0 * source.uniform()));
+    for (int i = 0; i < 400; ++i)
+        x.push_back(static_cast<float>(-87.0 - 0.01 * source.normal()));
+    for (int i = 0; i < 400; ++i)
+        x.push_back(static_cast<float>(-1e-3 * std::abs(source.normal())));
+    for (float special : {0.0f, -0.0f, -87.0f, -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(), -1e30f,
+                          -std::numeric_limits<float>::denorm_min()})
+        for (std::size_t at = 0; at < 8; ++at)
+            x.insert(x.begin() + static_cast<std::ptrdiff_t>(at * 517 % x.size()), special);
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64},
+                              std::size_t{65}, std::size_t{200}, x.size()}) {
+        CAPTURE(count);
+        std::vector<float> expected(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(count));
+        std::vector<float> got = expected;
+        detail::exp_in_place(expected.data(), count);
+        detail::exp_nonpositive_in_place(got.data(), count);
+        std::size_t differing = 0;
+        for (std::size_t i = 0; i < count; ++i)
+            if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(expected[i]) &&
+                !(std::isnan(got[i]) && std::isnan(expected[i]))) // a NaN's payload may differ
+                ++differing;
+        CHECK(differing == 0);
+    }
 }
 
 TEST_CASE("float kernel equals the double definition within the float error budget") {

@@ -233,6 +233,11 @@ void exp_in_place(double* values, std::size_t count);
 // The same in single precision for every x <= 88: degree-7 Taylor polynomial (truncation
 // below 6e-9), relative error within 4 float ulps of exp; x < -87 gives 0 (no subnormals).
 void exp_in_place(float* values, std::size_t count);
+// exp_in_place()'s values, bit for bit, for x <= 0 (a softmax's logits minus their largest):
+// AVX-512 builds take whole groups of 64 through the float small-n softmax rows' own loop,
+// which needs no clamps and scales by 2^k with scalef; the rest, and other builds, through
+// exp_in_place(). The exponential whose rate nadyn-bench exp reports in float.
+void exp_nonpositive_in_place(float* values, std::size_t count);
 
 } // namespace detail
 

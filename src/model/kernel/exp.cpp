@@ -1,9 +1,11 @@
-// detail::exp_in_place() in double and float (include/nadyn/model/attention.hpp).
+// detail::exp_in_place() in double and float, and the float softmax rows' exponential
+// detail::exp_nonpositive_in_place() (include/nadyn/model/attention.hpp).
 #include "exp.hpp"
 
 #include "nadyn/model/attention.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace nadyn {
 
@@ -74,6 +76,20 @@ void exp_in_place(float* values, std::size_t count) {
         const float result = p * std::bit_cast<float>(bits);
         values[i] = x < lowest ? 0.0f : result;
     }
+}
+
+void exp_nonpositive_in_place(float* values, std::size_t count) {
+    std::size_t i = 0;
+#if defined(__AVX512F__)
+    constexpr std::size_t lanes = sizeof(kernel::float_group_vector) / sizeof(float);
+    for (; i + 4 * lanes <= count; i += 4 * lanes) {
+        kernel::float_group_vector x[4];
+        std::memcpy(&x, values + i, sizeof x);
+        kernel::exp_groups_nonpositive(x);
+        std::memcpy(values + i, &x, sizeof x);
+    }
+#endif
+    exp_in_place(values + i, count - i);
 }
 
 } // namespace detail
