@@ -19,7 +19,9 @@ makes:
   double GEMM rate measured now (Eigen in nadyn-bench, and NumPy's BLAS; the faster counts);
 - the floor: the roofline plus the softmax's exponentials (H n^2 per evaluation, which no
   exact softmax skips and the roofline does not count) at the rate of nadyn's exponential
-  alone (nadyn-bench exp).
+  alone (nadyn-bench exp);
+- beside each profile, a frame's evaluation of the attention (which also takes each row's
+  entropy) against a plain one (nadyn-bench observed, one thread).
 
 --quick (under about two minutes) runs 128 runs per head count (separate processes: 64),
 and the peer on shorter runs (fewer steps at the same batch: the peer's time is linear in
@@ -42,6 +44,8 @@ import blas  # noqa: E402  (bench/blas.py: the peers' OpenBLAS)
 import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 N, D, BETA, DT, T = 64, 16, 4.0, 0.1, 50.0
 STEPS = int(round(T / DT))
+# The frame interval of a run without --every (run_config::frame_interval: about 100 frames).
+EVERY = max(1, (STEPS + 99) // 100)
 HEADS = (1, 8)
 
 
@@ -243,20 +247,22 @@ def time_peer(batch, steps, heads, env):
 # optimised build, without frame pointers, loses callers: "a function and its callees" came
 # out smaller than one of its callees).
 ATTENTION = ("nadyn::attention_kernel::compute_rows", "nadyn::detail::add_rows",
-             "nadyn::detail::exp_shifted_row", "nadyn::detail::add_weighted_values_pair<2ul>",
+             "nadyn::detail::exp_shifted_row", "nadyn::detail::exp_shifted_row_entropy",
+             "nadyn::detail::add_weighted_values_pair<2ul>",
              "nadyn::detail::project_rows<2ul>", "nadyn::detail::transpose_small_n_keys",
              "nadyn::detail::logits_pair", "nadyn::detail::add_weighted_values_any",
              "nadyn::detail::add_rows_shared_values")
 PARTS = [("the attention (self time of `compute_rows` and the small-n loops: `add_rows`, "
-          "`exp_shifted_row`, `add_weighted_values_pair`, `project_rows`, "
-          "`transpose_small_n_keys`), the frames' evaluations included", ATTENTION),
-         ("the frames' attention entropy, taken inside the frame's evaluation from its "
-          "exponentials (self time of `observed_row_entropy` and what it calls: "
-          "`add_entropy_pieces`, `entropy_of_sums`, libm's `log`)",
-          ("nadyn::detail::observed_row_entropy", "nadyn::detail::add_entropy_pieces",
-           "nadyn::detail::entropy_of_sums", "__ieee754_log_fma", "__ieee754_log")),
-         ("the exponentials of the dynamics' softmax rows (`exp_shifted_row`)",
-          "nadyn::detail::exp_shifted_row")]
+          "`exp_shifted_row`, `exp_shifted_row_entropy`, `add_weighted_values_pair`, "
+          "`project_rows`, `transpose_small_n_keys`), the frames' evaluations included", ATTENTION),
+         ("the frames' attention entropy beyond the sums it takes in the frame rows' pass over "
+          "their exponentials (`exp_shifted_row_entropy`, counted in the attention): the top "
+          "key's index (`first_index_of`), `entropies_of_sums` and libm's `log`",
+          ("nadyn::detail::first_index_of", "nadyn::detail::entropies_of_sums",
+           "__ieee754_log_fma", "__ieee754_log", "__log1p_fma", "__log1p")),
+         ("the exponentials of the softmax rows (`exp_shifted_row`, and at the frames "
+          "`exp_shifted_row_entropy` with the entropy's sums)",
+          ("nadyn::detail::exp_shifted_row", "nadyn::detail::exp_shifted_row_entropy"))]
 
 
 def profile_sweep(nadyn, runs, heads):
@@ -270,11 +276,35 @@ def profile_sweep(nadyn, runs, heads):
     return perf_profile(command, rows_wanted=10, children=[(name, symbol) for name, symbol in PARTS])
 
 
-def profile_lines(profile, ratio, heads=8):
+def frame_evaluation(build, heads):
+    """nadyn-bench observed's record for the case's n, d and `heads` (a frame's evaluation of
+    the attention, which takes each row's entropy too, against a plain one, one thread), or
+    None without nadyn-bench."""
+    bench = os.path.join(build, "bin", "nadyn-bench")
+    if not os.path.exists(bench):
+        return None
+    out = subprocess.run([bench, "observed", "--n", str(N), "--d", str(D), "--heads",
+                          str(heads), "--reps", "200"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def frame_evaluation_line(record, heads):
+    """One sentence on nadyn-bench observed's record (frame_evaluation())."""
+    return (f"A frame's evaluation of the attention, which also takes each row's entropy, took "
+            f"{record['observed_seconds'] * 1e6:.1f} us against {record['plain_seconds'] * 1e6:.1f}"
+            f" us for a plain one: {100 * record['overhead']:.0f}% more (`nadyn-bench observed "
+            f"--n {N} --d {D} --heads {heads}`, one thread, medians of 200 interleaved batches). "
+            f"With a frame every {EVERY} steps and every evaluation alike, that is "
+            f"{100 * record['overhead'] / EVERY:.0f}% of the dynamics.")
+
+
+def profile_lines(profile, ratio, heads=8, frame=None):
     """Where a run's time goes; with 8 heads, what would bring it within 2x of the
-    roofline."""
+    roofline. frame: nadyn-bench observed's record (frame_evaluation()), or None."""
     if not profile:
-        return [f"perf is not available here: no profile of the {heads}-head run.", ""]
+        return [f"perf is not available here: no profile of the {heads}-head run.", ""] + (
+            [frame_evaluation_line(frame, heads), ""] if frame else [])
     rows, parts = profile
     lines = [f"## Where a{'n' if heads == 8 else ''} {heads}-head run's time goes", "",
              f"`perf record` of `nadyn sweep` over the {heads}-head case (a quarter of the runs, "
@@ -305,11 +335,13 @@ def profile_lines(profile, ratio, heads=8):
             f"costs about 15 vector operations per 8 values against 2 d = {2 * D} flops per "
             f"logit; the roofline counts the two projections the folded heads make, the "
             f"queries' by K^T Q and the values'); "
-            f"the frames' attention entropy (about 100 frames, taken inside the "
-            f"frames' evaluations) adds {observed:.0f}% of the run and the rest (the step, the "
-            f"rates, the frames' other observables, the file) "
+            f"the frames' attention entropy beyond its sums (about 100 frames, taken inside "
+            f"the frames' evaluations) adds {observed:.0f}% of the run and the rest (the step, "
+            f"the rates, the frames' other observables, the file) "
             f"{max(100.0 - attention - observed, 0.0):.0f}%." + within_2x,
         ]
+    if frame:
+        lines += ["", frame_evaluation_line(frame, heads)]
     return lines + [""]
 
 
@@ -461,6 +493,7 @@ def main():
     peers = {key: (timings[f"peer {key[0]} {key[1]}"].result if peer_ran[key] else None)
              for key in shapes}
     profiles = {heads: profile_sweep(nadyn, max(runs // 4, 16), heads) for heads in HEADS}
+    frames = {heads: frame_evaluation(args.build, heads) for heads in HEADS}
 
     def nadyn_time(heads, batch, steps):  # nadyn's time for the same work, from its rate
         return sweep[heads] / (runs * STEPS) * batch * steps
@@ -586,7 +619,7 @@ def main():
     lines += binding_lines(peers, best_rate)
     for heads in (8, 1):
         lines += profile_lines(profiles[heads], sweep[heads] / (flops(runs, heads) / best_rate),
-                               heads)
+                               heads, frames[heads])
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

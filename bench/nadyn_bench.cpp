@@ -9,6 +9,7 @@
 //   nadyn-bench peer    --n N --d D --steps S [--dt DT] [--beta B] [--reps R] [--threads T]
 //                       --out FILE
 //   nadyn-bench observables --n 1024 --d 64 [--modes K] [--reps R] [--threads T]
+//   nadyn-bench observed --n 64 --d 16 [--heads H] [--reps R]
 //
 // Every command prints one JSON object per line. Times are medians over repetitions; the
 // same process measures the things that are compared (side by side, interleaved where it
@@ -22,8 +23,10 @@
 // RK4 step makes once its workspaces exist.
 #include "nadyn/experiment/run.hpp"
 #include "nadyn/model/attention.hpp"
+#include "nadyn/model/initial.hpp"
 #include "nadyn/model/integrate.hpp"
 #include "nadyn/model/observables.hpp"
+#include "nadyn/model/random.hpp"
 
 #include <boost/numeric/odeint.hpp>
 #include <omp.h>
@@ -618,12 +621,85 @@ int command_observables(const arguments& args) {
     return 0;
 }
 
+// A frame's evaluation of the attention against a plain one, at one n, d and head count
+// (beta = 4, Gaussian Q, K, V of entries N(0, 1/d) per head, the uniform start of seed 1, one
+// thread): the kernel's call that also takes each row's attention entropy from its own
+// logits and exponentials (attention_kernel::observe_next_call, the frames of a run that
+// records attention_entropy) and the call that does not. Medians of the time per call over
+// `reps` batches of 20 calls, the two kinds interleaved batch by batch.
+int command_observed(const arguments& args) {
+    const double n_value = args.number("n", 64), d_value = args.number("d", 16);
+    const double heads_value = args.number("heads", 8);
+    const int reps = static_cast<int>(args.number("reps", 100));
+    // Checked as doubles: a negative one cast to size_t is undefined.
+    if (!(n_value >= 2.0) || !(d_value >= 1.0) || !(heads_value >= 1.0) || reps < 1) {
+        std::cerr << "nadyn-bench observed: --n must be at least 2, --d, --heads and --reps at "
+                     "least 1\n";
+        return 2;
+    }
+    const auto n = static_cast<std::size_t>(n_value), d = static_cast<std::size_t>(d_value);
+    const auto heads = static_cast<std::size_t>(heads_value);
+    random_source source(1);
+    attention_weights weights;
+    weights.heads.clear();
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    auto gaussian = [&] {
+        matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+        for (Eigen::Index i = 0; i < m.rows(); ++i)
+            for (Eigen::Index j = 0; j < m.cols(); ++j)
+                m(i, j) = scale * source.normal();
+        return m;
+    };
+    for (std::size_t h = 0; h < heads; ++h) {
+        matrix q = gaussian(), k = gaussian(), v = gaussian();
+        weights.heads.push_back({std::move(q), std::move(k), std::move(v)});
+    }
+    const initial_state start = make_initial(initial_spec::parse("uniform"), n, d, 1, 1.0);
+    attention_options options{4.0, false};
+    options.threads = 1;
+    attention_kernel kernel(n, d);
+    std::vector<double> out(n * d);
+    constexpr int batch = 20;
+    double sink = 0.0;
+    auto calls = [&](bool observed) {
+        const auto began = clock_type::now();
+        for (int i = 0; i < batch; ++i) {
+            if (observed) kernel.observe_next_call();
+            kernel.compute(start.theta.data(), weights, options, out.data());
+            sink += out[static_cast<std::size_t>(i) % out.size()];
+            if (observed && !kernel.observed_entropy())
+                throw std::runtime_error("the kernel's path for n = " + std::to_string(n) +
+                                         ", d = " + std::to_string(d) +
+                                         " does not take the entropy in its evaluation");
+        }
+        return seconds_since(began) / batch;
+    };
+    calls(false); // warm-up: the kernel's workspaces
+    calls(true);
+    std::vector<double> plain, observed;
+    for (int r = 0; r < reps; ++r) {
+        plain.push_back(calls(false));
+        observed.push_back(calls(true));
+    }
+    const double plain_seconds = median(plain), observed_seconds = median(observed);
+    print_json({{"what", str("observed")},
+                {"n", num(static_cast<double>(n))},
+                {"d", num(static_cast<double>(d))},
+                {"heads", num(static_cast<double>(heads))},
+                {"plain_seconds", num(plain_seconds)},
+                {"observed_seconds", num(observed_seconds)},
+                {"overhead", num(observed_seconds / plain_seconds - 1.0)},
+                {"checksum", num(sink)}});
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        std::cerr << "usage: nadyn-bench table|gemm|exp|threads|precision|peer|observables [--key "
-                     "value ...]\n";
+        std::cerr
+            << "usage: nadyn-bench "
+               "table|gemm|exp|threads|precision|peer|observables|observed [--key value ...]\n";
         return 2;
     }
     const std::string command = argv[1];
@@ -643,6 +719,7 @@ int main(int argc, char** argv) {
         if (command == "precision") return command_precision(args);
         if (command == "peer") return command_peer(args);
         if (command == "observables") return command_observables(args);
+        if (command == "observed") return command_observed(args);
     } catch (const std::exception& e) {
         std::cerr << "nadyn-bench: " << e.what() << "\n";
         return 1;

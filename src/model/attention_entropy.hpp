@@ -27,18 +27,24 @@ double row_entropy(double* row, std::size_t visible, std::size_t top, double log
 // row's start, eight partial sums (lane j mod 8) added piece by piece in order (a piece
 // short of 32 values padded with zeros), then combined as detail::combine_sums does.
 double entropy_of_sums(double rest, double weighted, double log_n);
+// entropy_of_sums() of two rows, each bitwise its value: the logs one by one (libm's), the
+// rest of both rows' arithmetic side by side in one vector (a division of each kind for both
+// rows instead of one each).
+void entropies_of_sums(const double (&rest)[2], const double (&weighted)[2], double log_n,
+                       double (&entropy)[2]);
 
-// The pieces of those sums, for a caller that has the exponentials already (the kernel at a
-// frame): rest += e and weighted += e * shifted over one piece of entropy_piece values
-// (e[top] set to 0, zeros past the row's end), in row_entropy's order. One compiled copy,
-// so that both callers round alike (an FMA contracted in one and not the other would not).
-inline constexpr std::size_t entropy_piece = 32;
-void add_entropy_piece(const double* e, const double* shifted, reduction_lanes& rest,
-                       reduction_lanes& weighted);
-// The same over `pieces` consecutive pieces in one call, bitwise add_entropy_piece() on each
-// in turn (the same partial sums, each added to in the same order): the kernel's frame rows
-// are whole, a call per row instead of one per piece.
-void add_entropy_pieces(const double* e, const double* shifted, std::size_t pieces,
-                        reduction_lanes& rest, reduction_lanes& weighted);
+// One vector of those sums: rest += e and weighted += e * shifted, for eight consecutive
+// values of a row (e[top] set to 0, zeros past the row's end), added in row_entropy's order.
+// Inline in both callers, row_entropy() and the kernel (which adds a frame row's vectors as
+// they come out of its exponential, src/model/kernel/small_n.cpp): the same expression under
+// the same flags, so that both contract it into an FMA alike (one contracted and the other
+// not would round differently).
+[[gnu::always_inline]] inline void add_entropy_lanes(const reduction_lanes& e,
+                                                     const reduction_lanes& shifted,
+                                                     reduction_lanes& rest,
+                                                     reduction_lanes& weighted) {
+    rest += e;
+    weighted += e * shifted;
+}
 
 } // namespace nadyn::detail

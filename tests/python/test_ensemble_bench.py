@@ -125,6 +125,52 @@ def test_nadyn_bench_exp_rate_and_its_bad_input(cli):
         assert bad.stderr.count("\n") == 1 and message in bad.stderr
 
 
+def test_nadyn_bench_observed_times_a_frames_evaluation_and_refuses_bad_input(cli):
+    """nadyn-bench observed times the kernel's call with and without the rows' entropies:
+    one JSON line with both medians and their ratio; sizes it cannot take are refused with
+    status 2 and one line."""
+    import json
+    import math
+    import subprocess
+
+    import pytest
+    bench_exe = pathlib.Path(cli).parent / "nadyn-bench"
+    if not bench_exe.exists():
+        pytest.skip("nadyn-bench is not built here (NADYN_BUILD_BENCH=OFF)")
+    out = subprocess.run([str(bench_exe), "observed", "--n", "40", "--d", "8", "--heads", "2",
+                          "--reps", "3"], capture_output=True, text=True, check=True).stdout
+    record = json.loads(out.splitlines()[-1])
+    assert (record["what"], record["n"], record["d"], record["heads"]) == ("observed", 40, 8, 2)
+    assert record["plain_seconds"] > 0 and record["observed_seconds"] > 0
+    assert math.isclose(record["overhead"],
+                        record["observed_seconds"] / record["plain_seconds"] - 1, rel_tol=1e-4,
+                        abs_tol=1e-5)
+    for flags in (["--n", "1"], ["--heads", "0"], ["--d", "-3"], ["--reps", "0"]):
+        bad = subprocess.run([str(bench_exe), "observed", *flags], capture_output=True,
+                             text=True)
+        assert bad.returncode == 2 and bad.stdout == ""
+        assert bad.stderr.count("\n") == 1 and "--n must be at least 2" in bad.stderr
+    # A size whose kernel path does not take the entropy in its evaluation is an error, not a
+    # figure for another path (n = 256 is past the small-n path).
+    bad = subprocess.run([str(bench_exe), "observed", "--n", "256", "--reps", "1"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "does not take the entropy" in bad.stderr
+
+
+def test_frame_evaluation_sentence_states_the_medians_and_the_share_of_the_dynamics():
+    record = {"plain_seconds": 60e-6, "observed_seconds": 75e-6, "overhead": 0.25}
+    text = bench.frame_evaluation_line(record, 8)
+    assert "took 75.0 us against 60.0 us for a plain one: 25% more" in text
+    assert "--n 64 --d 16 --heads 8" in text
+    # One frame every 5 of the 500 steps: a quarter more on a fifth of the evaluations.
+    assert "a frame every 5 steps" in text and "that is 5% of the dynamics" in text
+    rows = [(25.0, "nadyn::detail::add_rows")]
+    parts = [(70.0, "attention"), (6.0, "entropy"), (23.0, "exponentials")]
+    assert text in "\n".join(bench.profile_lines((rows, parts), 1.5, 8, record))
+    assert text in "\n".join(bench.profile_lines(None, 1.5, 8, record))
+    assert "nadyn-bench observed" not in "\n".join(bench.profile_lines((rows, parts), 1.5))
+
+
 def test_best_rates_keeps_each_rates_fastest_measurement():
     measured = iter([{"Eigen": 90.0, "NumPy": 130.0}, {"Eigen": 120.0, "NumPy": 17.0},
                      {"Eigen": 100.0, "NumPy": 128.0}])

@@ -221,29 +221,49 @@ void logits_pair(const double* q0, const double* q1, const double* keys_t, std::
 #endif
 }
 
-// A frame's row entropy over log n from the row's exponentials, bitwise what
-// attention_observables computes (detail::row_entropy(): the same shift, the same
-// exponentials, the sums in its order, detail::entropy_of_sums()), without exponentials of
-// its own. e: the row after exp_shifted_row(), zeros written from count to the next whole
-// piece (the caller's row has room: its stride is whole chunks of keys); logits: the row's
-// logits before it (shifted in place here, room for the same padding); largest: their
-// largest, whose first index is the top key. Not inlined, so that a profile shows the
-// frames' share (bench/ensemble.py reports it).
-[[gnu::noinline]] double observed_row_entropy(double* e, double* logits, std::size_t count,
-                                              double largest, double log_n) {
-    constexpr std::size_t piece = entropy_piece;
-    const std::size_t top = first_index_of(logits, count, largest); // first_argmax()'s
-    for (std::size_t j = 0; j < count; ++j)
-        logits[j] -= largest;
-    const std::size_t padded = (count + piece - 1) / piece * piece;
-    std::fill(e + count, e + padded, 0.0);
-    std::fill(logits + count, logits + padded, 0.0);
-    const double kept = e[top];
-    e[top] = 0.0; // the top's term of rest is the 1 kept out of it; of weighted, 1 x 0
-    reduction_lanes rest = {}, weighted = {};
-    add_entropy_pieces(e, logits, padded / piece, rest, weighted);
-    e[top] = kept;
-    return entropy_of_sums(combine_sums(rest), combine_sums(weighted), log_n);
+// exp_shifted_row() at a frame: the same exponentials and 1 / their sum, bitwise, and from
+// the same pass the sums of the row's entropy, rest = sum_{j != top} e_j and weighted =
+// sum_j e_j s_j, bitwise those of attention_observables (detail::row_entropy(): the same
+// shift s, the same exponentials e, the same partial sums added in the same order), for
+// detail::entropies_of_sums(). top: the first index of the largest logit, whose term is the
+// 1 kept out of rest (of weighted, it adds 1 x 0 here and 0 x 0 there: the same +0); the
+// zeros with which row_entropy() pads its pieces add +0: nothing. Each vector goes into the
+// sums as it comes out of the exponential: a copy of the logits, a pass over them and one
+// over the exponentials, as before, took about 3 of the 34 us that observing added to an
+// evaluation at n = 64, d = 16, 8 heads (`nadyn-bench observed`). Not inlined, so that a
+// profile shows the frames' share (bench/ensemble.py).
+[[gnu::noinline]] double exp_shifted_row_entropy(double* row, std::size_t count, double largest,
+                                                 std::size_t top, double& rest_sum,
+                                                 double& weighted_sum) {
+    lane_vector total = {}, rest = {}, weighted = {};
+    // The vector of e and of the shifted logits at row[first .. first + lanes).
+    auto add = [&](lane_vector e, const lane_vector& shifted, std::size_t first) {
+        total += e;
+        if (top - first < lanes) e[top - first] = 0.0; // unsigned: top in this vector
+        add_entropy_lanes(e, shifted, rest, weighted);
+    };
+    std::size_t j = 0;
+    for (; j + 4 * lanes <= count; j += 4 * lanes) {
+        kernel::group_vector x[4], shifted[4];
+        for (std::size_t v = 0; v < 4; ++v)
+            x[v] = shifted[v] = load_lanes(row + j + v * lanes) - largest;
+        kernel::exp_groups(x);
+        for (std::size_t v = 0; v < 4; ++v) {
+            store(row + j + v * lanes, x[v]);
+            add(x[v], shifted[v], j + v * lanes);
+        }
+    }
+    // Fewer than four vectors left: exp_lanes(), as exp_shifted_row() takes them.
+    alignas(64) double shifted[4 * lanes];
+    const std::size_t left = count - j;
+    for (std::size_t i = 0; i < left; ++i)
+        shifted[i] = row[j + i] -= largest;
+    kernel::exp_lanes(row + j, left);
+    for (std::size_t i = 0; i < left; i += lanes)
+        add(load_lanes(row + j + i), load_lanes(shifted + i), j + i);
+    rest_sum = combine_sums(rest);
+    weighted_sum = combine_sums(weighted);
+    return 1.0 / combine_sums(total);
 }
 
 // The same for any d (up to largest_d).
@@ -309,14 +329,16 @@ class softmax_rows {
             logits_pair(q0, q1, m_keys_t, m_stride, m_d, m_beta, m_n, row0, row1, largest0,
                         largest1);
             if (entropy0 && m_n >= 2) {
-                // The logits kept for the entropy before the exponentials replace them.
-                std::copy(row0, row0 + m_n, m_copy);
-                std::copy(row1, row1 + m_n, m_copy + padded_limit);
-                inverse0 = exp_shifted_row(row0, m_n, largest0);
-                inverse1 = exp_shifted_row(row1, m_n, largest1);
-                *entropy0 = observed_row_entropy(row0, m_copy, m_n, largest0, m_log_n);
-                *entropy1 =
-                    observed_row_entropy(row1, m_copy + padded_limit, m_n, largest1, m_log_n);
+                // The top keys (first_argmax()'s) from the logits, before the exponentials
+                // replace them.
+                const std::size_t top0 = first_index_of(row0, m_n, largest0);
+                const std::size_t top1 = first_index_of(row1, m_n, largest1);
+                double rest[2], weighted[2], entropy[2];
+                inverse0 = exp_shifted_row_entropy(row0, m_n, largest0, top0, rest[0], weighted[0]);
+                inverse1 = exp_shifted_row_entropy(row1, m_n, largest1, top1, rest[1], weighted[1]);
+                entropies_of_sums(rest, weighted, m_log_n, entropy);
+                *entropy0 = entropy[0];
+                *entropy1 = entropy[1];
             } else {
                 observe(row0, m_n, entropy0);
                 observe(row1, m_n, entropy1);
@@ -364,8 +386,9 @@ class softmax_rows {
     const double* m_keys_t;
     std::size_t m_stride, m_n, m_d;
     double m_beta, m_log_n;
-    // A frame's entropies from the logits before the softmax overwrites them, on a copy.
-    alignas(64) double m_copy[2 * padded_limit];
+    // A single row's entropy (observe()) from its logits before the softmax overwrites them,
+    // on a copy.
+    alignas(64) double m_copy[padded_limit];
 };
 
 // The rows [first_row, end_row) against keys_t (d x stride, from transpose_keys()).
