@@ -26,7 +26,7 @@
 #include "nadyn/model/initial.hpp"
 #include "nadyn/model/integrate.hpp"
 #include "nadyn/model/observables.hpp"
-#include "nadyn/model/random.hpp"
+#include "nadyn/model/weights.hpp"
 
 #include <boost/numeric/odeint.hpp>
 #include <omp.h>
@@ -622,7 +622,7 @@ int command_observables(const arguments& args) {
 }
 
 // A frame's evaluation of the attention against a plain one, at one n, d and head count
-// (beta = 4, Gaussian Q, K, V of entries N(0, 1/d) per head, the uniform start of seed 1, one
+// (beta = 4, make_weights' Gaussian Q, K, V per head, the uniform start of seed 1, one
 // thread): the kernel's call that also takes each row's attention entropy from its own
 // logits and exponentials (attention_kernel::observe_next_call, the frames of a run that
 // records attention_entropy) and the call that does not. Medians of the time per call over
@@ -639,21 +639,10 @@ int command_observed(const arguments& args) {
     }
     const auto n = static_cast<std::size_t>(n_value), d = static_cast<std::size_t>(d_value);
     const auto heads = static_cast<std::size_t>(heads_value);
-    random_source source(1);
-    attention_weights weights;
-    weights.heads.clear();
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    auto gaussian = [&] {
-        matrix m(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-        for (Eigen::Index i = 0; i < m.rows(); ++i)
-            for (Eigen::Index j = 0; j < m.cols(); ++j)
-                m(i, j) = scale * source.normal();
-        return m;
-    };
-    for (std::size_t h = 0; h < heads; ++h) {
-        matrix q = gaussian(), k = gaussian(), v = gaussian();
-        weights.heads.push_back({std::move(q), std::move(k), std::move(v)});
-    }
+    // The weights of `weights = "gaussian"` with --heads H, seed 1 (the ensemble's runs).
+    weights_spec spec = weights_spec::parse("gaussian");
+    spec.heads = heads;
+    const attention_weights weights = make_weights(spec, d, 1);
     const initial_state start = make_initial(initial_spec::parse("uniform"), n, d, 1, 1.0);
     attention_options options{4.0, false};
     options.threads = 1;
