@@ -46,6 +46,8 @@ N, D, BETA, DT, T = 64, 16, 4.0, 0.1, 50.0
 STEPS = int(round(T / DT))
 # The frame interval of a run without --every (run_config::frame_interval: about 100 frames).
 EVERY = max(1, (STEPS + 99) // 100)
+# nadyn-bench observed's batches of each kind of call (frame_evaluation()).
+FRAME_REPS = 200
 HEADS = (1, 8)
 
 
@@ -284,7 +286,7 @@ def frame_evaluation(build, heads):
     if not os.path.exists(bench):
         return None
     out = subprocess.run([bench, "observed", "--n", str(N), "--d", str(D), "--heads",
-                          str(heads), "--reps", "200"],
+                          str(heads), "--reps", str(FRAME_REPS)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out.splitlines()[-1])
 
@@ -294,7 +296,8 @@ def frame_evaluation_line(record, heads):
     return (f"A frame's evaluation of the attention, which also takes each row's entropy, took "
             f"{record['observed_seconds'] * 1e6:.1f} us against {record['plain_seconds'] * 1e6:.1f}"
             f" us for a plain one: {100 * record['overhead']:.0f}% more (`nadyn-bench observed "
-            f"--n {N} --d {D} --heads {heads}`, one thread, medians of 200 interleaved batches). "
+            f"--n {N} --d {D} --heads {heads}`, one thread, medians of {FRAME_REPS} interleaved "
+            f"batches). "
             f"With a frame every {EVERY} steps and every evaluation alike, that is "
             f"{100 * record['overhead'] / EVERY:.0f}% of the dynamics.")
 
