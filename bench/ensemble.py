@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from benchmark import perf_profile  # noqa: E402  (bench/benchmark.py, beside this script)
 import blas  # noqa: E402  (bench/blas.py: the peers' OpenBLAS)
+import provenance  # noqa: E402  (bench/provenance.py: the binary is the tree's)
 import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 N, D, BETA, DT, T = 64, 16, 4.0, 0.1, 50.0
 STEPS = int(round(T / DT))
@@ -461,7 +462,7 @@ def main():
     # The peer's (batch, steps) per comparison; --quick shortens the runs, not the batch.
     peer_large = {1: (runs, 100 if args.quick else STEPS), 8: (runs, 10 if args.quick else STEPS)}
     peer_small = {1: (64, 200), 8: (64, 40 if args.quick else 200)}
-    flags = subprocess.run([nadyn, "--version"], capture_output=True, text=True).stdout.strip()
+    flags = provenance.checked_version(nadyn, os.path.dirname(HERE))
     load = timing.load_before(1.0)
 
     rates = best_rates(lambda: gemm_rate(args.build, peer_env))

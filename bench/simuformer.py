@@ -50,6 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import blas  # noqa: E402  (bench/blas.py, beside this script: the peer's OpenBLAS)
+import provenance  # noqa: E402  (bench/provenance.py: the binary is the tree's)
 import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 from ensemble import gemm_rate, attention_flops as flops_per_evaluation  # noqa: E402  (bench/ensemble.py: the GEMM rates measured now, the rooflines' flops)
 from ensemble import best_rates, exp_rate, softmax_exponentials, softmax_floor  # noqa: E402  (the floors)
@@ -618,8 +619,7 @@ def main():
     command = "/usr/bin/python3 bench/simuformer.py" + (" --peer PATH" if args.peer else "") \
         + f" --samples {args.samples}" + (f" --repeats {args.repeats}"
                                           if args.repeats != timing.MIN_REPEATS else "")
-    version = subprocess.run([nadyn, "--version"], capture_output=True,
-                             text=True).stdout.strip()
+    version = provenance.checked_version(nadyn, ROOT)
     load = timing.load_before(1.0)
     peer_env = blas.peer_env(blas.default_openblas(args.build) if args.openblas is None
                              else args.openblas, THREADS)

@@ -2,7 +2,7 @@
 // What built this copy of nadyn: recorded in every output file so a result can be rerun.
 namespace nadyn {
 const char* version();        // the project version, e.g. "0.1.0"
-const char* git_commit();     // `git describe --always --dirty` at configure time
+const char* git_commit();     // `git describe --always --dirty` at build time
 const char* compiler();       // compiler id and version
 const char* compiler_flags(); // every flag the library was compiled with: CMAKE_CXX_FLAGS,
                               // those of the build type, the instruction set's, OpenMP's
