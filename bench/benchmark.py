@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blas as peer_blas  # noqa: E402  (bench/blas.py: the peers' BLAS and what they map)
+import provenance  # noqa: E402  (bench/provenance.py: the commit of the tree and of a binary)
 import timing  # noqa: E402  (bench/timing.py: best of alternating runs, spread, load)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,7 +132,7 @@ def machine():
         "eigen": eigen, "numpy": numpy_info,
         "kernel": platform.release(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": capture(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"]),
+        "commit": provenance.tree_commit(ROOT) or "",
         # Other processes' busy cores (bench/timing.py), not the load average, which
         # still holds whatever ran in the minute before.
         "load_at_start": timing.load_before(1.0),

@@ -21,9 +21,13 @@ def built_commit(version: str) -> str:
 
 def tree_commit(root: str) -> str | None:
     """`git describe --always --dirty --abbrev=12` of root, or None outside a git checkout."""
-    result = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty", "--abbrev=12"],
-                            capture_output=True, text=True)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    try:
+        result = subprocess.run(
+            ["git", "-C", root, "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return result.stdout.strip() or None
 
 
 def mismatch(version: str, tree: str | None) -> str | None:
